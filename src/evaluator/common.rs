@@ -1,0 +1,222 @@
+//! Pieces every UiPath evaluator shares: name sanitising, the call-matching
+//! rule, and pydantic-style lax validation of config and criteria values.
+
+use crate::extract::ToolCall;
+use crate::pyvalue::{Dict, Int, Value};
+
+/// The LangChain runtime's tool-name sanitiser the reference uses: split on
+/// whitespace runs, join with `_`, keep ASCII `[A-Za-z0-9_-]`, first 64 chars.
+pub fn sanitize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let parts = name.split(is_py_space).filter(|p| !p.is_empty());
+    for (i, part) in parts.enumerate() {
+        if i > 0 {
+            out.push('_');
+        }
+        out.extend(
+            part.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-'),
+        );
+    }
+    out.truncate(64);
+    out
+}
+
+/// Python's `str.isspace()`: Unicode White_Space plus the ASCII information
+/// separators U+001C..U+001F, which Python splits on and Rust does not.
+fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// The reference's match of an actual call against an expected name/id
+/// (SEMANTICS §1.2): a call with an id matches by id only (the expected id if
+/// given, else the expected name); otherwise sanitised names are compared.
+pub fn call_matches(actual: &ToolCall, expected_name: &str, expected_id: Option<&str>) -> bool {
+    match &actual.id {
+        Some(id) => expected_id.unwrap_or(expected_name) == id,
+        None => sanitize(expected_name) == sanitize(&actual.name),
+    }
+}
+
+/// The key a call is counted and listed under: its id, else its raw name.
+pub fn call_key(call: &ToolCall) -> &str {
+    call.id.as_deref().unwrap_or(&call.name)
+}
+
+/// A validation failure with the path of the offending value (`a.b.0`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct Invalid {
+    pub path: String,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Invalid {
+        Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+pub fn join(path: &str, key: impl std::fmt::Display) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// The value under `snake` or its camelCase alias (pydantic's
+/// `populate_by_name` with an alias generator: the alias wins when both exist).
+pub fn field<'a>(d: &'a Dict, snake: &str, camel: &str) -> Option<(&'a Value, &'static str)> {
+    if let Some(v) = d.get_str(camel) {
+        return Some((v, "camel"));
+    }
+    d.get_str(snake).map(|v| (v, "snake"))
+}
+
+pub fn expect_dict<'a>(v: &'a Value, path: &str) -> Result<&'a Dict, Invalid> {
+    v.as_dict().ok_or_else(|| {
+        Invalid::new(
+            path,
+            format!("Input should be a valid dictionary, got {}", v.type_name()),
+        )
+    })
+}
+
+pub fn expect_list<'a>(v: &'a Value, path: &str) -> Result<&'a [Value], Invalid> {
+    match v {
+        Value::List(items) | Value::Tuple(items) => Ok(items),
+        other => Err(Invalid::new(
+            path,
+            format!("Input should be a valid list, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// pydantic's `str` field: only a string is accepted (no coercion).
+pub fn expect_str(v: &Value, path: &str) -> Result<String, Invalid> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        other => Err(Invalid::new(
+            path,
+            format!("Input should be a valid string, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// pydantic's lax `bool`: bools, 0/1, and the usual yes/no strings.
+pub fn lax_bool(v: &Value, path: &str) -> Result<bool, Invalid> {
+    let bad = || Invalid::new(path, "Input should be a valid boolean");
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::Int(Int::Small(0)) => Ok(false),
+        Value::Int(Int::Small(1)) => Ok(true),
+        Value::Float(f) if *f == 0.0 => Ok(false),
+        Value::Float(f) if *f == 1.0 => Ok(true),
+        Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "0" | "off" | "f" | "false" | "n" | "no" => Ok(false),
+            "1" | "on" | "t" | "true" | "y" | "yes" => Ok(true),
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+/// pydantic's lax `int`: ints, bools, integral floats, integer strings.
+pub fn lax_int(v: &Value, path: &str) -> Result<Int, Invalid> {
+    match v {
+        Value::Int(i) => Ok(i.clone()),
+        Value::Bool(b) => Ok(Int::Small(i64::from(*b))),
+        Value::Float(f) if f.is_finite() && f.fract() == 0.0 => {
+            if f.abs() < 9.0e18 {
+                // The guard keeps the cast exact.
+                #[allow(clippy::cast_possible_truncation)]
+                Ok(Int::Small(*f as i64))
+            } else {
+                Err(Invalid::new(path, "Input should be a valid integer, got a number too large to convert"))
+            }
+        }
+        Value::Float(_) => Err(Invalid::new(
+            path,
+            "Input should be a valid integer, got a number with a fractional part",
+        )),
+        Value::Str(s) => {
+            let t = s.trim();
+            let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+                if let Ok(i) = t.replace('_', "").parse::<i64>() {
+                    return Ok(Int::Small(i));
+                }
+            }
+            Err(Invalid::new(
+                path,
+                "Input should be a valid integer, unable to parse string as an integer",
+            ))
+        }
+        other => Err(Invalid::new(
+            path,
+            format!("Input should be a valid integer, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// pydantic's lax `float`: numbers and numeric strings.
+pub fn lax_float(v: &Value, path: &str) -> Result<f64, Invalid> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Int(Int::Small(i)) => Ok(*i as f64),
+        Value::Int(Int::Big(_)) => Err(Invalid::new(path, "Input should be a finite number")),
+        Value::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
+        Value::Str(s) => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| Invalid::new(path, "Input should be a valid number, unable to parse string as a number")),
+        other => Err(Invalid::new(
+            path,
+            format!("Input should be a valid number, got {}", other.type_name()),
+        )),
+    }
+}
+
+/// Python's `str(float)` for a score in a justification (`1.0`, `0.0`).
+pub fn py_float(f: f64) -> String {
+    let mut s = String::new();
+    crate::pyvalue::repr::float_repr(f, &mut s);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_matches_the_reference() {
+        assert_eq!(sanitize("get weather"), "get_weather");
+        assert_eq!(sanitize("  get   weather  "), "get_weather");
+        assert_eq!(sanitize("a.b"), "ab");
+        assert_eq!(sanitize("café"), "caf");
+        assert_eq!(sanitize("get-weather"), "get-weather");
+        assert_eq!(sanitize("!!!"), "");
+        assert_eq!(sanitize(&"x".repeat(70)).len(), 64);
+        assert_eq!(sanitize("Get_Weather"), "Get_Weather");
+        assert_eq!(sanitize("a\tb\nc"), "a_b_c");
+        assert_eq!(sanitize("a\u{1f}b"), "a_b");
+    }
+
+    #[test]
+    fn lax_values() {
+        assert!(lax_bool(&Value::str("yes"), "").unwrap());
+        assert!(!lax_bool(&Value::str("off"), "").unwrap());
+        assert!(lax_bool(&Value::str("maybe"), "").is_err());
+        assert!(lax_bool(&Value::int(2), "").is_err());
+        assert!(matches!(lax_int(&Value::str("1"), ""), Ok(Int::Small(1))));
+        assert!(matches!(lax_int(&Value::Float(1.0), ""), Ok(Int::Small(1))));
+        assert!(matches!(lax_int(&Value::Bool(true), ""), Ok(Int::Small(1))));
+        assert!(lax_int(&Value::Float(1.5), "").is_err());
+        assert!(lax_int(&Value::str("1.5"), "").is_err());
+        assert!(lax_int(&Value::None, "").is_err());
+    }
+}

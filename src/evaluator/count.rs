@@ -1,0 +1,130 @@
+//! UiPath `ToolCallCountEvaluator` (`uipath-tool-call-count`).
+
+use std::cmp::Ordering;
+
+use indexmap::IndexMap;
+use num_bigint::BigInt;
+use serde_json::{Map, Value as Json};
+
+use super::common::{Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, py_float, sanitize};
+use super::{Outcome, justification, result_message};
+use crate::extract::ToolCall;
+use crate::pyvalue::{Dict, Int, Value};
+
+/// `tool_calls_count`: key → (operator, count), in the criteria's key order.
+#[derive(Debug, Clone)]
+pub struct CountCriteria {
+    pub entries: Vec<(String, String, Int)>,
+}
+
+pub fn parse_criteria(v: &Value) -> Result<CountCriteria, Invalid> {
+    let d = expect_dict(v, "")?;
+    let Some((map, which)) = field(d, "tool_calls_count", "toolCallsCount") else {
+        return Err(Invalid::new("toolCallsCount", "Field required"));
+    };
+    let path = if which == "camel" { "toolCallsCount" } else { "tool_calls_count" };
+    let map = expect_dict(map, path)?;
+    let mut entries = Vec::with_capacity(map.len());
+    for (k, pair) in map.iter() {
+        let key = expect_str(k, path)?;
+        let p = join(path, &key);
+        let items = expect_list(pair, &p)?;
+        if items.len() != 2 {
+            return Err(Invalid::new(
+                p,
+                format!("Tuple should have exactly 2 items, got {}", items.len()),
+            ));
+        }
+        let op = expect_str(&items[0], &join(&p, 0))?;
+        let n = lax_int(&items[1], &join(&p, 1))?;
+        entries.push((key, op, n));
+    }
+    Ok(CountCriteria { entries })
+}
+
+fn compare(actual: i64, expected: &Int) -> Ordering {
+    match expected {
+        Int::Small(e) => actual.cmp(e),
+        Int::Big(b) => BigInt::from(actual).cmp(b),
+    }
+}
+
+/// `actual OP expected`, or the reference's KeyError for an unknown operator.
+fn apply(op: &str, actual: i64, expected: &Int) -> Result<bool, String> {
+    let ord = compare(actual, expected);
+    Ok(match op {
+        "=" | "==" => ord == Ordering::Equal,
+        "!=" => ord != Ordering::Equal,
+        ">" => ord == Ordering::Greater,
+        "<" => ord == Ordering::Less,
+        ">=" => ord != Ordering::Less,
+        "<=" => ord != Ordering::Greater,
+        other => {
+            // str(KeyError(op)) is the repr of the key.
+            let mut s = String::new();
+            crate::pyvalue::repr::str_repr(other, &mut s);
+            return Err(s);
+        }
+    })
+}
+
+pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> Outcome {
+    let mut counts: IndexMap<&str, i64> = IndexMap::new();
+    for c in calls {
+        *counts.entry(call_key(c)).or_insert(0) += 1;
+    }
+    let expected_repr = {
+        let mut d = Dict::with_capacity(criteria.entries.len());
+        for (k, op, n) in &criteria.entries {
+            d.insert_str(k.clone(), Value::Tuple(vec![Value::str(op.clone()), Value::Int(n.clone())]));
+        }
+        Value::Dict(d).repr()
+    };
+    let actual_repr = {
+        let mut d = Dict::with_capacity(counts.len());
+        for (k, n) in &counts {
+            d.insert_str(*k, Value::int(*n));
+        }
+        Value::Dict(d).repr()
+    };
+    let done = |score: f64, explained: Json| {
+        Outcome::ok(
+            score,
+            justification(expected_repr.clone(), actual_repr.clone(), "explained_tool_calls_count", explained),
+        )
+    };
+    match (criteria.entries.is_empty(), counts.is_empty()) {
+        (true, true) => return done(1.0, result_message("Both expected and actual tool calls are empty")),
+        (true, false) | (false, true) => {
+            return done(0.0, result_message("Either expected or actual tool calls are empty"));
+        }
+        (false, false) => {}
+    }
+    let mut explained = Map::new();
+    let mut total = 0.0;
+    for (key, op, n) in &criteria.entries {
+        let actual = counts
+            .get(key.as_str())
+            .or_else(|| counts.get(sanitize(key).as_str()))
+            .copied()
+            .unwrap_or(0);
+        let ok = match apply(op, actual, n) {
+            Ok(ok) => ok,
+            Err(key_error) => return Outcome::thrown(key_error),
+        };
+        let score = if ok { 1.0 } else { 0.0 };
+        let line = Json::String(format!(
+            "Actual: {actual}, Expected: {}, Score: {}",
+            Value::Int(n.clone()).repr(),
+            py_float(score)
+        ));
+        if strict && !ok {
+            let mut only = Map::new();
+            only.insert(key.clone(), line);
+            return done(0.0, Json::Object(only));
+        }
+        explained.insert(key.clone(), line);
+        total += score;
+    }
+    done(total / criteria.entries.len() as f64, Json::Object(explained))
+}

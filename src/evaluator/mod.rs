@@ -1,0 +1,353 @@
+//! The evaluators: pure functions of a trace's tool calls, an evaluator's
+//! config and the bound criteria. No I/O, no clock.
+//!
+//! Each evaluator lives in its own file with its config, its criteria and
+//! its scoring, reproducing the reference implementation (uipath 2.14.44,
+//! deepeval 4.3.1) score for score, quirks included (`reference/SEMANTICS.md`).
+
+pub mod args;
+pub mod common;
+pub mod count;
+pub mod order;
+pub mod output;
+pub mod tool_correctness;
+
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+use crate::extract::ToolCall;
+use crate::pyvalue::{Dict, Value};
+use common::Invalid;
+
+/// The evaluator types toolscore runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum EvaluatorType {
+    #[serde(rename = "uipath-tool-call-count")]
+    Count,
+    #[serde(rename = "uipath-tool-call-order")]
+    Order,
+    #[serde(rename = "uipath-tool-call-args")]
+    Args,
+    #[serde(rename = "uipath-tool-call-output")]
+    Output,
+    #[serde(rename = "deepeval-tool-correctness")]
+    ToolCorrectness,
+}
+
+impl EvaluatorType {
+    pub const ALL: [EvaluatorType; 5] = [
+        EvaluatorType::Count,
+        EvaluatorType::Order,
+        EvaluatorType::Args,
+        EvaluatorType::Output,
+        EvaluatorType::ToolCorrectness,
+    ];
+
+    /// The canonical type id (UiPath's `evaluatorTypeId` for the UiPath ones).
+    pub fn id(self) -> &'static str {
+        match self {
+            EvaluatorType::Count => "uipath-tool-call-count",
+            EvaluatorType::Order => "uipath-tool-call-order",
+            EvaluatorType::Args => "uipath-tool-call-args",
+            EvaluatorType::Output => "uipath-tool-call-output",
+            EvaluatorType::ToolCorrectness => "deepeval-tool-correctness",
+        }
+    }
+
+    /// The short alias (`tool-call-count`, …, `tool-correctness`).
+    pub fn alias(self) -> &'static str {
+        match self {
+            EvaluatorType::ToolCorrectness => "tool-correctness",
+            other => &other.id()["uipath-".len()..],
+        }
+    }
+
+    /// Accepts the canonical id or the alias.
+    pub fn parse(s: &str) -> Option<EvaluatorType> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.id() == s || t.alias() == s)
+    }
+
+    /// The reference's default evaluator name (UiPath's class name).
+    pub fn default_name(self) -> &'static str {
+        match self {
+            EvaluatorType::Count => "ToolCallCountEvaluator",
+            EvaluatorType::Order => "ToolCallOrderEvaluator",
+            EvaluatorType::Args => "ToolCallArgsEvaluator",
+            EvaluatorType::Output => "ToolCallOutputEvaluator",
+            EvaluatorType::ToolCorrectness => "ToolCorrectnessMetric",
+        }
+    }
+}
+
+/// An evaluator's validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Config {
+    Count { strict: bool },
+    Order { strict: bool },
+    Args { strict: bool, subset: bool },
+    Output { strict: bool },
+    ToolCorrectness(tool_correctness::DeepevalConfig),
+}
+
+/// Criteria validated for one evaluator type.
+#[derive(Debug, Clone)]
+pub enum Criteria {
+    Count(count::CountCriteria),
+    Order(order::OrderCriteria),
+    Args(args::ArgsCriteria),
+    Output(output::OutputCriteria),
+    ToolCorrectness(tool_correctness::ExpectedTools),
+}
+
+/// Why criteria could not be bound; the messages follow the reference's
+/// error codes so users can search for them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CriteriaError {
+    #[error(
+        "Python.NO_EVALUATION_CRITERIA_PROVIDED: No evaluation criteria provided and no default evaluation criteria configured"
+    )]
+    Missing,
+    #[error("Python.CANNOT_VALIDATE_EVALUATION_CRITERIA: invalid criteria for {evaluator} at {0}", evaluator = .1)]
+    Invalid(Invalid, &'static str),
+    /// deepeval refuses a test case without `expected_tools`.
+    #[error("MissingTestCaseParamsError: 'expected_tools' cannot be None for the 'Tool Correctness' metric")]
+    MissingExpectedTools,
+    /// deepeval's pydantic `ToolCall` refused an expected tool.
+    #[error("ValidationError: invalid expected tool at {0}")]
+    InvalidExpectedTool(Invalid),
+}
+
+/// A configured evaluator, ready to run.
+#[derive(Debug, Clone)]
+pub struct Evaluator {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub kind: EvaluatorType,
+    pub config: Config,
+    /// `defaultEvaluationCriteria`, validated when the evaluator was loaded.
+    pub default_criteria: Option<Criteria>,
+}
+
+impl Evaluator {
+    /// An evaluator with the reference's default config and no default criteria.
+    pub fn with_defaults(id: impl Into<String>, kind: EvaluatorType) -> Evaluator {
+        Evaluator {
+            id: id.into(),
+            name: kind.default_name().to_owned(),
+            description: String::new(),
+            kind,
+            config: default_config(kind),
+            default_criteria: None,
+        }
+    }
+
+    /// Validates `criteria` for this evaluator's type.
+    pub fn parse_criteria(&self, criteria: &Value) -> Result<Criteria, CriteriaError> {
+        parse_criteria(self.kind, criteria)
+    }
+
+    /// The reference's `validate_and_evaluate_criteria`: `None` means "use
+    /// the default criteria"; invalid or missing criteria are an error outcome.
+    pub fn evaluate_value(&self, calls: &[ToolCall], criteria: Option<&Value>) -> Outcome {
+        let parsed;
+        let criteria = match criteria {
+            Some(v) => match self.parse_criteria(v) {
+                Ok(c) => {
+                    parsed = c;
+                    &parsed
+                }
+                Err(e) => return Outcome::error(e.to_string()),
+            },
+            None => match &self.default_criteria {
+                Some(c) => c,
+                None => {
+                    let e = match self.kind {
+                        EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
+                        _ => CriteriaError::Missing,
+                    };
+                    return Outcome::error(e.to_string());
+                }
+            },
+        };
+        self.evaluate(calls, criteria)
+    }
+
+    /// Scores `calls` against validated criteria.
+    pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
+        match (&self.config, criteria) {
+            (Config::Count { strict }, Criteria::Count(c)) => count::evaluate(calls, c, *strict),
+            (Config::Order { strict }, Criteria::Order(c)) => order::evaluate(calls, c, *strict),
+            (Config::Args { strict, .. }, Criteria::Args(c)) => args::evaluate(calls, c, *strict),
+            (Config::Output { strict }, Criteria::Output(c)) => output::evaluate(calls, c, *strict),
+            (Config::ToolCorrectness(cfg), Criteria::ToolCorrectness(c)) => {
+                tool_correctness::evaluate(calls, c, cfg)
+            }
+            _ => Outcome::error(format!(
+                "criteria of another evaluator type were bound to {} ({})",
+                self.id,
+                self.kind.id()
+            )),
+        }
+    }
+}
+
+pub fn default_config(kind: EvaluatorType) -> Config {
+    match kind {
+        EvaluatorType::Count => Config::Count { strict: false },
+        EvaluatorType::Order => Config::Order { strict: false },
+        EvaluatorType::Args => Config::Args {
+            strict: false,
+            subset: false,
+        },
+        EvaluatorType::Output => Config::Output { strict: false },
+        EvaluatorType::ToolCorrectness => {
+            Config::ToolCorrectness(tool_correctness::DeepevalConfig::default())
+        }
+    }
+}
+
+/// Validates an evaluator config object (UiPath's `evaluatorConfig`, or
+/// deepeval's metric parameters). Unknown keys are ignored, as pydantic does.
+pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Config, Invalid> {
+    use common::{field, join, lax_bool};
+    let flag = |snake: &str, camel: &str| -> Result<bool, Invalid> {
+        match field(config, snake, camel) {
+            Some((v, which)) => lax_bool(v, &join(path, if which == "camel" { camel } else { snake })),
+            None => Ok(false),
+        }
+    };
+    Ok(match kind {
+        EvaluatorType::Count => Config::Count {
+            strict: flag("strict", "strict")?,
+        },
+        EvaluatorType::Order => Config::Order {
+            strict: flag("strict", "strict")?,
+        },
+        EvaluatorType::Args => Config::Args {
+            strict: flag("strict", "strict")?,
+            subset: flag("subset", "subset")?,
+        },
+        EvaluatorType::Output => Config::Output {
+            strict: flag("strict", "strict")?,
+        },
+        EvaluatorType::ToolCorrectness => {
+            Config::ToolCorrectness(tool_correctness::DeepevalConfig::parse(config, path)?)
+        }
+    })
+}
+
+pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria, CriteriaError> {
+    let invalid = |e: Invalid| CriteriaError::Invalid(e, kind.default_name());
+    Ok(match kind {
+        EvaluatorType::Count => Criteria::Count(count::parse_criteria(criteria).map_err(invalid)?),
+        EvaluatorType::Order => Criteria::Order(order::parse_criteria(criteria).map_err(invalid)?),
+        EvaluatorType::Args => Criteria::Args(args::parse_criteria(criteria).map_err(invalid)?),
+        EvaluatorType::Output => {
+            Criteria::Output(output::parse_criteria(criteria).map_err(invalid)?)
+        }
+        EvaluatorType::ToolCorrectness => {
+            Criteria::ToolCorrectness(tool_correctness::parse_criteria(criteria)?)
+        }
+    })
+}
+
+/// Whether an evaluation ran to a score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Error,
+}
+
+/// The result of one evaluator on one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub status: Status,
+    /// `None` exactly when `status` is `Error`.
+    pub score: Option<f64>,
+    /// deepeval's strict mode turns a failing score into the int `0`.
+    pub score_is_int: bool,
+    /// The reference's details: UiPath's justification object, deepeval's
+    /// reason/success/threshold, or the reference's error string.
+    pub details: Json,
+    pub error: Option<String>,
+    /// `score >= threshold` where the evaluator has a threshold.
+    pub passed: Option<bool>,
+    pub threshold: Option<f64>,
+}
+
+impl Outcome {
+    pub fn ok(score: f64, details: Json) -> Outcome {
+        Outcome {
+            status: Status::Ok,
+            score: Some(score),
+            score_is_int: false,
+            details,
+            error: None,
+            passed: None,
+            threshold: None,
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> Outcome {
+        let message = message.into();
+        Outcome {
+            status: Status::Error,
+            score: None,
+            score_is_int: false,
+            details: Json::Null,
+            error: Some(message),
+            passed: None,
+            threshold: None,
+        }
+    }
+
+    /// uipath's `ErrorEvaluationResult` for an exception caught inside the
+    /// evaluator: details and error are `Exception thrown by evaluator: …`.
+    pub fn thrown(exception: impl std::fmt::Display) -> Outcome {
+        let msg = format!("Exception thrown by evaluator: {exception}");
+        let mut o = Outcome::error(msg.clone());
+        o.details = Json::String(msg);
+        o
+    }
+}
+
+/// A UiPath justification object: `expected`, `actual`, then the extra key.
+pub(crate) fn justification(expected: String, actual: String, extra_key: &str, extra: Json) -> Json {
+    let mut m = Map::new();
+    m.insert("expected".into(), Json::String(expected));
+    m.insert("actual".into(), Json::String(actual));
+    m.insert(extra_key.into(), extra);
+    Json::Object(m)
+}
+
+/// A one-entry `{"_result": message}` explanation.
+pub(crate) fn result_message(message: &str) -> Json {
+    let mut m = Map::new();
+    m.insert("_result".into(), Json::String(message.into()));
+    Json::Object(m)
+}
+
+/// Python `repr()` of a list of strings.
+pub(crate) fn repr_str_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::from("[");
+    for (i, s) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        crate::pyvalue::repr::str_repr(s, &mut out);
+    }
+    out.push(']');
+    out
+}
+
+/// `score / total` as Python computes `len(a) / len(b)`.
+pub(crate) fn ratio(n: usize, total: usize) -> f64 {
+    n as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests;

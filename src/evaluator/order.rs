@@ -1,0 +1,92 @@
+//! UiPath `ToolCallOrderEvaluator` (`uipath-tool-call-order`).
+
+use serde_json::Value as Json;
+
+use super::common::{Invalid, call_key, call_matches, expect_dict, expect_list, expect_str, field, join};
+use super::{Outcome, justification, ratio, repr_str_list};
+use crate::extract::ToolCall;
+use crate::pyvalue::Value;
+
+/// `tool_calls_order`: the expected sequence of names (or ids). May be empty.
+#[derive(Debug, Clone)]
+pub struct OrderCriteria {
+    pub order: Vec<String>,
+}
+
+pub fn parse_criteria(v: &Value) -> Result<OrderCriteria, Invalid> {
+    let d = expect_dict(v, "")?;
+    let Some((list, which)) = field(d, "tool_calls_order", "toolCallsOrder") else {
+        return Err(Invalid::new("toolCallsOrder", "Field required"));
+    };
+    let path = if which == "camel" { "toolCallsOrder" } else { "tool_calls_order" };
+    let order = expect_list(list, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| expect_str(v, &join(path, i)))
+        .collect::<Result<_, _>>()?;
+    Ok(OrderCriteria { order })
+}
+
+pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> Outcome {
+    let expected = &criteria.order;
+    let details = |lcs: &[&str]| {
+        justification(
+            repr_str_list(expected.iter().map(String::as_str)),
+            repr_str_list(calls.iter().map(call_key)),
+            "lcs",
+            Json::Array(lcs.iter().map(|s| Json::String((*s).to_owned())).collect()),
+        )
+    };
+    match (expected.is_empty(), calls.is_empty()) {
+        (true, true) => return Outcome::ok(1.0, details(&[])),
+        (true, false) | (false, true) => return Outcome::ok(0.0, details(&[])),
+        (false, false) => {}
+    }
+    if strict {
+        let all = expected.len() == calls.len()
+            && calls.iter().zip(expected).all(|(c, e)| call_matches(c, e, None));
+        if all {
+            let lcs: Vec<&str> = expected.iter().map(String::as_str).collect();
+            return Outcome::ok(1.0, details(&lcs));
+        }
+        return Outcome::ok(0.0, details(&[]));
+    }
+    let lcs = lcs(calls, expected);
+    Outcome::ok(ratio(lcs.len(), expected.len()), details(&lcs))
+}
+
+/// The reference's LCS: rows are actual calls, columns expected keys; the
+/// walk back prefers stepping left (dropping the expected key) on a tie.
+fn lcs<'a>(calls: &[ToolCall], expected: &'a [String]) -> Vec<&'a str> {
+    let (n, m) = (calls.len(), expected.len());
+    let w = m + 1;
+    let mut dp = vec![0u32; (n + 1) * w];
+    let matches: Vec<Vec<bool>> = calls
+        .iter()
+        .map(|c| expected.iter().map(|e| call_matches(c, e, None)).collect())
+        .collect();
+    for i in 1..=n {
+        for j in 1..=m {
+            dp[i * w + j] = if matches[i - 1][j - 1] {
+                dp[(i - 1) * w + j - 1] + 1
+            } else {
+                dp[(i - 1) * w + j].max(dp[i * w + j - 1])
+            };
+        }
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (n, m);
+    while i > 0 && j > 0 {
+        if matches[i - 1][j - 1] {
+            out.push(expected[j - 1].as_str());
+            i -= 1;
+            j -= 1;
+        } else if dp[(i - 1) * w + j] > dp[i * w + j - 1] {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+    out.reverse();
+    out
+}

@@ -1,0 +1,592 @@
+//! deepeval `ToolCorrectnessMetric` (`deepeval-tool-correctness`), the
+//! deterministic part (SEMANTICS §2). The LLM-judged `available_tools` part
+//! is refused at load time.
+//!
+//! Tools called are the trace's tool calls: `name`, `input_parameters` = the
+//! call's parsed args, `output` = the raw output attribute (absent = None).
+
+use serde_json::{Map, Value as Json};
+
+use super::common::{Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float};
+use super::{CriteriaError, Outcome, repr_str_list};
+use crate::extract::ToolCall;
+use crate::pyvalue::{Dict, Value};
+
+/// deepeval's metric parameters (snake_case or camelCase keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeepevalConfig {
+    pub should_consider_ordering: bool,
+    pub should_exact_match: bool,
+    pub input_parameters: bool,
+    pub output: bool,
+    /// The configured threshold (default 0.5); strict mode uses the int 1.
+    pub threshold: f64,
+    /// Whether the configured threshold was written as an integer (deepeval
+    /// keeps the Python type and reports it back).
+    pub threshold_is_int: bool,
+    pub strict_mode: bool,
+}
+
+impl Default for DeepevalConfig {
+    fn default() -> Self {
+        DeepevalConfig {
+            should_consider_ordering: false,
+            should_exact_match: false,
+            input_parameters: false,
+            output: false,
+            threshold: 0.5,
+            threshold_is_int: false,
+            strict_mode: false,
+        }
+    }
+}
+
+const KEYS: [(&str, &str); 10] = [
+    ("should_consider_ordering", "shouldConsiderOrdering"),
+    ("should_exact_match", "shouldExactMatch"),
+    ("evaluation_params", "evaluationParams"),
+    ("threshold", "threshold"),
+    ("strict_mode", "strictMode"),
+    ("available_tools", "availableTools"),
+    ("include_reason", "includeReason"),
+    ("async_mode", "asyncMode"),
+    ("verbose_mode", "verboseMode"),
+    ("name", "name"),
+];
+
+impl DeepevalConfig {
+    /// Validates the metric's parameters. Unknown keys are refused (Python
+    /// would raise a `TypeError` for an unknown keyword argument), and so is a
+    /// non-empty `available_tools`, which needs an LLM judge.
+    pub fn parse(d: &Dict, path: &str) -> Result<DeepevalConfig, Invalid> {
+        for k in d.keys() {
+            let known = k
+                .as_str()
+                .is_some_and(|k| KEYS.iter().any(|(s, c)| *s == k || *c == k) || k == "description");
+            if !known {
+                return Err(Invalid::new(
+                    join(path, k.py_str()),
+                    "unknown parameter of deepeval's ToolCorrectnessMetric",
+                ));
+            }
+        }
+        let key_path = |which: &str, s: &str, c: &str| join(path, if which == "camel" { c } else { s });
+        let flag = |s: &str, c: &str| match field(d, s, c) {
+            Some((v, which)) => lax_bool(v, &key_path(which, s, c)),
+            None => Ok(false),
+        };
+        let mut cfg = DeepevalConfig {
+            should_consider_ordering: flag("should_consider_ordering", "shouldConsiderOrdering")?,
+            should_exact_match: flag("should_exact_match", "shouldExactMatch")?,
+            strict_mode: flag("strict_mode", "strictMode")?,
+            ..DeepevalConfig::default()
+        };
+        if let Some((v, which)) = field(d, "threshold", "threshold") {
+            let p = key_path(which, "threshold", "threshold");
+            cfg.threshold = lax_float(v, &p)?;
+            cfg.threshold_is_int = matches!(v, Value::Int(_));
+        }
+        if let Some((v, which)) = field(d, "evaluation_params", "evaluationParams") {
+            let p = key_path(which, "evaluation_params", "evaluationParams");
+            for (i, item) in expect_list(v, &p)?.iter().enumerate() {
+                let ip = join(&p, i);
+                let name = expect_str(item, &ip)?;
+                let bare = name.strip_prefix("ToolCallParams.").unwrap_or(&name);
+                match bare.to_ascii_lowercase().as_str() {
+                    "input_parameters" | "inputparameters" => cfg.input_parameters = true,
+                    "output" => cfg.output = true,
+                    _ => {
+                        return Err(Invalid::new(
+                            ip,
+                            format!("unknown evaluation param {name:?}: expected \"input_parameters\" or \"output\""),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some((v, which)) = field(d, "available_tools", "availableTools") {
+            let p = key_path(which, "available_tools", "availableTools");
+            if !matches!(v, Value::None) && !expect_list(v, &p)?.is_empty() {
+                return Err(Invalid::new(
+                    p,
+                    "available_tools needs deepeval's LLM judge, which toolscore does not run yet; \
+                     remove it to score tool calling deterministically",
+                ));
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// One of deepeval's `ToolCall`s (type is always FUNCTION here).
+#[derive(Debug, Clone)]
+pub struct DeepevalTool {
+    pub name: String,
+    pub input_parameters: Option<Dict>,
+    pub output: Option<Value>,
+    pub description: Option<String>,
+    pub reasoning: Option<String>,
+}
+
+impl DeepevalTool {
+    /// deepeval's `ToolCall.__eq__`: name, params and output.
+    fn value_eq(&self, other: &DeepevalTool) -> bool {
+        self.name == other.name
+            && opt_dict_eq(self.input_parameters.as_ref(), other.input_parameters.as_ref())
+            && opt_eq(self.output.as_ref(), other.output.as_ref())
+    }
+}
+
+fn opt_dict_eq(a: Option<&Dict>, b: Option<&Dict>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Value::Dict(a.clone()).py_eq(&Value::Dict(b.clone())),
+        _ => false,
+    }
+}
+
+fn opt_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
+    a.unwrap_or(&Value::None).py_eq(b.unwrap_or(&Value::None))
+}
+
+/// The criteria: `expected_tools`.
+#[derive(Debug, Clone)]
+pub struct ExpectedTools {
+    pub tools: Vec<DeepevalTool>,
+}
+
+pub fn parse_criteria(v: &Value) -> Result<ExpectedTools, CriteriaError> {
+    let invalid = CriteriaError::InvalidExpectedTool;
+    let d = expect_dict(v, "").map_err(invalid)?;
+    let (list, which) = match field(d, "expected_tools", "expectedTools") {
+        None | Some((Value::None, _)) => return Err(CriteriaError::MissingExpectedTools),
+        Some(found) => found,
+    };
+    let path = if which == "camel" { "expectedTools" } else { "expected_tools" };
+    let items = expect_list(list, path).map_err(invalid)?;
+    let mut tools = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        tools.push(parse_tool(item, &join(path, i)).map_err(invalid)?);
+    }
+    Ok(ExpectedTools { tools })
+}
+
+fn parse_tool(v: &Value, path: &str) -> Result<DeepevalTool, Invalid> {
+    let d = expect_dict(v, path)?;
+    let name = match d.get_str("name") {
+        Some(n) => expect_str(n, &join(path, "name"))?,
+        None => return Err(Invalid::new(join(path, "name"), "Field required")),
+    };
+    let input_parameters = match field(d, "input_parameters", "inputParameters") {
+        None | Some((Value::None, _)) => None,
+        Some((p, _)) => Some(expect_dict(p, &join(path, "input_parameters"))?.clone()),
+    };
+    let opt_str = |key: &str| match d.get_str(key) {
+        None | Some(Value::None) => Ok(None),
+        Some(s) => expect_str(s, &join(path, key)).map(Some),
+    };
+    if let Some(t) = d.get_str("type") {
+        let t = expect_str(t, &join(path, "type"))?;
+        if !t.eq_ignore_ascii_case("function") && t != "ToolCallType.FUNCTION" {
+            return Err(Invalid::new(
+                join(path, "type"),
+                format!("only FUNCTION tools are scored (traces carry no tool type), got {t:?}"),
+            ));
+        }
+    }
+    Ok(DeepevalTool {
+        name,
+        input_parameters,
+        output: d.get_str("output").filter(|o| !matches!(o, Value::None)).cloned(),
+        description: opt_str("description")?,
+        reasoning: opt_str("reasoning")?,
+    })
+}
+
+/// The tools called, as the conformance harness hands them to deepeval.
+pub fn tools_called(calls: &[ToolCall]) -> Result<Vec<DeepevalTool>, String> {
+    calls
+        .iter()
+        .map(|c| {
+            Ok(DeepevalTool {
+                name: c.name.clone(),
+                input_parameters: Some(c.args.dict().map_err(str::to_owned)?.clone()),
+                output: c.raw_output.clone(),
+                description: None,
+                reasoning: None,
+            })
+        })
+        .collect()
+}
+
+/// deepeval's `_compare_dicts(expected, called)`; `Err` is its AttributeError
+/// when exactly one side is None.
+fn compare_dicts(expected: Option<&Dict>, called: Option<&Dict>) -> Result<f64, String> {
+    if opt_dict_eq(expected, called) {
+        return Ok(1.0);
+    }
+    let (Some(a), Some(b)) = (expected, called) else {
+        return Err("AttributeError: 'NoneType' object has no attribute 'keys'".into());
+    };
+    let union = a.len() + b.keys().filter(|k| !a.contains_key(k)).count();
+    let mut score = 0.0;
+    for (k, va) in a.iter() {
+        let Some(vb) = b.get(k) else { continue };
+        if va.py_eq(vb) {
+            score += 1.0 / union as f64;
+        } else if let (Value::Dict(da), Value::Dict(db)) = (va, vb) {
+            score += compare_dicts(Some(da), Some(db))? / union as f64;
+        }
+    }
+    Ok(score)
+}
+
+struct Scorer<'a> {
+    cfg: &'a DeepevalConfig,
+    expected: &'a [DeepevalTool],
+    called: &'a [DeepevalTool],
+}
+
+impl Scorer<'_> {
+    /// The weight of a name-matching pair: 1, times the params similarity,
+    /// zeroed by an output mismatch.
+    fn weight(&self, e: &DeepevalTool, c: &DeepevalTool) -> Result<f64, String> {
+        let mut w = 1.0;
+        if self.cfg.input_parameters {
+            w *= compare_dicts(e.input_parameters.as_ref(), c.input_parameters.as_ref())?;
+        }
+        if self.cfg.output && !opt_eq(e.output.as_ref(), c.output.as_ref()) {
+            w = 0.0;
+        }
+        Ok(w)
+    }
+
+    fn exact(&self) -> f64 {
+        if self.expected.len() != self.called.len() {
+            return 0.0;
+        }
+        let same = self.expected.iter().zip(self.called).all(|(e, c)| {
+            e.name == c.name
+                && (!self.cfg.input_parameters
+                    || opt_dict_eq(e.input_parameters.as_ref(), c.input_parameters.as_ref()))
+                && (!self.cfg.output || opt_eq(e.output.as_ref(), c.output.as_ref()))
+        });
+        if same { 1.0 } else { 0.0 }
+    }
+
+    /// Greedy matching in expected order; "already matched" is a set of
+    /// values, so a call equal to a matched one counts as used too.
+    fn unordered(&self) -> Result<f64, String> {
+        if self.expected.is_empty() {
+            return Ok(if self.called.is_empty() { 1.0 } else { 0.0 });
+        }
+        let mut matched: Vec<&DeepevalTool> = Vec::new();
+        let mut total = 0.0;
+        for e in self.expected {
+            let mut best = 0.0;
+            let mut best_tool = None;
+            for c in self.called {
+                if matched.iter().any(|m| m.value_eq(c)) || e.name != c.name {
+                    continue;
+                }
+                let w = self.weight(e, c)?;
+                if w > best {
+                    best = w;
+                    best_tool = Some(c);
+                }
+            }
+            if let Some(c) = best_tool {
+                total += best;
+                matched.push(c);
+            }
+        }
+        Ok(total / self.expected.len() as f64)
+    }
+
+    /// Weighted LCS; returns the LCS (expected tools) and its total weight.
+    fn weighted_lcs(&self) -> Result<(Vec<&DeepevalTool>, f64), String> {
+        let (m, n) = (self.expected.len(), self.called.len());
+        let w = n + 1;
+        let mut dp = vec![0.0f64; (m + 1) * w];
+        for i in 1..=m {
+            for j in 1..=n {
+                let (e, c) = (&self.expected[i - 1], &self.called[j - 1]);
+                let up = dp[(i - 1) * w + j];
+                let left = dp[i * w + j - 1];
+                if e.name != c.name {
+                    dp[i * w + j] = up.max(left);
+                    continue;
+                }
+                let s = self.weight(e, c)?;
+                let diag = if s > 0.0 { dp[(i - 1) * w + j - 1] + s } else { 0.0 };
+                dp[i * w + j] = py_max3(up, left, diag);
+            }
+        }
+        let (mut i, mut j, mut total) = (m, n, 0.0);
+        let mut lcs = Vec::new();
+        while i > 0 && j > 0 {
+            let cell = dp[i * w + j];
+            if cell == dp[(i - 1) * w + j] {
+                i -= 1;
+            } else if cell == dp[i * w + j - 1] {
+                j -= 1;
+            } else {
+                lcs.push(&self.expected[i - 1]);
+                total += cell - dp[(i - 1) * w + j - 1];
+                i -= 1;
+                j -= 1;
+            }
+        }
+        lcs.reverse();
+        Ok((lcs, total))
+    }
+
+    fn ordered(&self) -> Result<f64, String> {
+        if self.expected.is_empty() {
+            return Ok(if self.called.is_empty() { 1.0 } else { 0.0 });
+        }
+        Ok(self.weighted_lcs()?.1 / self.expected.len() as f64)
+    }
+
+    fn score(&self) -> Result<f64, String> {
+        if self.cfg.should_exact_match {
+            Ok(self.exact())
+        } else if self.cfg.should_consider_ordering {
+            self.ordered()
+        } else {
+            self.unordered()
+        }
+    }
+
+    fn reason(&self) -> Result<String, String> {
+        let e_names = repr_str_list(self.expected.iter().map(|t| t.name.as_str()));
+        let c_names = repr_str_list(self.called.iter().map(|t| t.name.as_str()));
+        if self.cfg.should_exact_match {
+            let verdict = if self.exact() != 0.0 { "Exact match" } else { "Not an exact match" };
+            return Ok(format!("{verdict}: expected {e_names}, called {c_names}. See details above."));
+        }
+        if self.cfg.should_consider_ordering {
+            let (lcs, weight) = self.weighted_lcs()?;
+            let score = if self.expected.is_empty() {
+                if self.called.is_empty() { 1.0 } else { 0.0 }
+            } else {
+                weight / self.expected.len() as f64
+            };
+            if score == 1.0 {
+                return Ok(format!(
+                    "Correct ordering: all expected tools {e_names} were called in the correct order."
+                ));
+            }
+            let missing = name_set_difference(self.expected, |n| self.called.iter().any(|c| c.name == n));
+            let out_of_order = name_set_difference(self.expected, |n| lcs.iter().any(|c| c.name == n));
+            let mut issues = Vec::new();
+            if !missing.is_empty() {
+                issues.push(format!("missing tools {}", repr_str_list(missing)));
+            }
+            if !out_of_order.is_empty() {
+                issues.push(format!("out-of-order tools {}", repr_str_list(out_of_order)));
+            }
+            return Ok(format!(
+                "Incorrect tool usage: {}; expected {e_names}, called {c_names}. See more details above.",
+                issues.join(" and ")
+            ));
+        }
+        if self.unordered()? == 1.0 {
+            return Ok(format!("All expected tools {e_names} were called (order not considered)."));
+        }
+        // list(set(expected) - set(called)): distinct expected tools equal to no called one.
+        let mut missing: Vec<&DeepevalTool> = Vec::new();
+        for e in self.expected {
+            if !self.called.iter().any(|c| c.value_eq(e)) && !missing.iter().any(|m| m.value_eq(e)) {
+                missing.push(e);
+            }
+        }
+        let missing: Vec<String> = missing.iter().map(|t| tool_repr(t)).collect();
+        Ok(format!(
+            "Incomplete tool usage: missing tools [{}]; expected {e_names}, called {c_names}. See more details above.",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// Python's `max(a, b, c)`: the first of the largest.
+fn py_max3(a: f64, b: f64, c: f64) -> f64 {
+    let mut m = a;
+    if b > m {
+        m = b;
+    }
+    if c > m {
+        m = c;
+    }
+    m
+}
+
+/// `list(set(expected names) - {names where present(name)})`, in first-seen order.
+fn name_set_difference(expected: &[DeepevalTool], present: impl Fn(&str) -> bool) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in expected {
+        if !present(&t.name) && !out.contains(&t.name.as_str()) {
+            out.push(&t.name);
+        }
+    }
+    out
+}
+
+/// deepeval's multi-line `ToolCall.__repr__`.
+fn tool_repr(t: &DeepevalTool) -> String {
+    let mut fields = Vec::new();
+    if !t.name.is_empty() {
+        fields.push(format!("name=\"{}\"", t.name));
+    }
+    fields.push("type=\"FUNCTION\"".to_owned());
+    if let Some(d) = t.description.as_deref().filter(|d| !d.is_empty()) {
+        fields.push(format!("description=\"{d}\""));
+    }
+    if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        fields.push(format!("reasoning=\"{r}\""));
+    }
+    if let Some(p) = t.input_parameters.as_ref().filter(|p| !p.is_empty()) {
+        fields.push(indent_field("input_parameters", &json_dumps(&Value::Dict(p.clone()))));
+    }
+    match &t.output {
+        Some(Value::Dict(d)) => fields.push(indent_field("output", &json_dumps(&Value::Dict(d.clone())))),
+        Some(v) => fields.push(format!("output={}", v.repr())),
+        None => {}
+    }
+    format!("ToolCall(\n    {}\n)", fields.join(",\n    "))
+}
+
+fn indent_field(name: &str, formatted: &str) -> String {
+    let mut lines = formatted.split('\n');
+    let first = lines.next().unwrap_or("");
+    let rest: Vec<String> = lines.map(|l| format!("    {l}")).collect();
+    format!("{name}={first}\n{}", rest.join("\n"))
+}
+
+/// Python's `json.dumps(v, indent=4, ensure_ascii=False)` for JSON-like values.
+fn json_dumps(v: &Value) -> String {
+    let mut out = String::new();
+    dump(v, 0, &mut out);
+    out
+}
+
+fn dump(v: &Value, depth: usize, out: &mut String) {
+    let pad = |out: &mut String, d: usize| {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', 4 * d));
+    };
+    match v {
+        Value::None => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
+        Value::Float(f) if f.is_infinite() => out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" }),
+        Value::Int(_) | Value::Float(_) => v.write_repr(out),
+        Value::Str(s) => json_str(s, out),
+        Value::List(items) | Value::Tuple(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                pad(out, depth + 1);
+                dump(item, depth + 1, out);
+            }
+            pad(out, depth);
+            out.push(']');
+        }
+        Value::Dict(d) => {
+            if d.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (k, val)) in d.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                pad(out, depth + 1);
+                match k {
+                    Value::Str(s) => json_str(s, out),
+                    other => json_str(&dump_key(other), out),
+                }
+                out.push_str(": ");
+                dump(val, depth + 1, out);
+            }
+            pad(out, depth);
+            out.push('}');
+        }
+        // Not JSON-serialisable in Python; only reachable from Python-literal args.
+        other => json_str(&other.repr(), out),
+    }
+}
+
+fn dump_key(k: &Value) -> String {
+    let mut s = String::new();
+    dump(k, 0, &mut s);
+    s
+}
+
+fn json_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
+    let called = match tools_called(calls) {
+        Ok(c) => c,
+        Err(e) => return Outcome::error(format!("ValidationError: {e}")),
+    };
+    let scorer = Scorer {
+        cfg,
+        expected: &criteria.tools,
+        called: &called,
+    };
+    let (threshold, threshold_is_int) = if cfg.strict_mode { (1.0, true) } else { (cfg.threshold, cfg.threshold_is_int) };
+    let result = scorer.score().and_then(|s| Ok((s, scorer.reason()?)));
+    let (raw, reason) = match result {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(e),
+    };
+    // strict: a score under the threshold (1) becomes the int 0.
+    let (score, score_is_int) = if cfg.strict_mode && raw < threshold { (0.0, true) } else { (raw, false) };
+    let success = score >= threshold;
+    let reason = format!(
+        "[\n\t Tool Calling Reason: {reason}\n\t Tool Selection Reason: No available tools were provided to assess tool selection criteria\n]\n"
+    );
+    let mut details = Map::new();
+    details.insert("reason".into(), Json::String(reason));
+    details.insert("success".into(), Json::Bool(success));
+    details.insert("threshold".into(), threshold_json(threshold, threshold_is_int));
+    let mut outcome = Outcome::ok(score, Json::Object(details));
+    outcome.score_is_int = score_is_int;
+    outcome.passed = Some(success);
+    outcome.threshold = Some(threshold);
+    outcome
+}
+
+fn threshold_json(t: f64, is_int: bool) -> Json {
+    if is_int && t.fract() == 0.0 && t.abs() < 9.0e15 {
+        // Exact: the guard keeps the value in i64's exactly representable range.
+        #[allow(clippy::cast_possible_truncation)]
+        Json::from(t as i64)
+    } else {
+        serde_json::Number::from_f64(t).map_or(Json::Null, Json::Number)
+    }
+}

@@ -1,0 +1,127 @@
+//! Instrumentation conventions: which attributes make a span a tool span and
+//! where its name, arguments and output live. Configurable under
+//! `extract.conventions`, so a user can map their own attributes without code.
+
+use serde::{Deserialize, Serialize};
+
+use crate::span::Span;
+
+/// How a convention recognises a tool span: the attribute is truthy and, if
+/// `equals` is given, its string form equals it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Detect {
+    pub attribute: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<String>,
+}
+
+/// How the arguments attribute is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgsFormat {
+    /// The value (or the JSON / Python literal it holds) is the arguments dict.
+    #[default]
+    Value,
+    /// OpenLLMetry's `{"args": [...], "kwargs": {...}}`: the arguments are `kwargs`.
+    TraceloopKwargs,
+}
+
+/// One instrumentation convention.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Convention {
+    /// A label for logs and the API.
+    pub name: String,
+    /// Any one of these makes a span a tool span.
+    pub detect: Vec<Detect>,
+    /// The tool's name (falls back to the span name when absent or falsy).
+    pub name_attribute: String,
+    /// The arguments; absent means the convention does not capture them.
+    #[serde(default)]
+    pub args_attribute: Option<String>,
+    #[serde(default)]
+    pub args_format: ArgsFormat,
+    /// The output; absent means the convention does not capture it.
+    #[serde(default)]
+    pub output_attribute: Option<String>,
+}
+
+impl Convention {
+    pub fn detects(&self, span: &Span) -> bool {
+        self.detect.iter().any(|d| match span.attr(&d.attribute) {
+            Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| v.py_str() == *want),
+            _ => false,
+        })
+    }
+}
+
+/// The `extract` section of the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExtractConfig {
+    /// Conventions in priority order; the first that recognises a span wins.
+    pub conventions: Vec<Convention>,
+    /// A truthy value marks a span the agent framework synthesised: never a tool call.
+    pub synthesized_attribute: String,
+    /// The tool-call id; a call with an id is matched by id only (the reference rule).
+    pub id_attribute: String,
+}
+
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig {
+            conventions: default_conventions(),
+            synthesized_attribute: "tool.synthesized".into(),
+            id_attribute: "tool.id".into(),
+        }
+    }
+}
+
+fn detect(attribute: &str, equals: Option<&str>) -> Detect {
+    Detect {
+        attribute: attribute.into(),
+        equals: equals.map(Into::into),
+    }
+}
+
+/// OpenInference/UiPath, OpenTelemetry GenAI, OpenLLMetry, Vercel AI SDK.
+pub fn default_conventions() -> Vec<Convention> {
+    vec![
+        Convention {
+            name: "openinference".into(),
+            detect: vec![detect("tool.name", None)],
+            name_attribute: "tool.name".into(),
+            args_attribute: Some("input.value".into()),
+            args_format: ArgsFormat::Value,
+            output_attribute: Some("output.value".into()),
+        },
+        Convention {
+            name: "gen_ai".into(),
+            detect: vec![
+                detect("gen_ai.tool.name", None),
+                detect("gen_ai.operation.name", Some("execute_tool")),
+            ],
+            name_attribute: "gen_ai.tool.name".into(),
+            args_attribute: Some("gen_ai.tool.call.arguments".into()),
+            args_format: ArgsFormat::Value,
+            output_attribute: Some("gen_ai.tool.call.result".into()),
+        },
+        Convention {
+            name: "openllmetry".into(),
+            detect: vec![detect("traceloop.span.kind", Some("tool"))],
+            name_attribute: "traceloop.entity.name".into(),
+            args_attribute: Some("traceloop.entity.input".into()),
+            args_format: ArgsFormat::TraceloopKwargs,
+            output_attribute: Some("traceloop.entity.output".into()),
+        },
+        Convention {
+            name: "vercel_ai".into(),
+            detect: vec![detect("ai.toolCall.name", None)],
+            name_attribute: "ai.toolCall.name".into(),
+            args_attribute: Some("ai.toolCall.args".into()),
+            args_format: ArgsFormat::Value,
+            output_attribute: Some("ai.toolCall.result".into()),
+        },
+    ]
+}

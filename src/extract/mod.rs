@@ -1,0 +1,191 @@
+//! Spans → tool calls.
+//!
+//! A trace's tool calls are its tool spans ordered by start time (ties: end
+//! time, then span ID). Which spans are tool spans and where name, arguments
+//! and output live depends on the agent's instrumentation; each
+//! [`Convention`] maps one instrumentation's attributes onto the same
+//! [`ToolCall`] fields. The first convention that recognises a span wins, and
+//! the default list puts OpenInference's `tool.name` (the reference rule) first,
+//! so an explicit `tool.name` always wins.
+
+mod conventions;
+
+pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
+
+use crate::pyvalue::{Dict, Value, json, literal};
+use crate::span::{AttrValue, Span, SpanId};
+
+/// One tool call extracted from a tool span.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// Python `str()` of the name attribute (an int 5 is `"5"`).
+    pub name: String,
+    /// `tool.id`, when present and not null. A call with an id is matched by id only.
+    pub id: Option<String>,
+    /// The arguments as the reference parses them.
+    pub args: Args,
+    /// The output as the reference's output rule renders it (for the output evaluator).
+    pub output: String,
+    /// The raw output attribute (deepeval's `output`); `None` when absent.
+    pub raw_output: Option<Value>,
+    /// Whether the span carried an arguments or output attribute at all.
+    pub content_captured: bool,
+    pub span_id: SpanId,
+    pub start_time_unix_nano: u64,
+    pub end_time_unix_nano: u64,
+}
+
+/// A tool call's arguments.
+#[derive(Debug, Clone)]
+pub enum Args {
+    /// Parsed (or defaulted to `{}`) arguments, every key a string.
+    Dict(Dict),
+    /// The reference raises while building the call (an unhashable dict key
+    /// in a Python literal, a non-string key failing pydantic validation):
+    /// any evaluator that reads the arguments reports this as an error.
+    Invalid(String),
+}
+
+impl Args {
+    pub fn dict(&self) -> Result<&Dict, &str> {
+        match self {
+            Args::Dict(d) => Ok(d),
+            Args::Invalid(e) => Err(e),
+        }
+    }
+}
+
+/// Extracts the tool calls of one trace's spans, in start-time order.
+pub fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
+    let mut calls: Vec<ToolCall> = spans.iter().filter_map(|s| tool_call(s, config)).collect();
+    calls.sort_by(|a, b| {
+        (a.start_time_unix_nano, a.end_time_unix_nano, a.span_id).cmp(&(
+            b.start_time_unix_nano,
+            b.end_time_unix_nano,
+            b.span_id,
+        ))
+    });
+    calls
+}
+
+/// The tool call a span stands for, if it is a tool span under any convention.
+pub fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
+    if span.attributes.is_empty() {
+        return None;
+    }
+    if span
+        .attr(&config.synthesized_attribute)
+        .is_some_and(AttrValue::truthy)
+    {
+        return None;
+    }
+    let convention = config.conventions.iter().find(|c| c.detects(span))?;
+    let name = match span.attr(&convention.name_attribute) {
+        Some(v) if v.truthy() => v.py_str(),
+        _ => span.name.clone(),
+    };
+    let id = match span.attr(&config.id_attribute) {
+        None | Some(AttrValue::Empty) => None,
+        Some(v) => Some(v.py_str()),
+    };
+    let args_attr = convention.args_attribute.as_deref().and_then(|k| span.attr(k));
+    let output_attr = convention
+        .output_attribute
+        .as_deref()
+        .and_then(|k| span.attr(k));
+    Some(ToolCall {
+        name,
+        id,
+        args: parse_args(args_attr, convention.args_format),
+        output: output_text(output_attr),
+        raw_output: output_attr.map(AttrValue::to_py),
+        content_captured: args_attr.is_some() || output_attr.is_some(),
+        span_id: span.span_id,
+        start_time_unix_nano: span.start_time_unix_nano,
+        end_time_unix_nano: span.end_time_unix_nano,
+    })
+}
+
+/// The reference's argument rule: a mapping is used as is; a string is
+/// parsed as JSON, then as a Python literal; anything else, or anything that
+/// does not parse to a dict, is `{}`. An unhashable literal key is not
+/// caught by the reference and makes the arguments invalid.
+pub fn parse_args(attr: Option<&AttrValue>, format: ArgsFormat) -> Args {
+    let value = match attr {
+        None => return Args::Dict(Dict::new()),
+        Some(AttrValue::KvList(_)) => attr.map(AttrValue::to_py).unwrap_or(Value::None),
+        Some(AttrValue::Str(s)) => match parse_python_args(s) {
+            Ok(v) => v,
+            Err(e) => return Args::Invalid(e),
+        },
+        Some(_) => return Args::Dict(Dict::new()),
+    };
+    let value = match (format, value) {
+        (ArgsFormat::TraceloopKwargs, Value::Dict(d)) => {
+            d.get_str("kwargs").cloned().unwrap_or(Value::Dict(Dict::new()))
+        }
+        (_, v) => v,
+    };
+    match value {
+        Value::Dict(d) => match check_str_keys(&d) {
+            Ok(()) => Args::Dict(d),
+            Err(e) => Args::Invalid(e),
+        },
+        _ => Args::Dict(Dict::new()),
+    }
+}
+
+/// JSON first, then a Python literal; `Value::None` when neither parses.
+fn parse_python_args(s: &str) -> Result<Value, String> {
+    if let Ok(v) = json::loads(s) {
+        return Ok(v);
+    }
+    match literal::literal_eval(s) {
+        Ok(v) => Ok(v),
+        Err(literal::LiteralError::Type(e)) => Err(e.to_string()),
+        Err(_) => Ok(Value::None),
+    }
+}
+
+/// pydantic's `dict[str, Any]` check on `ToolCall.args`, with its message.
+fn check_str_keys(d: &Dict) -> Result<(), String> {
+    for k in d.keys() {
+        if !matches!(k, Value::Str(_)) {
+            let mut input = String::new();
+            k.write_repr(&mut input);
+            return Err(format!(
+                "1 validation error for ToolCall\nargs.{input}.[key]\n  Input should be a valid string \
+                 [type=string_type, input_value={input}, input_type={}]\n    For further information \
+                 visit https://errors.pydantic.dev/2.14/v/string_type",
+                k.type_name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The reference's output rule (SEMANTICS §1.2): a JSON object's `content`
+/// (or nothing when it has none), a non-object or unparseable string as is,
+/// anything else as its Python `str()`; falsy values are `""`.
+pub fn output_text(attr: Option<&AttrValue>) -> String {
+    let selected = match attr {
+        None => return String::new(),
+        Some(AttrValue::Str(s)) => match json::loads(s) {
+            Ok(Value::Dict(d)) => d.get_str("content").cloned().unwrap_or(Value::None),
+            _ => return s.clone(),
+        },
+        Some(AttrValue::KvList(_)) => match attr.map(AttrValue::to_py) {
+            Some(Value::Dict(d)) => d.get_str("content").cloned().unwrap_or(Value::None),
+            _ => Value::None,
+        },
+        Some(other) => other.to_py(),
+    };
+    if selected.truthy() {
+        selected.py_str()
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

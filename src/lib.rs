@@ -1,0 +1,14 @@
+//! toolscore: scores how AI agents use their tools, from their OpenTelemetry traces.
+//!
+//! The data flow, stage by stage (see `ARCHITECTURE.md`):
+//! [`span`] (the internal span model) → [`extract`] (spans → tool calls) →
+//! [`evaluator`] (tool calls + criteria → scores), with [`criteria`] loading
+//! UiPath evaluator and eval-set files and binding criteria to traces, and
+//! [`pyvalue`] holding the Python value semantics every score depends on.
+
+pub mod criteria;
+pub mod evaluator;
+pub mod extract;
+pub mod otlp_json;
+pub mod pyvalue;
+pub mod span;

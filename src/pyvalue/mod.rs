@@ -1,0 +1,188 @@
+//! Values the way the reference Python implementations see them.
+//!
+//! Scores and every details string depend on Python semantics: `1 == 1.0 ==
+//! True`, tuples that never equal lists, arbitrary-precision integers, NaN,
+//! dicts in insertion order, and `repr()`/`str()` renderings. This module is
+//! the single place those rules live:
+//!
+//! - [`json::loads`] behaves like Python's `json.loads`;
+//! - [`literal::literal_eval`] behaves like `ast.literal_eval` for what tool
+//!   arguments contain;
+//! - [`Value::py_eq`] is Python `==`;
+//! - [`Value::repr`] / [`Value::py_str`] are `repr()` / `str()`.
+
+pub mod eq;
+pub mod json;
+pub mod literal;
+pub mod repr;
+
+use indexmap::IndexMap;
+use num_bigint::BigInt;
+
+/// A Python integer: small values inline, larger ones arbitrary precision.
+///
+/// Invariant: `Big` never holds a value that fits in an `i64` (constructors
+/// normalise), so equal integers have equal representations.
+#[derive(Debug, Clone)]
+pub enum Int {
+    Small(i64),
+    Big(BigInt),
+}
+
+/// A Python value as produced by `json.loads`, `ast.literal_eval` or the
+/// OpenTelemetry SDK's attribute conversion.
+#[derive(Debug, Clone)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(Int),
+    /// A Python float. A NaN here stands for CPython's shared `json` NaN
+    /// constant: equal to itself inside containers (identity), never at the
+    /// top level of `==` (see [`eq`]).
+    Float(f64),
+    /// A Python complex number `(real, imag)` (only `ast.literal_eval` makes these).
+    Complex(f64, f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    /// A set, elements in the order Python would iterate them (see [`repr`]).
+    Set(Vec<Value>),
+    Dict(Dict),
+}
+
+/// A Python dict: insertion-ordered, keys compared and hashed the Python way
+/// (`1`, `1.0` and `True` are the same key; re-inserting a key keeps its first
+/// position and takes the new value).
+#[derive(Debug, Clone, Default)]
+pub struct Dict {
+    map: IndexMap<Key, Value>,
+}
+
+/// A hashable Python value used as a dict key (see [`eq`] for its `Hash`/`Eq`).
+#[derive(Debug, Clone)]
+pub struct Key(pub Value);
+
+/// `TypeError: unhashable type: '<type>'` — raised by Python when a list,
+/// dict or set is used as a dict key or set element.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unhashable type: '{0}'")]
+pub struct Unhashable(pub &'static str);
+
+impl Value {
+    /// Convenience constructor for strings.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(s.into())
+    }
+
+    /// Convenience constructor for integers.
+    pub fn int(i: i64) -> Value {
+        Value::Int(Int::Small(i))
+    }
+
+    /// Python truthiness (`bool(x)`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(Int::Small(i)) => *i != 0,
+            Value::Int(Int::Big(_)) => true,
+            Value::Float(f) => *f != 0.0,
+            Value::Complex(re, im) => *re != 0.0 || *im != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::List(v) | Value::Tuple(v) | Value::Set(v) => !v.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
+        }
+    }
+
+    /// Python's `type(x).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Complex(..) => "complex",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Set(_) => "set",
+            Value::Dict(_) => "dict",
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_dict(&self) -> Option<&Dict> {
+        match self {
+            Value::Dict(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl Dict {
+    pub fn new() -> Dict {
+        Dict::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Dict {
+        Dict {
+            map: IndexMap::with_capacity(n),
+        }
+    }
+
+    /// `d[key] = value`: an existing equal key keeps its position (and its
+    /// original key object, as in CPython) and takes the new value.
+    pub fn insert(&mut self, key: Value, value: Value) -> Result<(), Unhashable> {
+        eq::check_hashable(&key)?;
+        // IndexMap keeps an existing key (and its position) and updates the value.
+        self.map.insert(Key(key), value);
+        Ok(())
+    }
+
+    /// `d[key] = value` for a string key (cannot be unhashable).
+    pub fn insert_str(&mut self, key: impl Into<String>, value: Value) {
+        self.map.insert(Key(Value::Str(key.into())), value);
+    }
+
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        if eq::check_hashable(key).is_err() {
+            return None;
+        }
+        // A lookup needs an owned `Key`; keys are small in practice.
+        self.map.get(&Key(key.clone()))
+    }
+
+    pub fn get_str(&self, key: &str) -> Option<&Value> {
+        self.map.get(&Key(Value::Str(key.to_owned())))
+    }
+
+    pub fn contains_key(&self, key: &Value) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Entries in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
+        self.map.iter().map(|(k, v)| (&k.0, v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.map.keys().map(|k| &k.0)
+    }
+}

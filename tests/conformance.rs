@@ -1,0 +1,103 @@
+//! Every case of `../shared/conformance/cases.jsonl`, through the code path
+//! the service uses: spans → tool calls (`extract`) → evaluator.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::conformance::{self, Case};
+use toolscore::evaluator::{self, Evaluator, Outcome};
+use toolscore::extract::{self, ExtractConfig};
+use toolscore::pyvalue::{Dict, Value};
+
+fn run(case: &Case) -> Outcome {
+    let kind = conformance::evaluator_type(case);
+    let mut ev = Evaluator::with_defaults("conformance", kind);
+    let config = case.config.as_dict().cloned().unwrap_or_else(Dict::new);
+    match evaluator::parse_config(kind, &config, "config") {
+        Ok(c) => ev.config = c,
+        Err(e) => return Outcome::error(e.to_string()),
+    }
+    let calls = extract::extract(&conformance::spans(case), &ExtractConfig::default());
+    let criteria = match &case.criteria {
+        Value::None => None,
+        other => Some(other),
+    };
+    ev.evaluate_value(&calls, criteria)
+}
+
+#[test]
+fn every_conformance_case_matches_the_reference() {
+    let cases = conformance::load_cases();
+    assert!(!cases.is_empty(), "no conformance cases loaded");
+    let mut tally: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let got = run(case);
+        let entry = tally.entry(case.evaluator_type.clone()).or_default();
+        match conformance::judge(case, &got) {
+            Ok(()) => entry.0 += 1,
+            Err(why) => {
+                entry.1 += 1;
+                failures.push(format!("{}: {why}", case.id));
+            }
+        }
+    }
+    for (ty, (p, f)) in &tally {
+        println!("{ty}: {p} passed, {f} failed");
+    }
+    for f in failures.iter().take(40) {
+        println!("FAIL {f}\n");
+    }
+    assert!(failures.is_empty(), "{} conformance cases failed", failures.len());
+}
+
+/// Scores do not depend on the order a trace's spans are listed in.
+#[test]
+fn scores_do_not_depend_on_span_order() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let cases = conformance::load_cases();
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(0..cases.len(), any::<u64>()),
+            |(idx, seed)| {
+                let case = &cases[idx];
+                let base = run(case);
+                let mut spans = conformance::spans(case);
+                // Fisher-Yates with a deterministic generator from the seed.
+                let mut s = seed | 1;
+                for i in (1..spans.len()).rev() {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    spans.swap(i, (s % (i as u64 + 1)) as usize);
+                }
+                let kind = conformance::evaluator_type(case);
+                let mut ev = Evaluator::with_defaults("conformance", kind);
+                if let Some(cfg) = case.config.as_dict() {
+                    if let Ok(c) = evaluator::parse_config(kind, cfg, "config") {
+                        ev.config = c;
+                    }
+                }
+                let calls = extract::extract(&spans, &ExtractConfig::default());
+                let criteria = match &case.criteria {
+                    Value::None => None,
+                    other => Some(other),
+                };
+                let shuffled = ev.evaluate_value(&calls, criteria);
+                prop_assert_eq!(base.score, shuffled.score, "case {}", case.id);
+                prop_assert_eq!(base.status, shuffled.status);
+                if case.evaluator_type != "tool-correctness" {
+                    prop_assert_eq!(base.details, shuffled.details);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}
