@@ -6,6 +6,7 @@
 //! UiPath evaluator and eval-set files and binding criteria to traces, and
 //! [`pyvalue`] holding the Python value semantics every score depends on.
 
+pub mod cli;
 pub mod criteria;
 pub mod evaluator;
 pub mod extract;

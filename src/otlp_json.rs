@@ -1,1 +1,100 @@
-//! placeholder
+//! OTLP JSON (the OTLP spec's JSON mapping: hex IDs, camelCase keys, int64
+//! as strings or numbers) → spans. Used by the offline CLI for trace files
+//! and by the HTTP receiver for `application/json` bodies.
+
+use opentelemetry_proto::tonic::trace::v1::TracesData;
+
+use crate::span::{self, RejectedSpan, Span};
+
+/// A JSON document that is not valid OTLP trace JSON.
+#[derive(Debug, thiserror::Error)]
+#[error("{location}invalid OTLP JSON at {path}: {message}")]
+pub struct OtlpJsonError {
+    /// `line N: ` for JSON Lines input, else empty.
+    pub location: String,
+    /// The JSON path of the offending value (`resourceSpans[0].scopeSpans[1]…`).
+    pub path: String,
+    pub message: String,
+}
+
+/// Spans accepted from a document, and the spans refused one by one.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub spans: Vec<Span>,
+    pub rejected: Vec<RejectedSpan>,
+}
+
+/// Parses one `{"resourceSpans": [...]}` object.
+pub fn parse_object(text: &str) -> Result<Parsed, OtlpJsonError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let data: TracesData = serde_path_to_error::deserialize(de).map_err(|e| OtlpJsonError {
+        location: String::new(),
+        path: e.path().to_string(),
+        message: e.inner().to_string(),
+    })?;
+    let (spans, rejected) = span::from_resource_spans(&data.resource_spans);
+    Ok(Parsed { spans, rejected })
+}
+
+/// Parses a trace file: one OTLP JSON object, or one object per line (JSON Lines).
+pub fn parse_file_text(text: &str) -> Result<Parsed, OtlpJsonError> {
+    let whole = parse_object(text);
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    if whole.is_ok() || lines.len() <= 1 {
+        return whole;
+    }
+    let mut out = Parsed::default();
+    for (n, line) in lines {
+        let mut parsed = parse_object(line).map_err(|mut e| {
+            e.location = format!("line {}: ", n + 1);
+            e
+        })?;
+        out.spans.append(&mut parsed.spans);
+        out.rejected.append(&mut parsed.rejected);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE: &str = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"agent"}}]},
+      "scopeSpans":[{"spans":[
+        {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"root",
+         "startTimeUnixNano":"1544712660000000000","endTimeUnixNano":1544712661000000000,
+         "attributes":[{"key":"n","value":{"intValue":"42"}},{"key":"m","value":{"intValue":7}},
+                       {"key":"arr","value":{"arrayValue":{"values":[{"stringValue":"x"}]}}}]},
+        {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0000000000000000","name":"bad"}
+      ]}]}]}"#;
+
+    #[test]
+    fn parses_the_spec_json_mapping() {
+        let p = parse_object(ONE).unwrap();
+        assert_eq!(p.spans.len(), 1);
+        assert_eq!(p.rejected.len(), 1);
+        let s = &p.spans[0];
+        assert!(s.is_root());
+        assert_eq!(s.service_name.as_deref(), Some("agent"));
+        assert_eq!(s.start_time_unix_nano, 1_544_712_660_000_000_000);
+        assert_eq!(s.end_time_unix_nano, 1_544_712_661_000_000_000);
+        assert_eq!(s.attr("n"), Some(&crate::span::AttrValue::Int(42)));
+        assert_eq!(s.attr("m"), Some(&crate::span::AttrValue::Int(7)));
+        assert_eq!(s.attr("arr").map(|a| a.py_str()), Some("('x',)".to_owned()));
+    }
+
+    #[test]
+    fn json_lines_and_errors_name_the_line_and_path() {
+        let flat = ONE.replace('\n', " ");
+        let two = format!("{flat}\n{flat}\n");
+        assert_eq!(parse_file_text(&two).unwrap().spans.len(), 2);
+        let bad = format!("{flat}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"traceId\":\"zz\"}}]}}]}}]}}\n");
+        let e = parse_file_text(&bad).unwrap_err().to_string();
+        assert!(e.starts_with("line 2: "), "{e}");
+        assert!(e.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"), "{e}");
+    }
+}

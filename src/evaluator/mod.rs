@@ -129,6 +129,9 @@ pub struct Evaluator {
     pub config: Config,
     /// `defaultEvaluationCriteria`, validated when the evaluator was loaded.
     pub default_criteria: Option<Criteria>,
+    /// A `threshold` in a UiPath evaluator's config: `passed = score >= threshold`.
+    /// (deepeval's threshold lives in its own config.)
+    pub threshold: Option<f64>,
 }
 
 impl Evaluator {
@@ -141,6 +144,7 @@ impl Evaluator {
             kind,
             config: default_config(kind),
             default_criteria: None,
+            threshold: None,
         }
     }
 
@@ -177,6 +181,17 @@ impl Evaluator {
 
     /// Scores `calls` against validated criteria.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
+        let mut outcome = self.score(calls, criteria);
+        if let (Some(t), Some(score)) = (self.threshold, outcome.score) {
+            if outcome.threshold.is_none() {
+                outcome.threshold = Some(t);
+                outcome.passed = Some(score >= t);
+            }
+        }
+        outcome
+    }
+
+    fn score(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
         match (&self.config, criteria) {
             (Config::Count { strict }, Criteria::Count(c)) => count::evaluate(calls, c, *strict),
             (Config::Order { strict }, Criteria::Order(c)) => order::evaluate(calls, c, *strict),

@@ -41,7 +41,8 @@ impl Default for DeepevalConfig {
     }
 }
 
-const KEYS: [(&str, &str); 10] = [
+const KEYS: [(&str, &str); 11] = [
+    ("default_evaluation_criteria", "defaultEvaluationCriteria"),
     ("should_consider_ordering", "shouldConsiderOrdering"),
     ("should_exact_match", "shouldExactMatch"),
     ("evaluation_params", "evaluationParams"),

@@ -1,0 +1,286 @@
+//! `toolscore eval`: offline evaluation of OTLP JSON trace files against a
+//! UiPath eval set, for CI. Prints UiPath's results JSON.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value as Json, json};
+
+use super::Exit;
+use crate::criteria::{BindingConfig, Catalog, EvalItem, EvalSet, LoadError, find_binding_value};
+use crate::evaluator::{Outcome, Status};
+use crate::extract::{self, ExtractConfig};
+use crate::otlp_json;
+use crate::span::{Span, TraceId};
+
+/// What `toolscore eval` was asked to do.
+#[derive(Debug, Clone)]
+pub struct EvalArgs {
+    pub eval_set: PathBuf,
+    /// Defaults to `<eval-set dir>/../evaluators` (UiPath's layout).
+    pub evaluators: Option<PathBuf>,
+    pub traces: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub min_score: Option<f64>,
+    /// Overrides the binding attributes (default: `eval.case.id`, `eval_item_id`, `evalId`).
+    pub binding_attributes: Vec<String>,
+}
+
+/// Why the run could not start (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{file}: {message}")]
+    Traces { file: String, message: String },
+    #[error("cannot write {file}: {source}")]
+    Output { file: String, source: std::io::Error },
+}
+
+/// One trace's results against the item it is bound to.
+#[derive(Debug)]
+pub struct TraceResult<'a> {
+    pub trace_id: TraceId,
+    pub item: &'a EvalItem,
+    pub outcomes: Vec<(Arc<crate::evaluator::Evaluator>, Outcome)>,
+}
+
+/// A finished run: the results JSON and the exit code it earns.
+#[derive(Debug)]
+pub struct Report {
+    pub json: Json,
+    pub exit: Exit,
+    /// Human-readable lines for stderr (warnings, failures, a summary).
+    pub messages: Vec<String>,
+}
+
+pub fn load_catalog(args: &EvalArgs) -> Result<(Catalog, Arc<EvalSet>), LoadError> {
+    let dir = match &args.evaluators {
+        Some(d) => d.clone(),
+        None => args
+            .eval_set
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("../evaluators"),
+    };
+    let mut catalog = Catalog::default();
+    catalog.load_evaluator_dir(&dir)?;
+    let set = catalog.load_eval_set(&args.eval_set)?;
+    Ok((catalog, set))
+}
+
+/// Reads every trace file and groups the spans by trace ID (first-seen order).
+pub fn load_traces(
+    files: &[PathBuf],
+    messages: &mut Vec<String>,
+) -> Result<IndexMap<TraceId, Vec<Span>>, UsageError> {
+    let mut traces: IndexMap<TraceId, Vec<Span>> = IndexMap::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| UsageError::Traces {
+            file: f.display().to_string(),
+            message: format!("cannot read: {e}"),
+        })?;
+        let parsed = otlp_json::parse_file_text(&text).map_err(|e| UsageError::Traces {
+            file: f.display().to_string(),
+            message: e.to_string(),
+        })?;
+        for r in &parsed.rejected {
+            messages.push(format!("warning: {}: {r}; span skipped", f.display()));
+        }
+        for s in parsed.spans {
+            traces.entry(s.trace_id).or_default().push(s);
+        }
+    }
+    Ok(traces)
+}
+
+/// Evaluates each trace against the eval-set item it is bound to.
+pub fn evaluate<'a>(
+    set: &'a EvalSet,
+    catalog: &'a Catalog,
+    traces: &IndexMap<TraceId, Vec<Span>>,
+    binding: &BindingConfig,
+    messages: &mut Vec<String>,
+) -> Vec<TraceResult<'a>> {
+    let extract_cfg = ExtractConfig::default();
+    let progress = progress_bar(traces.len());
+    let mut results = Vec::new();
+    for (trace_id, spans) in traces {
+        progress.inc(1);
+        let Some(item_id) = find_binding_value(spans, binding) else {
+            messages.push(format!(
+                "warning: trace {trace_id} has none of the binding attributes {:?}; not evaluated",
+                binding.attributes
+            ));
+            continue;
+        };
+        let item = match catalog.item(&item_id) {
+            Some((s, item)) if s.id == set.id => item,
+            _ => {
+                messages.push(format!(
+                    "warning: trace {trace_id} names item {item_id:?}, which eval set {:?} does not have; not evaluated",
+                    set.id
+                ));
+                continue;
+            }
+        };
+        let calls = extract::extract(spans, &extract_cfg);
+        let outcomes = item
+            .evaluators
+            .iter()
+            .map(|ie| (ie.evaluator.clone(), ie.evaluator.evaluate(&calls, &ie.criteria)))
+            .collect();
+        results.push(TraceResult {
+            trace_id: *trace_id,
+            item,
+            outcomes,
+        });
+    }
+    progress.finish_and_clear();
+    results
+}
+
+/// A progress bar on stderr for long runs in a terminal; hidden otherwise.
+fn progress_bar(len: usize) -> indicatif::ProgressBar {
+    if len < 200 || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    indicatif::ProgressBar::new(len as u64)
+}
+
+/// The results JSON in UiPath's `--output-file` shape, and the exit code.
+pub fn report(set: &EvalSet, results: &[TraceResult<'_>], min_score: Option<f64>, mut messages: Vec<String>) -> Report {
+    let mut failed = 0usize;
+    let mut errors = 0usize;
+    let mut total = 0usize;
+    let mut set_results = Vec::new();
+    for r in results {
+        let mut runs = Vec::new();
+        for (ev, o) in &r.outcomes {
+            total += 1;
+            let below_min = matches!((o.score, min_score), (Some(s), Some(m)) if s < m);
+            if o.status == Status::Error {
+                errors += 1;
+                messages.push(format!(
+                    "error: {} / {} (trace {}): {}",
+                    r.item.id,
+                    ev.id,
+                    r.trace_id,
+                    o.error.as_deref().unwrap_or("error")
+                ));
+            } else if below_min || o.passed == Some(false) {
+                failed += 1;
+                messages.push(format!(
+                    "fail: {} / {} (trace {}): score {}{}",
+                    r.item.id,
+                    ev.id,
+                    r.trace_id,
+                    o.score.map_or("-".into(), |s| s.to_string()),
+                    if below_min { " is below --min-score" } else { " is below the evaluator's threshold" }
+                ));
+            }
+            runs.push(json!({
+                "evaluatorName": ev.name,
+                "evaluatorId": ev.id,
+                "result": result_json(o),
+            }));
+        }
+        set_results.push(json!({
+            "evaluationName": r.item.name,
+            "evaluationId": r.item.id,
+            "traceId": r.trace_id.to_hex(),
+            "evaluationRunResults": runs,
+        }));
+    }
+    for item in &set.items {
+        if !results.iter().any(|r| r.item.id == item.id) {
+            messages.push(format!("warning: no trace is bound to item {:?}", item.id));
+        }
+    }
+    messages.push(format!(
+        "{} traces evaluated, {total} results: {} passed, {failed} failed, {errors} errors",
+        results.len(),
+        total - failed - errors
+    ));
+    let exit = if failed + errors > 0 { Exit::Failed } else { Exit::Ok };
+    Report {
+        json: json!({
+            "evaluationSetName": set.name,
+            "evaluationSetResults": set_results,
+        }),
+        exit,
+        messages,
+    }
+}
+
+/// `{score, details, status, error}`; a strict deepeval failure keeps its int 0.
+pub fn result_json(o: &Outcome) -> Json {
+    let mut m = Map::new();
+    let score = match o.score {
+        None => Json::Null,
+        Some(s) if o.score_is_int => json!(s as i64),
+        Some(s) => serde_json::Number::from_f64(s).map_or(Json::Null, Json::Number),
+    };
+    m.insert("score".into(), score);
+    m.insert("details".into(), o.details.clone());
+    m.insert("status".into(), json!(o.status));
+    m.insert("error".into(), o.error.clone().map_or(Json::Null, Json::String));
+    Json::Object(m)
+}
+
+/// Runs `toolscore eval`, writing the results and messages.
+pub fn run(args: &EvalArgs) -> Exit {
+    match run_inner(args) {
+        Ok(exit) => exit,
+        Err(e) => {
+            eprintln!("error: {e}");
+            Exit::Usage
+        }
+    }
+}
+
+fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
+    let (catalog, set) = load_catalog(args)?;
+    let mut messages = Vec::new();
+    for skipped in &set.skipped {
+        if let Some(u) = catalog.unsupported.get(skipped) {
+            messages.push(format!(
+                "warning: evaluator {:?} ({}) is skipped: {}",
+                u.id, u.type_id, u.reason
+            ));
+        }
+    }
+    let traces = load_traces(&args.traces, &mut messages)?;
+    let binding = if args.binding_attributes.is_empty() {
+        BindingConfig::default()
+    } else {
+        BindingConfig {
+            attributes: args.binding_attributes.clone(),
+        }
+    };
+    let results = evaluate(&set, &catalog, &traces, &binding, &mut messages);
+    let report = report(&set, &results, args.min_score, messages);
+    let mut text = serde_json::to_string_pretty(&report.json).unwrap_or_default();
+    text.push('\n');
+    match &args.output {
+        Some(path) => std::fs::write(path, text).map_err(|source| UsageError::Output {
+            file: path.display().to_string(),
+            source,
+        })?,
+        None => write_stdout(&text),
+    }
+    for m in &report.messages {
+        eprintln!("{m}");
+    }
+    Ok(report.exit)
+}
+
+/// The CLI's output path: the one place allowed to print to stdout.
+#[allow(clippy::print_stdout)]
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes());
+}
