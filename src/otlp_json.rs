@@ -27,10 +27,16 @@ pub struct Parsed {
 /// Parses one `{"resourceSpans": [...]}` object.
 pub fn parse_object(text: &str) -> Result<Parsed, OtlpJsonError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let data: TracesData = serde_path_to_error::deserialize(de).map_err(|e| OtlpJsonError {
+    let data: TracesData = serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
         location: String::new(),
         path: e.path().to_string(),
         message: e.inner().to_string(),
+    })?;
+    // Trailing content (a second object) is an error, not silently ignored.
+    de.end().map_err(|e| OtlpJsonError {
+        location: String::new(),
+        path: ".".into(),
+        message: e.to_string(),
     })?;
     let (spans, rejected) = span::from_resource_spans(&data.resource_spans);
     Ok(Parsed { spans, rejected })

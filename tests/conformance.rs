@@ -49,7 +49,11 @@ fn every_conformance_case_matches_the_reference() {
     for f in failures.iter().take(40) {
         println!("FAIL {f}\n");
     }
-    assert!(failures.is_empty(), "{} conformance cases failed", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} conformance cases failed",
+        failures.len()
+    );
 }
 
 /// Scores do not depend on the order a trace's spans are listed in.
@@ -64,40 +68,37 @@ fn scores_do_not_depend_on_span_order() {
         ..Config::default()
     });
     runner
-        .run(
-            &(0..cases.len(), any::<u64>()),
-            |(idx, seed)| {
-                let case = &cases[idx];
-                let base = run(case);
-                let mut spans = conformance::spans(case);
-                // Fisher-Yates with a deterministic generator from the seed.
-                let mut s = seed | 1;
-                for i in (1..spans.len()).rev() {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    spans.swap(i, (s % (i as u64 + 1)) as usize);
+        .run(&(0..cases.len(), any::<u64>()), |(idx, seed)| {
+            let case = &cases[idx];
+            let base = run(case);
+            let mut spans = conformance::spans(case);
+            // Fisher-Yates with a deterministic generator from the seed.
+            let mut s = seed | 1;
+            for i in (1..spans.len()).rev() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                spans.swap(i, (s % (i as u64 + 1)) as usize);
+            }
+            let kind = conformance::evaluator_type(case);
+            let mut ev = Evaluator::with_defaults("conformance", kind);
+            if let Some(cfg) = case.config.as_dict() {
+                if let Ok(c) = evaluator::parse_config(kind, cfg, "config") {
+                    ev.config = c;
                 }
-                let kind = conformance::evaluator_type(case);
-                let mut ev = Evaluator::with_defaults("conformance", kind);
-                if let Some(cfg) = case.config.as_dict() {
-                    if let Ok(c) = evaluator::parse_config(kind, cfg, "config") {
-                        ev.config = c;
-                    }
-                }
-                let calls = extract::extract(&spans, &ExtractConfig::default());
-                let criteria = match &case.criteria {
-                    Value::None => None,
-                    other => Some(other),
-                };
-                let shuffled = ev.evaluate_value(&calls, criteria);
-                prop_assert_eq!(base.score, shuffled.score, "case {}", case.id);
-                prop_assert_eq!(base.status, shuffled.status);
-                if case.evaluator_type != "tool-correctness" {
-                    prop_assert_eq!(base.details, shuffled.details);
-                }
-                Ok(())
-            },
-        )
+            }
+            let calls = extract::extract(&spans, &ExtractConfig::default());
+            let criteria = match &case.criteria {
+                Value::None => None,
+                other => Some(other),
+            };
+            let shuffled = ev.evaluate_value(&calls, criteria);
+            prop_assert_eq!(base.score, shuffled.score, "case {}", case.id);
+            prop_assert_eq!(base.status, shuffled.status);
+            if case.evaluator_type != "tool-correctness" {
+                prop_assert_eq!(base.details, shuffled.details);
+            }
+            Ok(())
+        })
         .unwrap();
 }

@@ -109,7 +109,7 @@ pub fn expect_str(v: &Value, path: &str) -> Result<String, Invalid> {
 
 /// pydantic's lax `bool`: bools, 0/1, and the usual yes/no strings.
 pub fn lax_bool(v: &Value, path: &str) -> Result<bool, Invalid> {
-    let bad = || Invalid::new(path, "Input should be a valid boolean");
+    let bad = || Invalid::new(path, format!("Input should be a valid boolean, got {}", v.repr()));
     match v {
         Value::Bool(b) => Ok(*b),
         Value::Int(Int::Small(0)) => Ok(false),

@@ -166,7 +166,8 @@ fn check_str_keys(d: &Dict) -> Result<(), String> {
 
 /// The reference's output rule (SEMANTICS §1.2): a JSON object's `content`
 /// (or nothing when it has none), a non-object or unparseable string as is,
-/// anything else as its Python `str()`; falsy values are `""`.
+/// any other attribute type as its Python `str()` (so an int 0 is `"0"`);
+/// a falsy selected value is `""`.
 pub fn output_text(attr: Option<&AttrValue>) -> String {
     let selected = match attr {
         None => return String::new(),
@@ -178,7 +179,8 @@ pub fn output_text(attr: Option<&AttrValue>) -> String {
             Some(Value::Dict(d)) => d.get_str("content").cloned().unwrap_or(Value::None),
             _ => Value::None,
         },
-        Some(other) => other.to_py(),
+        // Stringified before the falsy check: an int 0 or `False` is "0"/"False".
+        Some(other) => Value::Str(other.py_str()),
     };
     if selected.truthy() {
         selected.py_str()

@@ -72,7 +72,9 @@ fn attr(v: &Value) -> AttrValue {
 /// The case's spans in the internal model, listed in the case's order.
 pub fn spans(case: &Case) -> Vec<Span> {
     let d = case.py.as_dict().unwrap();
-    let Value::List(items) = d.get_str("spans").unwrap() else { panic!("spans") };
+    let Value::List(items) = d.get_str("spans").unwrap() else {
+        panic!("spans")
+    };
     items
         .iter()
         .map(|s| {
@@ -137,15 +139,23 @@ pub fn judge_parts(
             ));
         }
         if exp["score_type"] == "error" && details != &exp["details"] {
-            return Err(format!("error details: expected {}, got {details}", exp["details"]));
+            return Err(format!(
+                "error details: expected {}, got {details}",
+                exp["details"]
+            ));
         }
         return Ok(());
     }
     if is_error {
-        return Err(format!("expected score {}, got an error: {details}", exp["score"]));
+        return Err(format!(
+            "expected score {}, got an error: {details}",
+            exp["score"]
+        ));
     }
     let want = exp["score"].as_f64().unwrap();
-    let Some(score) = score else { return Err("no score".into()) };
+    let Some(score) = score else {
+        return Err("no score".into());
+    };
     if (score - want).abs() > 1e-12 {
         return Err(format!("score: expected {want}, got {score}"));
     }
@@ -159,7 +169,10 @@ pub fn judge_parts(
                 return Err(format!("{k}: expected {}, got {}", ed[k], details[k]));
             }
         }
-        let (a, b) = (ed["reason"].as_str().unwrap(), details["reason"].as_str().unwrap_or(""));
+        let (a, b) = (
+            ed["reason"].as_str().unwrap(),
+            details["reason"].as_str().unwrap_or(""),
+        );
         if canonical_reason(a) != canonical_reason(b) {
             return Err(format!("reason:\nexpected {a:?}\n     got {b:?}"));
         }
@@ -179,10 +192,14 @@ pub fn judge_parts(
 pub fn canonical_reason(reason: &str) -> String {
     let mut out = String::new();
     let mut rest = reason;
-    while let Some(pos) = ["missing tools [", "out-of-order tools [", "tool type mismatches ["]
-        .iter()
-        .filter_map(|m| rest.find(m).map(|p| (p, m.len())))
-        .min()
+    while let Some(pos) = [
+        "missing tools [",
+        "out-of-order tools [",
+        "tool type mismatches [",
+    ]
+    .iter()
+    .filter_map(|m| rest.find(m).map(|p| (p, m.len())))
+    .min()
     {
         let (p, len) = pos;
         out.push_str(&rest[..p + len - 1]);

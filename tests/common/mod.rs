@@ -1,4 +1,10 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout
+)]
 
 pub mod conformance;
+pub mod weather;

@@ -1,0 +1,237 @@
+//! `toolscore eval` end to end: the real binary on the UiPath weather_tools
+//! files, with the traces the sample agent emits.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value as Json;
+
+fn example_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/uipath-weather-tools")
+}
+
+fn eval_set_path(root: &Path) -> PathBuf {
+    root.join("evaluations/eval-sets/default.json")
+}
+
+fn traces_fixture() -> PathBuf {
+    example_dir().join("traces.jsonl")
+}
+
+fn toolscore(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn eval_set_json() -> Json {
+    serde_json::from_str(&std::fs::read_to_string(eval_set_path(&example_dir())).unwrap()).unwrap()
+}
+
+/// The committed fixture is exactly what the generator produces, so the
+/// README's commands run on the traces this test describes.
+/// Regenerate with `TOOLSCORE_BLESS=1 cargo test --test cli_eval`.
+#[test]
+fn committed_traces_fixture_is_current() {
+    let want = common::weather::traces_jsonl(&eval_set_json());
+    if std::env::var_os("TOOLSCORE_BLESS").is_some() {
+        std::fs::write(traces_fixture(), &want).unwrap();
+    }
+    let have = std::fs::read_to_string(traces_fixture()).unwrap_or_default();
+    assert!(
+        have == want,
+        "examples/uipath-weather-tools/traces.jsonl is stale: run TOOLSCORE_BLESS=1 cargo test --test cli_eval"
+    );
+}
+
+/// The example files are the shared UiPath files, unchanged.
+#[test]
+fn example_files_are_the_unchanged_uipath_files() {
+    let shared =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/examples/uipath-weather-tools");
+    if !shared.exists() {
+        eprintln!("../shared not present; skipping the byte comparison");
+        return;
+    }
+    for rel in [
+        "evaluations/eval-sets/default.json",
+        "evaluations/evaluators/tool-call-args.json",
+        "evaluations/evaluators/tool-call-count.json",
+        "evaluations/evaluators/tool-call-order.json",
+        "evaluations/evaluators/tool-call-output.json",
+        "evaluations/evaluators/trajectory.json",
+    ] {
+        assert_eq!(
+            std::fs::read(shared.join(rel)).unwrap(),
+            std::fs::read(example_dir().join(rel)).unwrap(),
+            "{rel} differs from the shared UiPath file"
+        );
+    }
+}
+
+#[test]
+fn weather_example_scores_one_for_every_evaluator_on_every_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces.jsonl");
+    std::fs::write(&traces, common::weather::traces_jsonl(&eval_set_json())).unwrap();
+    let out = toolscore(&[
+        "eval",
+        "--eval-set",
+        eval_set_path(&example_dir()).to_str().unwrap(),
+        "--traces",
+        traces.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("TrajectoryEvaluator"),
+        "the LLM judge is reported as skipped: {stderr}"
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["evaluationSetName"],
+        "Weather Tools Agent Evaluation"
+    );
+    let results = report["evaluationSetResults"].as_array().unwrap();
+    assert_eq!(results.len(), 5);
+    for r in results {
+        let item = r["evaluationId"].as_str().unwrap();
+        let runs = r["evaluationRunResults"].as_array().unwrap();
+        let ids: Vec<&str> = runs
+            .iter()
+            .map(|x| x["evaluatorId"].as_str().unwrap())
+            .collect();
+        let mut want = vec![
+            "ToolCallCountEvaluator",
+            "ToolCallOrderEvaluator",
+            "ToolCallArgsEvaluator",
+        ];
+        if !matches!(item, "basic_weather" | "sunny_weather") {
+            want.push("ToolCallOutputEvaluator");
+        }
+        assert_eq!(ids, want, "item {item}");
+        for run in runs {
+            assert_eq!(run["result"]["status"], "ok", "{item}: {run}");
+            assert_eq!(run["result"]["score"], 1.0, "{item}: {run}");
+            assert_eq!(run["result"]["error"], Json::Null);
+        }
+    }
+    // The output evaluator's details match the reference's real run (SEMANTICS §1.7).
+    let tokyo = results
+        .iter()
+        .find(|r| r["evaluationId"] == "tokyo_forecast")
+        .unwrap();
+    let output = &tokyo["evaluationRunResults"][3]["result"]["details"];
+    assert_eq!(
+        output["explained_tool_calls_outputs"]["get_temperature_0"],
+        "Actual: {'temperature': 25.0, 'unit': 'fahrenheit'}, Expected: {'temperature': 25.0, 'unit': 'fahrenheit'}, Score: 1.0"
+    );
+}
+
+fn copy_example(to: &Path) {
+    for sub in ["evaluations/eval-sets", "evaluations/evaluators"] {
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for e in std::fs::read_dir(example_dir().join(sub)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(sub).join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn run_on_copy(root: &Path) -> Output {
+    toolscore(&[
+        "eval",
+        "--eval-set",
+        eval_set_path(root).to_str().unwrap(),
+        "--traces",
+        traces_fixture().to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn a_corrupted_evaluator_file_exits_2_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(dir.path());
+    let file = dir
+        .path()
+        .join("evaluations/evaluators/tool-call-args.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("\"strict\": false", "\"strict\": \"maybe\""),
+    )
+    .unwrap();
+    let out = run_on_copy(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("tool-call-args.json"), "{stderr}");
+    assert!(stderr.contains("evaluatorConfig.strict"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn invalid_json_and_bad_criteria_exit_2_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(dir.path());
+    let file = dir
+        .path()
+        .join("evaluations/evaluators/tool-call-count.json");
+    std::fs::write(&file, "{\"version\": \"1.0\", \"id\": ").unwrap();
+    let out = run_on_copy(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.contains("tool-call-count.json") && stderr.contains("not valid JSON"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(dir.path());
+    let set = eval_set_path(dir.path());
+    let text = std::fs::read_to_string(&set).unwrap();
+    std::fs::write(&set, text.replacen("\"=\",\n              1\n", "\"=\", 1.5\n", 1)).unwrap();
+    let out = run_on_copy(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.contains("evaluations.0.evaluationCriterias.ToolCallCountEvaluator.toolCallsCount.get_temperature.1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn failing_scores_exit_1() {
+    let out = toolscore(&[
+        "eval",
+        "--eval-set",
+        eval_set_path(&example_dir()).to_str().unwrap(),
+        "--traces",
+        traces_fixture().to_str().unwrap(),
+        "--min-score",
+        "1.5",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("below --min-score"));
+}
+
+#[test]
+fn legacy_eval_sets_and_bad_usage_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_example(dir.path());
+    let set = eval_set_path(dir.path());
+    let text = std::fs::read_to_string(&set).unwrap();
+    std::fs::write(&set, text.replacen("\"version\": \"1.0\",", "", 1)).unwrap();
+    let out = run_on_copy(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("legacy") && stderr.contains("default.json"),
+        "{stderr}"
+    );
+
+    let out = toolscore(&["eval", "--traces", "x.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
