@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use toolscore::cli::{self, eval::EvalArgs};
 
 #[derive(Parser)]
-#[command(name = "toolscore", version, about = "Scores how AI agents use their tools, from their OpenTelemetry traces")]
+#[command(
+    name = "toolscore",
+    version,
+    about = "Scores how AI agents use their tools, from their OpenTelemetry traces"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
