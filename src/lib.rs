@@ -6,7 +6,9 @@
 //! UiPath evaluator and eval-set files and binding criteria to traces, and
 //! [`pyvalue`] holding the Python value semantics every score depends on.
 
+pub mod assembler;
 pub mod cli;
+pub mod config;
 pub mod criteria;
 pub mod evaluator;
 pub mod extract;

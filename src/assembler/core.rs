@@ -1,0 +1,420 @@
+//! One assembler shard as a plain synchronous state machine: no tasks, no
+//! clock. The caller passes `now` to [`Shard::push`] and [`Shard::expire`];
+//! an async loop (`super::run_shard`) drives it, and tests drive it directly.
+//!
+//! A trace is buffered until its root span has arrived and the grace period
+//! has passed (then it is *complete*), or until it times out without a root
+//! (idle or too old). Once emitted, its spans stay for the late-span window so
+//! a late span re-evaluates the whole trace with `revision + 1`. Spans are
+//! de-duplicated by span ID, since exporters retry.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::{AssemblerConfig, OnTimeout};
+use crate::span::{Span, SpanId, TraceId};
+
+/// The per-shard share of the assembler's bounds.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub grace: Duration,
+    pub idle_timeout: Duration,
+    pub max_age: Duration,
+    pub late_window: Duration,
+    pub on_timeout: OnTimeout,
+    pub max_traces: usize,
+    pub max_spans_per_trace: usize,
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    /// Splits the configured bounds evenly over `shards`.
+    pub fn for_shard(cfg: &AssemblerConfig, shards: usize) -> Limits {
+        let shards = shards.max(1);
+        Limits {
+            grace: Duration::from_millis(cfg.grace_after_root_ms),
+            idle_timeout: Duration::from_secs(cfg.idle_timeout_secs),
+            max_age: Duration::from_secs(cfg.max_trace_age_secs),
+            late_window: Duration::from_secs(cfg.late_span_window_secs),
+            on_timeout: cfg.on_timeout,
+            max_traces: cfg.max_traces.div_ceil(shards).max(1),
+            max_spans_per_trace: cfg.max_spans_per_trace,
+            max_bytes: cfg.max_buffered_bytes.div_ceil(shards).max(1),
+        }
+    }
+}
+
+/// What happened to one pushed span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Push {
+    Accepted,
+    /// Already seen (an exporter retry): accepted, not stored twice.
+    Duplicate,
+    /// The trace already holds `max_spans_per_trace` spans: refused for good.
+    TraceFull,
+    /// The trace was evaluated longer ago than the late-span window: dropped.
+    TooLate,
+    /// The shard is at its trace or byte bound: refused, retryable.
+    Full,
+}
+
+/// Why a trace left the buffer for evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The root span arrived and the grace period passed.
+    Complete,
+    /// No root span before the idle timeout or the age limit.
+    TimedOut,
+    /// A late span arrived for an evaluated trace.
+    Revised,
+    /// The service is shutting down.
+    Shutdown,
+}
+
+/// A trace ready to be evaluated.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub trace_id: TraceId,
+    pub spans: Arc<Vec<Span>>,
+    /// Whether the root span was seen.
+    pub complete: bool,
+    /// 1 for the first evaluation, +1 for each re-evaluation.
+    pub revision: u32,
+    pub reason: Reason,
+    /// When the root span arrived, for the root → scores latency.
+    pub root_arrived: Option<Instant>,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Waiting for the root (deadline: idle/age timeout) or for the grace
+    /// period after it (deadline: root + grace).
+    Open,
+    /// Emitted with this revision; kept for late spans until the deadline.
+    Emitted { revision: u32 },
+}
+
+#[derive(Debug)]
+struct Buffer {
+    spans: Arc<Vec<Span>>,
+    ids: HashSet<SpanId>,
+    bytes: usize,
+    first_seen: Instant,
+    root_arrived: Option<Instant>,
+    deadline: Instant,
+    state: State,
+    /// A late span arrived since the last emission.
+    dirty: bool,
+}
+
+/// Counters the shard keeps; the driver exports them as metrics.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counts {
+    pub completed: u64,
+    pub timed_out: u64,
+    pub timed_out_dropped: u64,
+    pub revised: u64,
+    pub late_dropped: u64,
+    /// Emitted traces forgotten early to make room (their late window cut short).
+    pub evicted_emitted: u64,
+}
+
+/// One shard: owns its traces outright (no locks).
+#[derive(Debug)]
+pub struct Shard {
+    limits: Limits,
+    traces: HashMap<TraceId, Buffer>,
+    /// (deadline, trace): one entry per buffered trace; the smallest is next.
+    deadlines: BTreeSet<(Instant, TraceId)>,
+    /// Emitted traces kept for late spans, oldest emission first (may hold stale entries).
+    emitted_order: std::collections::VecDeque<(Instant, TraceId)>,
+    /// Traces forgotten after emission, so a too-late span is dropped rather
+    /// than starting a phantom trace; bounded FIFO of `max_traces` entries.
+    tombstones: HashSet<TraceId>,
+    tombstone_order: std::collections::VecDeque<TraceId>,
+    bytes: usize,
+    open: usize,
+    pub counts: Counts,
+}
+
+impl Shard {
+    pub fn new(limits: Limits) -> Shard {
+        Shard {
+            limits,
+            traces: HashMap::new(),
+            deadlines: BTreeSet::new(),
+            emitted_order: std::collections::VecDeque::new(),
+            tombstones: HashSet::new(),
+            tombstone_order: std::collections::VecDeque::new(),
+            bytes: 0,
+            open: 0,
+            counts: Counts::default(),
+        }
+    }
+
+    /// Traces buffered (open or kept for late spans).
+    pub fn traces(&self) -> usize {
+        self.traces.len()
+    }
+
+    /// Traces not yet evaluated.
+    pub fn open_traces(&self) -> usize {
+        self.open
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The earliest deadline, for the driver's one timer.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.deadlines.first().map(|(d, _)| *d)
+    }
+
+    fn set_deadline(&mut self, id: TraceId, new: Instant) {
+        if let Some(b) = self.traces.get_mut(&id) {
+            self.deadlines.remove(&(b.deadline, id));
+            b.deadline = new;
+            self.deadlines.insert((new, id));
+        }
+    }
+
+    /// Frees emitted traces (oldest first) until `need` more bytes and one
+    /// more trace fit. Returns false when only open traces are left.
+    fn make_room(&mut self, need: usize, new_trace: bool) -> bool {
+        loop {
+            let fits_bytes = self.bytes + need <= self.limits.max_bytes;
+            let fits_traces = !new_trace || self.traces.len() < self.limits.max_traces;
+            if fits_bytes && fits_traces {
+                return true;
+            }
+            let Some((_, id)) = self.emitted_order.pop_front() else {
+                return false;
+            };
+            if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty) {
+                self.forget(id);
+                self.tombstone(id);
+                self.counts.evicted_emitted += 1;
+            }
+        }
+    }
+
+    fn tombstone(&mut self, id: TraceId) {
+        if self.tombstones.insert(id) {
+            self.tombstone_order.push_back(id);
+            while self.tombstone_order.len() > self.limits.max_traces {
+                if let Some(old) = self.tombstone_order.pop_front() {
+                    self.tombstones.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn forget(&mut self, id: TraceId) {
+        if let Some(b) = self.traces.remove(&id) {
+            self.deadlines.remove(&(b.deadline, id));
+            self.bytes -= b.bytes;
+            if matches!(b.state, State::Open) {
+                self.open -= 1;
+            }
+        }
+    }
+
+    /// Adds one span. The caller counts the outcome.
+    pub fn push(&mut self, span: Span, now: Instant) -> Push {
+        let id = span.trace_id;
+        let size = span.size_hint();
+        if self.tombstones.contains(&id) {
+            self.counts.late_dropped += 1;
+            return Push::TooLate;
+        }
+        if let Some(b) = self.traces.get(&id) {
+            if b.ids.contains(&span.span_id) {
+                return Push::Duplicate;
+            }
+            if b.spans.len() >= self.limits.max_spans_per_trace {
+                return Push::TraceFull;
+            }
+        }
+        if !self.make_room(size, !self.traces.contains_key(&id)) {
+            return Push::Full;
+        }
+        let is_root = span.is_root();
+        let limits = self.limits.clone();
+        let mut new_deadline = None;
+        match self.traces.get_mut(&id) {
+            Some(b) => {
+                b.ids.insert(span.span_id);
+                b.bytes += size;
+                Arc::make_mut(&mut b.spans).push(span);
+                match b.state {
+                    State::Open => {
+                        if is_root && b.root_arrived.is_none() {
+                            b.root_arrived = Some(now);
+                            new_deadline = Some(now + limits.grace);
+                        } else if b.root_arrived.is_none() {
+                            new_deadline = Some(open_deadline(b.first_seen, now, &limits));
+                        }
+                    }
+                    State::Emitted { .. } => {
+                        // Re-evaluate after a grace period, so a burst of late spans
+                        // gives one revision.
+                        if is_root && b.root_arrived.is_none() {
+                            b.root_arrived = Some(now);
+                        }
+                        if !b.dirty {
+                            b.dirty = true;
+                            new_deadline = Some(now + limits.grace);
+                        }
+                    }
+                }
+                self.bytes += size;
+            }
+            None => {
+                let mut ids = HashSet::new();
+                ids.insert(span.span_id);
+                let deadline = if is_root {
+                    now + limits.grace
+                } else {
+                    open_deadline(now, now, &limits)
+                };
+                self.traces.insert(
+                    id,
+                    Buffer {
+                        spans: Arc::new(vec![span]),
+                        ids,
+                        bytes: size,
+                        first_seen: now,
+                        root_arrived: is_root.then_some(now),
+                        deadline,
+                        state: State::Open,
+                        dirty: false,
+                    },
+                );
+                self.deadlines.insert((deadline, id));
+                self.bytes += size;
+                self.open += 1;
+            }
+        }
+        if let Some(d) = new_deadline {
+            self.set_deadline(id, d);
+        }
+        Push::Accepted
+    }
+
+    /// Emits every trace whose deadline is at or before `now`.
+    pub fn expire(&mut self, now: Instant) -> Vec<Ready> {
+        let mut out = Vec::new();
+        while let Some(&(deadline, id)) = self.deadlines.first() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop_first();
+            if let Some(r) = self.on_deadline(id, now) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    fn on_deadline(&mut self, id: TraceId, now: Instant) -> Option<Ready> {
+        let limits = self.limits.clone();
+        let b = self.traces.get_mut(&id)?;
+        match b.state {
+            State::Open => {
+                let complete = b.root_arrived.is_some();
+                if !complete && limits.on_timeout == OnTimeout::Drop {
+                    self.counts.timed_out_dropped += 1;
+                    self.deadlines.insert((b.deadline, id));
+                    self.forget(id);
+                    return None;
+                }
+                if complete {
+                    self.counts.completed += 1;
+                } else {
+                    self.counts.timed_out += 1;
+                }
+                b.state = State::Emitted { revision: 1 };
+                self.open -= 1;
+                let ready = Ready {
+                    trace_id: id,
+                    spans: b.spans.clone(),
+                    complete,
+                    revision: 1,
+                    reason: if complete { Reason::Complete } else { Reason::TimedOut },
+                    root_arrived: b.root_arrived,
+                };
+                b.deadline = now + limits.late_window;
+                self.deadlines.insert((b.deadline, id));
+                self.emitted_order.push_back((now, id));
+                Some(ready)
+            }
+            State::Emitted { revision } if b.dirty => {
+                b.dirty = false;
+                b.state = State::Emitted { revision: revision + 1 };
+                self.counts.revised += 1;
+                let ready = Ready {
+                    trace_id: id,
+                    spans: b.spans.clone(),
+                    complete: b.root_arrived.is_some(),
+                    revision: revision + 1,
+                    reason: Reason::Revised,
+                    root_arrived: b.root_arrived,
+                };
+                b.deadline = now + limits.late_window;
+                self.deadlines.insert((b.deadline, id));
+                self.emitted_order.push_back((now, id));
+                Some(ready)
+            }
+            State::Emitted { .. } => {
+                // The late window closed: forget the trace, remember its ID.
+                self.deadlines.insert((b.deadline, id));
+                self.forget(id);
+                self.tombstone(id);
+                None
+            }
+        }
+    }
+
+    /// Shutdown: emits every open trace (complete ones as complete; rootless
+    /// ones per `on_timeout`) and pending revisions, then forgets everything.
+    pub fn drain(&mut self) -> Vec<Ready> {
+        let mut out = Vec::new();
+        let ids: Vec<TraceId> = self.traces.keys().copied().collect();
+        for id in ids {
+            let Some(b) = self.traces.get(&id) else { continue };
+            let complete = b.root_arrived.is_some();
+            let (revision, emit) = match b.state {
+                State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
+                State::Emitted { revision } => (revision + 1, b.dirty),
+            };
+            if emit {
+                match (&b.state, complete) {
+                    (State::Emitted { .. }, _) => self.counts.revised += 1,
+                    (State::Open, true) => self.counts.completed += 1,
+                    (State::Open, false) => self.counts.timed_out += 1,
+                }
+                out.push(Ready {
+                    trace_id: id,
+                    spans: b.spans.clone(),
+                    complete,
+                    revision,
+                    reason: Reason::Shutdown,
+                    root_arrived: b.root_arrived,
+                });
+            } else if matches!(b.state, State::Open) {
+                self.counts.timed_out_dropped += 1;
+            }
+            self.forget(id);
+        }
+        out.sort_by_key(|r| r.trace_id);
+        out
+    }
+}
+
+/// An open rootless trace's deadline: idle timeout from the last span,
+/// capped by the age limit from the first.
+fn open_deadline(first_seen: Instant, now: Instant, l: &Limits) -> Instant {
+    (now + l.idle_timeout).min(first_seen + l.max_age)
+}

@@ -1,0 +1,219 @@
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+
+use super::core::{Limits, Push, Reason, Shard};
+use crate::config::OnTimeout;
+use crate::span::{Span, SpanId, TraceId};
+
+fn limits() -> Limits {
+    Limits {
+        grace: Duration::from_millis(1000),
+        idle_timeout: Duration::from_secs(300),
+        max_age: Duration::from_secs(3600),
+        late_window: Duration::from_secs(60),
+        on_timeout: OnTimeout::Evaluate,
+        max_traces: 100,
+        max_spans_per_trace: 100,
+        max_bytes: 1 << 30,
+    }
+}
+
+fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
+    Span {
+        trace_id: TraceId([trace; 16]),
+        span_id: SpanId([id; 8]),
+        parent_span_id: parent.map(|p| SpanId([p; 8])),
+        name: format!("s{id}"),
+        start_time_unix_nano: u64::from(id),
+        end_time_unix_nano: u64::from(id) + 1,
+        attributes: vec![],
+        service_name: None,
+    }
+}
+
+fn ids(spans: &[Span]) -> BTreeSet<u8> {
+    spans.iter().map(|s| s.span_id.0[0]).collect()
+}
+
+#[test]
+fn a_trace_is_ready_only_after_its_root_and_the_grace_period() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert!(s.expire(t0 + Duration::from_secs(10)).is_empty(), "no root yet");
+    let root_at = t0 + Duration::from_secs(10);
+    assert_eq!(s.push(span(1, 1, None), root_at), Push::Accepted);
+    assert_eq!(s.next_deadline(), Some(root_at + Duration::from_millis(1000)));
+    assert!(s.expire(root_at + Duration::from_millis(999)).is_empty());
+    // A child inside the grace period joins the trace.
+    assert_eq!(s.push(span(1, 3, Some(1)), root_at + Duration::from_millis(500)), Push::Accepted);
+    let ready = s.expire(root_at + Duration::from_millis(1000));
+    assert_eq!(ready.len(), 1);
+    let r = &ready[0];
+    assert!(r.complete);
+    assert_eq!((r.revision, r.reason), (1, Reason::Complete));
+    assert_eq!(ids(&r.spans), BTreeSet::from([1, 2, 3]));
+    assert_eq!(r.root_arrived, Some(root_at));
+    assert_eq!(s.open_traces(), 0);
+}
+
+#[test]
+fn duplicates_are_accepted_once() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    assert_eq!(s.push(span(1, 1, None), t0), Push::Accepted);
+    assert_eq!(s.push(span(1, 1, None), t0), Push::Duplicate);
+    let bytes = s.bytes();
+    assert_eq!(s.push(span(1, 1, None), t0), Push::Duplicate);
+    assert_eq!(s.bytes(), bytes);
+    let r = s.expire(t0 + Duration::from_secs(2));
+    assert_eq!(r[0].spans.len(), 1);
+}
+
+#[test]
+fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    s.push(span(1, 1, None), t0);
+    assert_eq!(s.expire(t0 + Duration::from_secs(1))[0].revision, 1);
+    let late = t0 + Duration::from_secs(5);
+    assert_eq!(s.push(span(1, 2, Some(1)), late), Push::Accepted);
+    assert_eq!(s.push(span(1, 3, Some(1)), late), Push::Accepted);
+    assert_eq!(s.push(span(1, 2, Some(1)), late), Push::Duplicate);
+    let r = s.expire(late + Duration::from_secs(1));
+    assert_eq!(r.len(), 1, "one revision for a burst of late spans");
+    assert_eq!((r[0].revision, r[0].reason), (2, Reason::Revised));
+    assert_eq!(ids(&r[0].spans), BTreeSet::from([1, 2, 3]));
+    // After the late window the trace is forgotten; later spans are dropped and counted.
+    assert!(s.expire(late + Duration::from_secs(62)).is_empty());
+    assert_eq!(s.traces(), 0);
+    assert_eq!(s.push(span(1, 4, Some(1)), late + Duration::from_secs(63)), Push::TooLate);
+    assert_eq!(s.counts.late_dropped, 1);
+    assert_eq!(s.counts.revised, 1);
+}
+
+#[test]
+fn a_rootless_trace_times_out_incomplete_or_is_dropped() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    s.push(span(1, 2, Some(1)), t0);
+    // Each new span pushes the idle deadline back.
+    s.push(span(1, 3, Some(1)), t0 + Duration::from_secs(200));
+    assert!(s.expire(t0 + Duration::from_secs(499)).is_empty());
+    let r = s.expire(t0 + Duration::from_secs(500));
+    assert_eq!(r.len(), 1);
+    assert!(!r[0].complete);
+    assert_eq!(r[0].reason, Reason::TimedOut);
+
+    let mut l = limits();
+    l.on_timeout = OnTimeout::Drop;
+    let mut s = Shard::new(l);
+    s.push(span(1, 2, Some(1)), t0);
+    assert!(s.expire(t0 + Duration::from_secs(300)).is_empty());
+    assert_eq!(s.counts.timed_out_dropped, 1);
+    assert_eq!(s.traces(), 0);
+}
+
+#[test]
+fn the_age_limit_caps_a_trace_that_never_goes_idle() {
+    let t0 = Instant::now();
+    let mut l = limits();
+    l.idle_timeout = Duration::from_secs(10);
+    l.max_age = Duration::from_secs(25);
+    let mut s = Shard::new(l);
+    // A span every 8 s keeps it from ever idling for 10 s.
+    for i in 0..4u8 {
+        s.push(span(1, 10 + i, Some(1)), t0 + Duration::from_secs(8 * u64::from(i)));
+    }
+    assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(25)));
+    let r = s.expire(t0 + Duration::from_secs(25));
+    assert_eq!(r.len(), 1, "emitted at the age limit although spans keep coming");
+    assert_eq!(r[0].spans.len(), 4);
+}
+
+#[test]
+fn bounds_refuse_spans_and_free_emitted_traces_first() {
+    let t0 = Instant::now();
+    let mut l = limits();
+    l.max_traces = 2;
+    l.max_spans_per_trace = 2;
+    let mut s = Shard::new(l);
+    assert_eq!(s.push(span(1, 1, None), t0), Push::Accepted);
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(1, 3, Some(1)), t0), Push::TraceFull);
+    assert_eq!(s.push(span(2, 1, Some(9)), t0), Push::Accepted);
+    assert_eq!(s.push(span(3, 1, Some(9)), t0), Push::Full, "two open traces fill the shard");
+    // Once trace 1 is evaluated it is only kept for late spans: it makes room.
+    assert_eq!(s.expire(t0 + Duration::from_secs(1)).len(), 1);
+    assert_eq!(s.push(span(3, 1, Some(9)), t0 + Duration::from_secs(1)), Push::Accepted);
+    assert_eq!(s.counts.evicted_emitted, 1);
+
+    let mut l = limits();
+    l.max_bytes = span(1, 1, None).size_hint() * 2;
+    let mut s = Shard::new(l);
+    assert_eq!(s.push(span(1, 1, None), t0), Push::Accepted);
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(1, 3, Some(1)), t0), Push::Full);
+}
+
+#[test]
+fn drain_emits_complete_traces_and_rootless_ones_per_policy() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    s.push(span(1, 1, None), t0);
+    s.push(span(2, 2, Some(1)), t0);
+    let r = s.drain();
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|r| r.reason == Reason::Shutdown));
+    assert_eq!(r.iter().filter(|r| r.complete).count(), 1);
+    assert_eq!(s.traces(), 0);
+    assert_eq!(s.bytes(), 0);
+}
+
+proptest! {
+    /// For any interleaving and duplication of several traces' spans, each
+    /// trace is emitted once with exactly its spans: nothing lost, nothing twice.
+    #[test]
+    fn any_interleaving_and_duplication_assembles_the_same_traces(
+        sizes in prop::collection::vec(1u8..8, 1..5),
+        order in prop::collection::vec(any::<u32>(), 0..200),
+        dups in prop::collection::vec(any::<u16>(), 0..40),
+    ) {
+        let mut spans = Vec::new();
+        for (t, n) in sizes.iter().enumerate() {
+            let t = t as u8 + 1;
+            spans.push(span(t, 1, None));
+            for i in 0..*n {
+                spans.push(span(t, i + 2, Some(1)));
+            }
+        }
+        // A permutation keyed by the random vector, plus duplicates.
+        let mut keyed: Vec<(u32, usize)> = (0..spans.len())
+            .map(|i| (order.get(i).copied().unwrap_or(i as u32), i))
+            .collect();
+        keyed.sort();
+        let mut sequence: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+        for d in &dups {
+            let i = usize::from(*d) % spans.len();
+            sequence.insert(usize::from(*d) % (sequence.len() + 1), i);
+        }
+        let t0 = Instant::now();
+        let mut s = Shard::new(limits());
+        for (step, i) in sequence.iter().enumerate() {
+            let r = s.push(spans[*i].clone(), t0 + Duration::from_micros(step as u64));
+            prop_assert!(matches!(r, Push::Accepted | Push::Duplicate));
+        }
+        let ready = s.expire(t0 + Duration::from_secs(2));
+        prop_assert_eq!(ready.len(), sizes.len());
+        for r in &ready {
+            let t = r.trace_id.0[0];
+            let n = sizes[usize::from(t) - 1];
+            let want: BTreeSet<u8> = (1..=n + 1).collect();
+            prop_assert_eq!(ids(&r.spans), want);
+            prop_assert_eq!(r.spans.len(), usize::from(n) + 1, "no span stored twice");
+            prop_assert!(r.complete);
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The configuration file: one typed, strict YAML (or JSON) document.
+//!
+//! Every struct denies unknown keys, every field has a documented default, and
+//! units are in key names (`_ms`, `_secs`, `_bytes`). Loading goes through
+//! `serde_path_to_error` so an error names the file and the key path; a second
+//! pass ([`Config::validate`]) checks what crosses fields (grace < idle
+//! timeout, bounds > 0, rule references).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::criteria::BindingConfig;
+use crate::extract::ExtractConfig;
+
+/// The embedded default, what `toolscore serve` runs with no `--config`.
+pub const DEFAULT_YAML: &str = include_str!("../config/default.yaml");
+
+/// A configuration that could not be loaded; the message names the file and
+/// the key path.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: at `{path}`: {message}")]
+    Invalid {
+        file: String,
+        path: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub receivers: ReceiversConfig,
+    pub assembler: AssemblerConfig,
+    pub extract: ExtractConfig,
+    pub evaluators: EvaluatorsConfig,
+    pub eval_sets: EvalSetsConfig,
+    pub binding: BindingConfig,
+    pub rules: Vec<RuleConfig>,
+    pub store: StoreConfig,
+    pub evaluation: EvaluationConfig,
+    pub telemetry: TelemetryConfig,
+    /// How long a graceful shutdown may take in all before work is abandoned.
+    pub shutdown_timeout_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            receivers: ReceiversConfig::default(),
+            assembler: AssemblerConfig::default(),
+            extract: ExtractConfig::default(),
+            evaluators: EvaluatorsConfig::default(),
+            eval_sets: EvalSetsConfig::default(),
+            binding: BindingConfig::default(),
+            rules: Vec::new(),
+            store: StoreConfig::default(),
+            evaluation: EvaluationConfig::default(),
+            telemetry: TelemetryConfig::default(),
+            shutdown_timeout_ms: 20_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReceiversConfig {
+    pub grpc: GrpcReceiverConfig,
+    pub http: HttpReceiverConfig,
+}
+
+impl Default for ReceiversConfig {
+    fn default() -> Self {
+        ReceiversConfig {
+            grpc: GrpcReceiverConfig::default(),
+            http: HttpReceiverConfig::default(),
+        }
+    }
+}
+
+/// OTLP/gRPC `TraceService/Export`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrpcReceiverConfig {
+    pub enabled: bool,
+    pub endpoint: SocketAddr,
+    /// Largest decoded (inflated) request message.
+    pub max_recv_msg_size_bytes: usize,
+}
+
+impl Default for GrpcReceiverConfig {
+    fn default() -> Self {
+        GrpcReceiverConfig {
+            enabled: true,
+            endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
+            max_recv_msg_size_bytes: 64 << 20,
+        }
+    }
+}
+
+/// OTLP/HTTP `POST /v1/traces`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpReceiverConfig {
+    pub enabled: bool,
+    pub endpoint: SocketAddr,
+    /// Largest request body as sent (compressed or not).
+    pub max_request_body_bytes: usize,
+    /// Largest body after gzip inflation.
+    pub max_decompressed_body_bytes: usize,
+}
+
+impl Default for HttpReceiverConfig {
+    fn default() -> Self {
+        HttpReceiverConfig {
+            enabled: true,
+            endpoint: SocketAddr::from(([127, 0, 0, 1], 4318)),
+            max_request_body_bytes: 16 << 20,
+            max_decompressed_body_bytes: 64 << 20,
+        }
+    }
+}
+
+/// What to do with a trace whose root span never came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnTimeout {
+    Evaluate,
+    Drop,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AssemblerConfig {
+    /// Assembler shards (each owns a slice of trace IDs); 0 = one per CPU.
+    pub shards: usize,
+    /// Wait after the root span arrives, for late children, before evaluating.
+    pub grace_after_root_ms: u64,
+    /// A rootless trace is evaluated (or dropped) after this long with no new span.
+    pub idle_timeout_secs: u64,
+    /// …or after this long in all.
+    pub max_trace_age_secs: u64,
+    pub on_timeout: OnTimeout,
+    /// A span for an evaluated trace within this window re-evaluates it (revision + 1).
+    pub late_span_window_secs: u64,
+    /// Traces buffered at once (across shards); beyond it exports are refused as retryable.
+    pub max_traces: usize,
+    /// Spans kept per trace; spans beyond it are refused one by one.
+    pub max_spans_per_trace: usize,
+    /// Memory held by buffered spans (approximate, across shards).
+    pub max_buffered_bytes: usize,
+    /// Spans queued between the receivers and one shard.
+    pub queue_capacity: usize,
+    /// The `Retry-After` / `RetryInfo` delay suggested to clients when full.
+    pub retry_after_secs: u64,
+}
+
+impl Default for AssemblerConfig {
+    fn default() -> Self {
+        AssemblerConfig {
+            shards: 0,
+            grace_after_root_ms: 1000,
+            idle_timeout_secs: 300,
+            max_trace_age_secs: 3600,
+            on_timeout: OnTimeout::Evaluate,
+            late_span_window_secs: 60,
+            max_traces: 100_000,
+            max_spans_per_trace: 10_000,
+            max_buffered_bytes: 512 << 20,
+            queue_capacity: 64,
+            retry_after_secs: 1,
+        }
+    }
+}
+
+/// Evaluator definitions: UiPath evaluator files and inline definitions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvaluatorsConfig {
+    /// Globs of UiPath evaluator files (relative to the config file).
+    pub files: Vec<String>,
+    pub inline: Vec<InlineEvaluator>,
+}
+
+/// An evaluator defined in the config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InlineEvaluator {
+    pub id: String,
+    /// An evaluator type or alias (`uipath-tool-call-count`, `tool-correctness`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The evaluator's config (UiPath `evaluatorConfig` keys, or deepeval's parameters).
+    #[serde(default)]
+    pub config: serde_json::Map<String, serde_json::Value>,
+    /// Runs on every trace nothing else binds, with its default criteria.
+    #[serde(default)]
+    pub apply_to_all_traces: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalSetsConfig {
+    /// Globs of UiPath eval-set files (relative to the config file).
+    pub files: Vec<String>,
+}
+
+/// A rule: which traces it matches, and the evaluators and criteria it applies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    pub name: String,
+    #[serde(default, rename = "match")]
+    pub matcher: RuleMatch,
+    /// Evaluator ids to run.
+    pub evaluators: Vec<String>,
+    /// Criteria per evaluator id; absent or null = the evaluator's default.
+    #[serde(default)]
+    pub criteria: serde_json::Map<String, serde_json::Value>,
+}
+
+/// All given conditions must hold; an empty match matches every trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuleMatch {
+    /// Glob on the root span's resource `service.name`.
+    pub service_name: Option<String>,
+    /// Glob on the root span's name.
+    pub root_span_name: Option<String>,
+    /// Attribute key → exact string value, on any span of the trace.
+    pub attributes: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// Results kept; the oldest are evicted beyond it.
+    pub max_traces: usize,
+    /// Results older than this are evicted.
+    pub retention_secs: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            max_traces: 100_000,
+            retention_secs: 3600,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvaluationConfig {
+    /// Threads evaluating complete traces, off the async I/O threads; 0 = one per CPU.
+    pub workers: usize,
+    /// Complete traces queued for evaluation.
+    pub queue_capacity: usize,
+}
+
+impl Default for EvaluationConfig {
+    fn default() -> Self {
+        EvaluationConfig {
+            workers: 0,
+            queue_capacity: 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// A `tracing` filter (`info`, `toolscore=debug`); `RUST_LOG` overrides it.
+    pub log_level: String,
+    pub log_format: LogFormat,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        TelemetryConfig {
+            log_level: "info".into(),
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Parses and validates a configuration document; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let de = serde_yaml_ng::Deserializer::from_str(text);
+        let config: Config =
+            serde_path_to_error::deserialize(de).map_err(|e| ConfigError::Invalid {
+                file: file.to_owned(),
+                path: path_or_root(e.path().to_string()),
+                message: e.inner().to_string(),
+            })?;
+        config.validate().map_err(|(path, message)| ConfigError::Invalid {
+            file: file.to_owned(),
+            path,
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Reads, parses and validates a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            file: path.display().to_string(),
+            source,
+        })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// The embedded default.
+    pub fn embedded() -> Result<Config, ConfigError> {
+        Config::parse(DEFAULT_YAML, "<embedded config/default.yaml>")
+    }
+
+    /// Cross-field checks; the error is (key path, message).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let a = &self.assembler;
+        let positive = [
+            ("assembler.idle_timeout_secs", a.idle_timeout_secs as usize),
+            ("assembler.max_trace_age_secs", a.max_trace_age_secs as usize),
+            ("assembler.max_traces", a.max_traces),
+            ("assembler.max_spans_per_trace", a.max_spans_per_trace),
+            ("assembler.max_buffered_bytes", a.max_buffered_bytes),
+            ("assembler.queue_capacity", a.queue_capacity),
+            ("store.max_traces", self.store.max_traces),
+            ("store.retention_secs", self.store.retention_secs as usize),
+            ("evaluation.queue_capacity", self.evaluation.queue_capacity),
+            ("receivers.grpc.max_recv_msg_size_bytes", self.receivers.grpc.max_recv_msg_size_bytes),
+            ("receivers.http.max_request_body_bytes", self.receivers.http.max_request_body_bytes),
+            ("receivers.http.max_decompressed_body_bytes", self.receivers.http.max_decompressed_body_bytes),
+        ];
+        for (path, v) in positive {
+            if v == 0 {
+                return Err((path.into(), "must be greater than 0".into()));
+            }
+        }
+        if a.grace_after_root_ms >= a.idle_timeout_secs.saturating_mul(1000) {
+            return Err((
+                "assembler.grace_after_root_ms".into(),
+                format!(
+                    "must be less than assembler.idle_timeout_secs ({} s)",
+                    a.idle_timeout_secs
+                ),
+            ));
+        }
+        if a.idle_timeout_secs > a.max_trace_age_secs {
+            return Err((
+                "assembler.idle_timeout_secs".into(),
+                "must not exceed assembler.max_trace_age_secs".into(),
+            ));
+        }
+        let r = &self.receivers;
+        if r.grpc.enabled && r.http.enabled && r.grpc.endpoint == r.http.endpoint {
+            return Err(("receivers.http.endpoint".into(), "is the same address as receivers.grpc.endpoint".into()));
+        }
+        if r.http.max_request_body_bytes > r.http.max_decompressed_body_bytes {
+            return Err((
+                "receivers.http.max_request_body_bytes".into(),
+                "must not exceed receivers.http.max_decompressed_body_bytes".into(),
+            ));
+        }
+        let mut ids = std::collections::HashSet::new();
+        for (i, e) in self.evaluators.inline.iter().enumerate() {
+            if crate::evaluator::EvaluatorType::parse(&e.kind).is_none() {
+                return Err((format!("evaluators.inline[{i}].type"), format!("unknown evaluator type {:?}", e.kind)));
+            }
+            if !ids.insert(e.id.as_str()) {
+                return Err((format!("evaluators.inline[{i}].id"), format!("duplicate evaluator id {:?}", e.id)));
+            }
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.evaluators.is_empty() {
+                return Err((format!("rules[{i}].evaluators"), "a rule needs at least one evaluator".into()));
+            }
+            for (field, glob) in [
+                ("service_name", &rule.matcher.service_name),
+                ("root_span_name", &rule.matcher.root_span_name),
+            ] {
+                if let Some(g) = glob {
+                    glob::Pattern::new(g).map_err(|e| (format!("rules[{i}].match.{field}"), format!("bad glob: {e}")))?;
+                }
+            }
+            for key in rule.criteria.keys() {
+                if !rule.evaluators.contains(key) {
+                    return Err((
+                        format!("rules[{i}].criteria.{key}"),
+                        "criteria for an evaluator the rule does not run".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Paths in the config are relative to the config file's folder.
+    pub fn resolve_globs(globs: &[String], base: Option<&Path>) -> Vec<String> {
+        globs
+            .iter()
+            .map(|g| match base {
+                Some(b) if Path::new(g).is_relative() => b.join(g).to_string_lossy().into_owned(),
+                _ => g.clone(),
+            })
+            .collect()
+    }
+}
+
+fn path_or_root(p: String) -> String {
+    if p.is_empty() || p == "." { "(top level)".into() } else { p }
+}
+
+/// Where relative paths in a config file are resolved from.
+pub fn base_dir(config_file: Option<&Path>) -> Option<PathBuf> {
+    config_file.and_then(|f| f.parent().map(Path::to_path_buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_default_parses_and_validates() {
+        let c = Config::embedded().unwrap();
+        assert_eq!(c.receivers.grpc.endpoint.to_string(), "127.0.0.1:4317");
+        assert_eq!(c.receivers.http.endpoint.to_string(), "127.0.0.1:4318");
+        assert!(!c.rules.is_empty(), "the default has a sample rule");
+    }
+
+    #[test]
+    fn unknown_keys_name_the_path() {
+        let e = Config::parse("assembler:\n  grace_after_root_msec: 5\n", "t.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("t.yaml: at `assembler.grace_after_root_msec`"), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("grace_after_root_msec"), "{e}");
+        let e = Config::parse("receivers:\n  grpc:\n    endpoint: nope\n", "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("receivers.grpc.endpoint"), "{e}");
+    }
+
+    #[test]
+    fn cross_field_rules_are_checked() {
+        let e = Config::parse("assembler:\n  grace_after_root_ms: 400000\n", "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("assembler.grace_after_root_ms"), "{e}");
+        let e = Config::parse("store:\n  max_traces: 0\n", "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("store.max_traces") && e.contains("greater than 0"), "{e}");
+        let e = Config::parse(
+            "rules:\n  - name: r\n    evaluators: [a]\n    criteria: {b: null}\n",
+            "t.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("rules[0].criteria.b"), "{e}");
+    }
+
+    #[test]
+    fn json_is_accepted_too() {
+        let c = Config::parse(r#"{"assembler": {"grace_after_root_ms": 5}}"#, "t.json").unwrap();
+        assert_eq!(c.assembler.grace_after_root_ms, 5);
+    }
+}
