@@ -1,1 +1,502 @@
+//! Tool-call extraction: which spans are tool calls (SEMANTICS §1.2), their
+//! names, ids and start-time order (DESIGN §2), and the instrumentation
+//! conventions of `ExtractConfig::default()`.
+
 use super::*;
+
+use crate::span::TraceId;
+
+const TRACE: TraceId = TraceId([9; 16]);
+
+/// A span with an explicit ID and end time (for the ordering tie-breaks).
+fn span_with(id: u64, name: &str, start: u64, end: u64, attrs: &[(&str, AttrValue)]) -> Span {
+    Span {
+        trace_id: TRACE,
+        span_id: SpanId(id.to_be_bytes()),
+        parent_span_id: None,
+        name: name.to_owned(),
+        start_time_unix_nano: start,
+        end_time_unix_nano: end,
+        attributes: attrs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
+        service_name: None,
+    }
+}
+
+/// A span starting at `start`, ending 1 ns later, its ID derived from `start`.
+fn span(name: &str, start: u64, attrs: &[(&str, AttrValue)]) -> Span {
+    span_with(start + 1, name, start, start + 1, attrs)
+}
+
+fn text(s: &str) -> AttrValue {
+    AttrValue::Str(s.to_owned())
+}
+
+/// The tool call (if any) of a span named `span-name` with these attributes.
+fn call_of(attrs: &[(&str, AttrValue)]) -> Option<ToolCall> {
+    tool_call(&span("span-name", 100, attrs), &ExtractConfig::default())
+}
+
+#[track_caller]
+fn the_call(attrs: &[(&str, AttrValue)]) -> ToolCall {
+    call_of(attrs).unwrap_or_else(|| panic!("not a tool span: {attrs:?}"))
+}
+
+fn names(calls: &[ToolCall]) -> Vec<&str> {
+    calls.iter().map(|c| c.name.as_str()).collect()
+}
+
+/// The repr of a call's arguments, or `Invalid(message)`.
+fn args_repr(call: &ToolCall) -> String {
+    match &call.args {
+        Args::Dict(d) => Value::Dict(d.clone()).repr(),
+        Args::Invalid(e) => format!("Invalid({e})"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Which spans are tool calls
+// ---------------------------------------------------------------------------
+
+#[test]
+fn truthy_tool_name_makes_a_tool_call() {
+    let call = the_call(&[("tool.name", text("get_weather"))]);
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(call.id, None);
+    assert_eq!(args_repr(&call), "{}");
+    assert_eq!(call.output, "");
+}
+
+#[test]
+fn falsy_tool_name_is_not_a_tool_call() {
+    for name in [
+        text(""),
+        AttrValue::Int(0),
+        AttrValue::Bool(false),
+        AttrValue::Empty,
+    ] {
+        assert!(
+            call_of(&[("tool.name", name.clone())]).is_none(),
+            "tool.name = {name:?}"
+        );
+    }
+}
+
+#[test]
+fn truthy_synthesized_spans_are_skipped() {
+    // The string "false" is truthy in Python, so such a span is skipped too.
+    for synthesized in [
+        AttrValue::Bool(true),
+        AttrValue::Int(1),
+        text("false"),
+        text("true"),
+    ] {
+        let attrs = [
+            ("tool.name", text("a")),
+            ("tool.synthesized", synthesized.clone()),
+        ];
+        assert!(
+            call_of(&attrs).is_none(),
+            "tool.synthesized = {synthesized:?}"
+        );
+    }
+}
+
+#[test]
+fn falsy_synthesized_spans_are_kept() {
+    for synthesized in [AttrValue::Bool(false), AttrValue::Int(0), text("")] {
+        let attrs = [
+            ("tool.name", text("a")),
+            ("tool.synthesized", synthesized.clone()),
+        ];
+        assert!(
+            call_of(&attrs).is_some(),
+            "tool.synthesized = {synthesized:?}"
+        );
+    }
+}
+
+#[test]
+fn span_without_attributes_is_not_a_tool_call() {
+    let bare = span("get_weather", 100, &[]);
+    assert!(tool_call(&bare, &ExtractConfig::default()).is_none());
+    assert!(extract(&[bare], &ExtractConfig::default()).is_empty());
+}
+
+#[test]
+fn span_kind_attributes_alone_do_not_make_a_tool_call() {
+    let attrs = [
+        ("openinference.span.kind", text("TOOL")),
+        ("span_type", text("TOOL")),
+        ("input.value", text(r#"{"city": "Paris"}"#)),
+    ];
+    assert!(call_of(&attrs).is_none());
+}
+
+#[test]
+fn extract_keeps_only_tool_spans() {
+    let spans = [
+        span("main", 50, &[("openinference.span.kind", text("AGENT"))]),
+        span("a", 100, &[("tool.name", text("a"))]),
+        span("llm", 150, &[("gen_ai.operation.name", text("chat"))]),
+        span("b", 200, &[("tool.name", text("b"))]),
+    ];
+    assert_eq!(
+        names(&extract(&spans, &ExtractConfig::default())),
+        ["a", "b"]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Names and ids
+// ---------------------------------------------------------------------------
+
+#[test]
+fn names_render_the_python_way() {
+    assert_eq!(the_call(&[("tool.name", AttrValue::Int(5))]).name, "5");
+    assert_eq!(
+        the_call(&[("tool.name", AttrValue::Bool(true))]).name,
+        "True"
+    );
+    assert_eq!(
+        the_call(&[("tool.name", AttrValue::Double(2.5))]).name,
+        "2.5"
+    );
+}
+
+#[test]
+fn tool_id_present_and_not_null_gives_an_id() {
+    let id_of = |id: AttrValue| the_call(&[("tool.name", text("a")), ("tool.id", id)]).id;
+    assert_eq!(id_of(text("call-1")), Some("call-1".to_owned()));
+    // Checked against null, not truthiness.
+    assert_eq!(id_of(text("")), Some(String::new()));
+    assert_eq!(id_of(AttrValue::Int(0)), Some("0".to_owned()));
+    assert_eq!(id_of(AttrValue::Empty), None);
+    assert_eq!(the_call(&[("tool.name", text("a"))]).id, None);
+}
+
+// ---------------------------------------------------------------------------
+// Order
+// ---------------------------------------------------------------------------
+
+#[test]
+fn calls_are_ordered_by_start_time_not_list_order() {
+    let spans = [
+        span("c", 300, &[("tool.name", text("c"))]),
+        span("a", 100, &[("tool.name", text("a"))]),
+        span("b", 200, &[("tool.name", text("b"))]),
+    ];
+    assert_eq!(
+        names(&extract(&spans, &ExtractConfig::default())),
+        ["a", "b", "c"]
+    );
+}
+
+#[test]
+fn start_time_ties_are_broken_by_end_time() {
+    let spans = [
+        span_with(1, "late", 100, 150, &[("tool.name", text("late"))]),
+        span_with(2, "early", 100, 120, &[("tool.name", text("early"))]),
+    ];
+    assert_eq!(
+        names(&extract(&spans, &ExtractConfig::default())),
+        ["early", "late"]
+    );
+}
+
+#[test]
+fn start_and_end_ties_are_broken_by_span_id() {
+    let spans = [
+        span_with(9, "nine", 100, 120, &[("tool.name", text("nine"))]),
+        span_with(3, "three", 100, 120, &[("tool.name", text("three"))]),
+        span_with(5, "five", 100, 120, &[("tool.name", text("five"))]),
+    ];
+    assert_eq!(
+        names(&extract(&spans, &ExtractConfig::default())),
+        ["three", "five", "nine"]
+    );
+}
+
+#[test]
+fn order_does_not_depend_on_arrival_order() {
+    let spans = [
+        span_with(4, "a", 100, 130, &[("tool.name", text("a"))]),
+        span_with(2, "b", 100, 140, &[("tool.name", text("b"))]),
+        span_with(7, "c", 200, 210, &[("tool.name", text("c"))]),
+        span_with(1, "d", 200, 210, &[("tool.name", text("d"))]),
+    ];
+    // Every permutation of the four spans: each base-4 code whose digits
+    // are 0..4 in some order.
+    for code in 0..256usize {
+        let order: Vec<usize> = (0..4).map(|k| (code >> (2 * k)) & 3).collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        if sorted != [0, 1, 2, 3] {
+            continue;
+        }
+        let shuffled: Vec<Span> = order.iter().map(|&i| spans[i].clone()).collect();
+        let calls = extract(&shuffled, &ExtractConfig::default());
+        assert_eq!(
+            names(&calls),
+            ["a", "b", "d", "c"],
+            "arrival order {order:?}"
+        );
+    }
+}
+
+#[test]
+fn calls_carry_their_span_identity_and_times() {
+    let s = span_with(42, "a", 100, 180, &[("tool.name", text("a"))]);
+    let call = tool_call(&s, &ExtractConfig::default()).unwrap_or_else(|| panic!("tool span"));
+    assert_eq!(call.span_id, SpanId(42u64.to_be_bytes()));
+    assert_eq!(
+        (call.start_time_unix_nano, call.end_time_unix_nano),
+        (100, 180)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// OpenInference / UiPath (`tool.name`, `input.value`, `output.value`)
+// ---------------------------------------------------------------------------
+
+#[test]
+fn openinference_arguments_and_output() {
+    let call = the_call(&[
+        ("tool.name", text("get_temperature")),
+        ("input.value", text(r#"{"city": "Tokyo"}"#)),
+        (
+            "output.value",
+            text(r#"{"content": {"temperature": 25.0, "unit": "fahrenheit"}}"#),
+        ),
+    ]);
+    assert_eq!(args_repr(&call), "{'city': 'Tokyo'}");
+    assert_eq!(call.output, "{'temperature': 25.0, 'unit': 'fahrenheit'}");
+    assert!(matches!(&call.raw_output, Some(Value::Str(s)) if s.starts_with(r#"{"content""#)));
+    assert!(call.content_captured);
+}
+
+#[test]
+fn content_is_captured_when_either_attribute_is_present() {
+    let bare = the_call(&[("tool.name", text("a"))]);
+    assert!(!bare.content_captured);
+    assert!(bare.raw_output.is_none());
+
+    let args_only = the_call(&[("tool.name", text("a")), ("input.value", text("{}"))]);
+    assert!(args_only.content_captured);
+    assert!(args_only.raw_output.is_none());
+
+    let output_only = the_call(&[("tool.name", text("a")), ("output.value", text("ok"))]);
+    assert!(output_only.content_captured);
+    assert!(matches!(&output_only.raw_output, Some(Value::Str(s)) if s == "ok"));
+}
+
+// ---------------------------------------------------------------------------
+// OpenTelemetry GenAI semantic conventions
+// ---------------------------------------------------------------------------
+
+#[test]
+fn gen_ai_tool_name_arguments_and_result() {
+    let call = the_call(&[
+        ("gen_ai.operation.name", text("execute_tool")),
+        ("gen_ai.tool.name", text("get_weather")),
+        (
+            "gen_ai.tool.call.arguments",
+            text(r#"{"city": "Paris", "days": 2}"#),
+        ),
+        ("gen_ai.tool.call.result", text("sunny")),
+    ]);
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(args_repr(&call), "{'city': 'Paris', 'days': 2}");
+    assert_eq!(call.output, "sunny");
+    assert!(call.content_captured);
+}
+
+#[test]
+fn gen_ai_structured_arguments_are_used_as_is() {
+    let kv = AttrValue::KvList(vec![("city".to_owned(), text("Paris"))]);
+    let call = the_call(&[
+        ("gen_ai.tool.name", text("w")),
+        ("gen_ai.tool.call.arguments", kv),
+    ]);
+    assert_eq!(args_repr(&call), "{'city': 'Paris'}");
+}
+
+#[test]
+fn gen_ai_execute_tool_without_a_name_uses_the_span_name() {
+    let call = the_call(&[("gen_ai.operation.name", text("execute_tool"))]);
+    assert_eq!(call.name, "span-name");
+    assert_eq!(args_repr(&call), "{}");
+    assert_eq!(call.output, "");
+    // Arguments and results are opt-in in the semconv: nothing captured.
+    assert!(!call.content_captured);
+}
+
+#[test]
+fn gen_ai_other_operations_are_not_tool_calls() {
+    assert!(call_of(&[("gen_ai.operation.name", text("chat"))]).is_none());
+}
+
+// ---------------------------------------------------------------------------
+// OpenLLMetry / Traceloop
+// ---------------------------------------------------------------------------
+
+#[test]
+fn openllmetry_tool_span_uses_kwargs() {
+    let call = the_call(&[
+        ("traceloop.span.kind", text("tool")),
+        ("traceloop.entity.name", text("get_weather")),
+        (
+            "traceloop.entity.input",
+            text(r#"{"args":[1],"kwargs":{"city":"Paris"}}"#),
+        ),
+        ("traceloop.entity.output", text("sunny")),
+    ]);
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(args_repr(&call), "{'city': 'Paris'}");
+    assert_eq!(call.output, "sunny");
+    assert!(call.content_captured);
+}
+
+#[test]
+fn openllmetry_input_without_kwargs_is_empty() {
+    let call = the_call(&[
+        ("traceloop.span.kind", text("tool")),
+        ("traceloop.entity.name", text("w")),
+        ("traceloop.entity.input", text(r#"{"args": [1]}"#)),
+    ]);
+    assert_eq!(args_repr(&call), "{}");
+}
+
+#[test]
+fn openllmetry_other_span_kinds_are_not_tool_calls() {
+    let attrs = [
+        ("traceloop.span.kind", text("task")),
+        ("traceloop.entity.name", text("w")),
+    ];
+    assert!(call_of(&attrs).is_none());
+}
+
+// ---------------------------------------------------------------------------
+// Vercel AI SDK
+// ---------------------------------------------------------------------------
+
+#[test]
+fn vercel_ai_tool_call() {
+    let call = the_call(&[
+        ("ai.toolCall.name", text("get_weather")),
+        ("ai.toolCall.args", text(r#"{"city":"Paris"}"#)),
+        ("ai.toolCall.result", text("sunny")),
+    ]);
+    assert_eq!(call.name, "get_weather");
+    assert_eq!(args_repr(&call), "{'city': 'Paris'}");
+    assert_eq!(call.output, "sunny");
+    assert!(call.content_captured);
+}
+
+// ---------------------------------------------------------------------------
+// Precedence and custom conventions
+// ---------------------------------------------------------------------------
+
+#[test]
+fn explicit_tool_name_wins_over_other_conventions() {
+    let call = the_call(&[
+        ("gen_ai.tool.name", text("b")),
+        ("gen_ai.tool.call.arguments", text(r#"{"y": 2}"#)),
+        ("tool.name", text("a")),
+        ("input.value", text(r#"{"x": 1}"#)),
+    ]);
+    assert_eq!(call.name, "a");
+    assert_eq!(args_repr(&call), "{'x': 1}");
+}
+
+#[test]
+fn openinference_convention_without_its_content_attributes_captures_nothing() {
+    // The span's content lives under another convention's keys, which the
+    // winning convention does not read.
+    let call = the_call(&[
+        ("tool.name", text("a")),
+        ("gen_ai.tool.call.arguments", text(r#"{"y": 2}"#)),
+    ]);
+    assert_eq!(args_repr(&call), "{}");
+    assert!(!call.content_captured);
+}
+
+#[test]
+fn synthesized_spans_are_skipped_under_every_convention() {
+    let attrs = [
+        ("gen_ai.tool.name", text("w")),
+        ("tool.synthesized", AttrValue::Bool(true)),
+    ];
+    assert!(call_of(&attrs).is_none());
+}
+
+#[test]
+fn custom_convention_added_in_config() {
+    let mut config = ExtractConfig::default();
+    config.conventions.push(Convention {
+        name: "mine".into(),
+        detect: vec![Detect {
+            attribute: "my.kind".into(),
+            equals: Some("tool".into()),
+        }],
+        name_attribute: "my.tool".into(),
+        args_attribute: Some("my.args".into()),
+        args_format: ArgsFormat::Value,
+        output_attribute: Some("my.result".into()),
+    });
+    let s = span(
+        "span-name",
+        100,
+        &[
+            ("my.kind", text("tool")),
+            ("my.tool", text("lookup")),
+            ("my.args", text("{'q': 'x'}")),
+            ("my.result", text(r#"{"content": "found"}"#)),
+        ],
+    );
+    assert!(tool_call(&s, &ExtractConfig::default()).is_none());
+    let call = tool_call(&s, &config).unwrap_or_else(|| panic!("custom convention"));
+    assert_eq!(call.name, "lookup");
+    assert_eq!(args_repr(&call), "{'q': 'x'}");
+    assert_eq!(call.output, "found");
+    assert!(call.content_captured);
+
+    let other_kind = span(
+        "x",
+        200,
+        &[("my.kind", text("agent")), ("my.tool", text("lookup"))],
+    );
+    assert!(tool_call(&other_kind, &config).is_none());
+}
+
+#[test]
+fn custom_synthesized_and_id_attributes() {
+    let config = ExtractConfig {
+        synthesized_attribute: "my.synthetic".into(),
+        id_attribute: "my.id".into(),
+        ..ExtractConfig::default()
+    };
+    let s = span(
+        "a",
+        100,
+        &[
+            ("tool.name", text("a")),
+            ("my.id", text("c1")),
+            ("tool.synthesized", AttrValue::Bool(true)),
+        ],
+    );
+    let call =
+        tool_call(&s, &config).unwrap_or_else(|| panic!("tool.synthesized is not configured"));
+    assert_eq!(call.id.as_deref(), Some("c1"));
+    let skipped = span(
+        "a",
+        200,
+        &[
+            ("tool.name", text("a")),
+            ("my.synthetic", AttrValue::Int(1)),
+        ],
+    );
+    assert!(tool_call(&skipped, &config).is_none());
+}
