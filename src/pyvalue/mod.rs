@@ -12,12 +12,16 @@
 //! - [`Value::repr`] / [`Value::py_str`] are `repr()` / `str()`.
 
 pub mod eq;
+mod hash;
 pub mod json;
 pub mod literal;
+mod pyparse;
+mod pytoken;
 pub mod repr;
 
 use indexmap::IndexMap;
 use num_bigint::BigInt;
+use num_traits::{Signed, ToPrimitive, Zero};
 
 /// A Python integer: small values inline, larger ones arbitrary precision.
 ///
@@ -27,6 +31,80 @@ use num_bigint::BigInt;
 pub enum Int {
     Small(i64),
     Big(BigInt),
+}
+
+impl Int {
+    /// Wraps a `BigInt`, normalising values that fit in an `i64` to `Small`.
+    pub fn from_bigint(b: BigInt) -> Int {
+        match i64::try_from(&b) {
+            Ok(i) => Int::Small(i),
+            Err(_) => Int::Big(b),
+        }
+    }
+
+    /// The value as a `BigInt`.
+    pub fn to_bigint(&self) -> BigInt {
+        match self {
+            Int::Small(i) => BigInt::from(*i),
+            Int::Big(b) => b.clone(),
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        match self {
+            Int::Small(i) => *i == 0,
+            Int::Big(b) => b.is_zero(),
+        }
+    }
+
+    pub fn is_negative(&self) -> bool {
+        match self {
+            Int::Small(i) => *i < 0,
+            Int::Big(b) => b.is_negative(),
+        }
+    }
+
+    /// `-self` (exact).
+    pub fn neg(&self) -> Int {
+        match self {
+            Int::Small(i) => match i.checked_neg() {
+                Some(n) => Int::Small(n),
+                None => Int::from_bigint(-BigInt::from(*i)),
+            },
+            Int::Big(b) => Int::from_bigint(-b),
+        }
+    }
+
+    /// Python `float(self)`: correctly rounded, `None` where Python raises
+    /// `OverflowError: int too large to convert to float`.
+    pub fn to_f64(&self) -> Option<f64> {
+        let f = match self {
+            Int::Small(i) => *i as f64,
+            Int::Big(b) => b.to_f64()?,
+        };
+        f.is_finite().then_some(f)
+    }
+}
+
+impl From<i64> for Int {
+    fn from(i: i64) -> Int {
+        Int::Small(i)
+    }
+}
+
+impl From<BigInt> for Int {
+    fn from(b: BigInt) -> Int {
+        Int::from_bigint(b)
+    }
+}
+
+impl std::fmt::Display for Int {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Int::Small(i) => write!(f, "{i}"),
+            Int::Big(b) => write!(f, "{b}"),
+        }
+    }
 }
 
 /// A Python value as produced by `json.loads`, `ast.literal_eval` or the
@@ -113,6 +191,17 @@ impl Value {
         }
     }
 
+    /// Python `set(items)`: elements deduplicated by Python equality (the
+    /// first of equal elements is kept) and ordered the way CPython 3.12
+    /// iterates the resulting set (see [`hash`] for when that is emulated).
+    pub fn set_from(items: impl IntoIterator<Item = Value>) -> Result<Value, Unhashable> {
+        let mut b = hash::SetBuilder::new();
+        for v in items {
+            b.add(v)?;
+        }
+        Ok(Value::Set(b.finish()))
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
@@ -153,16 +242,17 @@ impl Dict {
         self.map.insert(Key(Value::Str(key.into())), value);
     }
 
+    /// `d.get(key)`; `None` for an absent or unhashable key.
     pub fn get(&self, key: &Value) -> Option<&Value> {
         if eq::check_hashable(key).is_err() {
             return None;
         }
-        // A lookup needs an owned `Key`; keys are small in practice.
-        self.map.get(&Key(key.clone()))
+        self.map.get(&eq::KeyRef(key))
     }
 
+    /// `d.get(key)` for a string key, without allocating.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
-        self.map.get(&Key(Value::Str(key.to_owned())))
+        self.map.get(&eq::StrRef(key))
     }
 
     pub fn contains_key(&self, key: &Value) -> bool {
@@ -186,3 +276,5 @@ impl Dict {
         self.map.keys().map(|k| &k.0)
     }
 }
+#[cfg(test)]
+mod fuzz_tmp;
