@@ -69,20 +69,11 @@ impl Default for Config {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReceiversConfig {
     pub grpc: GrpcReceiverConfig,
     pub http: HttpReceiverConfig,
-}
-
-impl Default for ReceiversConfig {
-    fn default() -> Self {
-        ReceiversConfig {
-            grpc: GrpcReceiverConfig::default(),
-            http: HttpReceiverConfig::default(),
-        }
-    }
 }
 
 /// OTLP/gRPC `TraceService/Export`.
@@ -308,11 +299,13 @@ impl Config {
                 path: path_or_root(e.path().to_string()),
                 message: e.inner().to_string(),
             })?;
-        config.validate().map_err(|(path, message)| ConfigError::Invalid {
-            file: file.to_owned(),
-            path,
-            message,
-        })?;
+        config
+            .validate()
+            .map_err(|(path, message)| ConfigError::Invalid {
+                file: file.to_owned(),
+                path,
+                message,
+            })?;
         Ok(config)
     }
 
@@ -335,7 +328,10 @@ impl Config {
         let a = &self.assembler;
         let positive = [
             ("assembler.idle_timeout_secs", a.idle_timeout_secs as usize),
-            ("assembler.max_trace_age_secs", a.max_trace_age_secs as usize),
+            (
+                "assembler.max_trace_age_secs",
+                a.max_trace_age_secs as usize,
+            ),
             ("assembler.max_traces", a.max_traces),
             ("assembler.max_spans_per_trace", a.max_spans_per_trace),
             ("assembler.max_buffered_bytes", a.max_buffered_bytes),
@@ -343,9 +339,18 @@ impl Config {
             ("store.max_traces", self.store.max_traces),
             ("store.retention_secs", self.store.retention_secs as usize),
             ("evaluation.queue_capacity", self.evaluation.queue_capacity),
-            ("receivers.grpc.max_recv_msg_size_bytes", self.receivers.grpc.max_recv_msg_size_bytes),
-            ("receivers.http.max_request_body_bytes", self.receivers.http.max_request_body_bytes),
-            ("receivers.http.max_decompressed_body_bytes", self.receivers.http.max_decompressed_body_bytes),
+            (
+                "receivers.grpc.max_recv_msg_size_bytes",
+                self.receivers.grpc.max_recv_msg_size_bytes,
+            ),
+            (
+                "receivers.http.max_request_body_bytes",
+                self.receivers.http.max_request_body_bytes,
+            ),
+            (
+                "receivers.http.max_decompressed_body_bytes",
+                self.receivers.http.max_decompressed_body_bytes,
+            ),
         ];
         for (path, v) in positive {
             if v == 0 {
@@ -369,7 +374,10 @@ impl Config {
         }
         let r = &self.receivers;
         if r.grpc.enabled && r.http.enabled && r.grpc.endpoint == r.http.endpoint {
-            return Err(("receivers.http.endpoint".into(), "is the same address as receivers.grpc.endpoint".into()));
+            return Err((
+                "receivers.http.endpoint".into(),
+                "is the same address as receivers.grpc.endpoint".into(),
+            ));
         }
         if r.http.max_request_body_bytes > r.http.max_decompressed_body_bytes {
             return Err((
@@ -380,22 +388,36 @@ impl Config {
         let mut ids = std::collections::HashSet::new();
         for (i, e) in self.evaluators.inline.iter().enumerate() {
             if crate::evaluator::EvaluatorType::parse(&e.kind).is_none() {
-                return Err((format!("evaluators.inline[{i}].type"), format!("unknown evaluator type {:?}", e.kind)));
+                return Err((
+                    format!("evaluators.inline[{i}].type"),
+                    format!("unknown evaluator type {:?}", e.kind),
+                ));
             }
             if !ids.insert(e.id.as_str()) {
-                return Err((format!("evaluators.inline[{i}].id"), format!("duplicate evaluator id {:?}", e.id)));
+                return Err((
+                    format!("evaluators.inline[{i}].id"),
+                    format!("duplicate evaluator id {:?}", e.id),
+                ));
             }
         }
         for (i, rule) in self.rules.iter().enumerate() {
             if rule.evaluators.is_empty() {
-                return Err((format!("rules[{i}].evaluators"), "a rule needs at least one evaluator".into()));
+                return Err((
+                    format!("rules[{i}].evaluators"),
+                    "a rule needs at least one evaluator".into(),
+                ));
             }
             for (field, glob) in [
                 ("service_name", &rule.matcher.service_name),
                 ("root_span_name", &rule.matcher.root_span_name),
             ] {
                 if let Some(g) = glob {
-                    glob::Pattern::new(g).map_err(|e| (format!("rules[{i}].match.{field}"), format!("bad glob: {e}")))?;
+                    glob::Pattern::new(g).map_err(|e| {
+                        (
+                            format!("rules[{i}].match.{field}"),
+                            format!("bad glob: {e}"),
+                        )
+                    })?;
                 }
             }
             for key in rule.criteria.keys() {
@@ -423,7 +445,11 @@ impl Config {
 }
 
 fn path_or_root(p: String) -> String {
-    if p.is_empty() || p == "." { "(top level)".into() } else { p }
+    if p.is_empty() || p == "." {
+        "(top level)".into()
+    } else {
+        p
+    }
 }
 
 /// Where relative paths in a config file are resolved from.
@@ -445,20 +471,34 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_path() {
-        let e = Config::parse("assembler:\n  grace_after_root_msec: 5\n", "t.yaml").unwrap_err().to_string();
-        assert!(e.starts_with("t.yaml: at `assembler.grace_after_root_msec`"), "{e}");
+        let e = Config::parse("assembler:\n  grace_after_root_msec: 5\n", "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.yaml: at `assembler.grace_after_root_msec`"),
+            "{e}"
+        );
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("grace_after_root_msec"), "{e}");
-        let e = Config::parse("receivers:\n  grpc:\n    endpoint: nope\n", "t.yaml").unwrap_err().to_string();
+        let e = Config::parse("receivers:\n  grpc:\n    endpoint: nope\n", "t.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("receivers.grpc.endpoint"), "{e}");
     }
 
     #[test]
     fn cross_field_rules_are_checked() {
-        let e = Config::parse("assembler:\n  grace_after_root_ms: 400000\n", "t.yaml").unwrap_err().to_string();
+        let e = Config::parse("assembler:\n  grace_after_root_ms: 400000\n", "t.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("assembler.grace_after_root_ms"), "{e}");
-        let e = Config::parse("store:\n  max_traces: 0\n", "t.yaml").unwrap_err().to_string();
-        assert!(e.contains("store.max_traces") && e.contains("greater than 0"), "{e}");
+        let e = Config::parse("store:\n  max_traces: 0\n", "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("store.max_traces") && e.contains("greater than 0"),
+            "{e}"
+        );
         let e = Config::parse(
             "rules:\n  - name: r\n    evaluators: [a]\n    criteria: {b: null}\n",
             "t.yaml",

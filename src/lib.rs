@@ -6,6 +6,7 @@
 //! UiPath evaluator and eval-set files and binding criteria to traces, and
 //! [`pyvalue`] holding the Python value semantics every score depends on.
 
+pub mod app;
 pub mod assembler;
 pub mod cli;
 pub mod config;
@@ -14,4 +15,7 @@ pub mod evaluator;
 pub mod extract;
 pub mod otlp_json;
 pub mod pyvalue;
+pub mod receiver;
 pub mod span;
+pub mod store;
+pub mod telemetry;

@@ -19,6 +19,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the service: OTLP receivers, trace assembly, live evaluation.
+    Serve {
+        /// The configuration file [default: the embedded config/default.yaml].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Check a configuration file (and the evaluator and eval-set files it
+    /// names) without starting; exit 2 with the file and key path on error.
+    ValidateConfig {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
     /// Evaluate OTLP JSON trace files against a UiPath eval set (offline, for CI).
     ///
     /// Exit status: 0 when every evaluation ran and passed; 1 when any errored,
@@ -57,6 +69,8 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Serve { config } => serve(config.as_deref()),
+        Command::ValidateConfig { file } => validate(&file),
         Command::Eval {
             eval_set,
             evaluators,
@@ -73,5 +87,91 @@ fn main() -> ExitCode {
             binding_attributes,
         })
         .into(),
+    }
+}
+
+fn validate(file: &std::path::Path) -> ExitCode {
+    let result = toolscore::app::load_config(Some(file))
+        .map_err(anyhow::Error::from)
+        .and_then(|(config, base)| {
+            toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
+            Ok(())
+        });
+    match result {
+        Ok(()) => {
+            eprintln!("{}: ok", file.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(config: Option<&std::path::Path>) -> ExitCode {
+    let (config, base) = match toolscore::app::load_config(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    toolscore::telemetry::init_logging(&config.telemetry);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run_service(config, base)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_service(
+    config: toolscore::config::Config,
+    base: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let listeners = toolscore::app::Listeners::bind(&config).await?;
+    let running = toolscore::app::start(config, base.as_deref(), listeners)?;
+    let token = running.shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        token.cancel();
+    });
+    running.wait().await?;
+    Ok(())
+}
+
+/// SIGTERM (Kubernetes, docker stop) or Ctrl-C.
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -27,11 +27,12 @@ pub struct Parsed {
 /// Parses one `{"resourceSpans": [...]}` object.
 pub fn parse_object(text: &str) -> Result<Parsed, OtlpJsonError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let data: TracesData = serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
-        location: String::new(),
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
-    })?;
+    let data: TracesData =
+        serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
+            location: String::new(),
+            path: e.path().to_string(),
+            message: e.inner().to_string(),
+        })?;
     // Trailing content (a second object) is an error, not silently ignored.
     de.end().map_err(|e| OtlpJsonError {
         location: String::new(),
@@ -98,9 +99,14 @@ mod tests {
         let flat = ONE.replace('\n', " ");
         let two = format!("{flat}\n{flat}\n");
         assert_eq!(parse_file_text(&two).unwrap().spans.len(), 2);
-        let bad = format!("{flat}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"traceId\":\"zz\"}}]}}]}}]}}\n");
+        let bad = format!(
+            "{flat}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"traceId\":\"zz\"}}]}}]}}]}}\n"
+        );
         let e = parse_file_text(&bad).unwrap_err().to_string();
         assert!(e.starts_with("line 2: "), "{e}");
-        assert!(e.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"), "{e}");
+        assert!(
+            e.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+            "{e}"
+        );
     }
 }

@@ -195,7 +195,10 @@ impl From<&AnyValue> for AttrValue {
 }
 
 fn attr_of(kv: &KeyValue) -> AttrValue {
-    kv.value.as_ref().map(AttrValue::from).unwrap_or(AttrValue::Empty)
+    kv.value
+        .as_ref()
+        .map(AttrValue::from)
+        .unwrap_or(AttrValue::Empty)
 }
 
 /// One span, as toolscore keeps it.
@@ -255,7 +258,9 @@ pub struct RejectedSpan {
 ///
 /// Spans with bad IDs are refused one by one (returned in the second vector);
 /// the rest are kept. A non-empty `parent_span_id` must be a valid span ID.
-pub fn from_resource_spans(resource_spans: &[otlp::ResourceSpans]) -> (Vec<Span>, Vec<RejectedSpan>) {
+pub fn from_resource_spans(
+    resource_spans: &[otlp::ResourceSpans],
+) -> (Vec<Span>, Vec<RejectedSpan>) {
     let mut spans = Vec::new();
     let mut rejected = Vec::new();
     for (ri, rs) in resource_spans.iter().enumerate() {

@@ -1,6 +1,8 @@
 //! `toolscore eval` end to end: the real binary on the UiPath weather_tools
 //! files, with the traces the sample agent emits.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -192,7 +194,11 @@ fn invalid_json_and_bad_criteria_exit_2_naming_file_and_key() {
     copy_example(dir.path());
     let set = eval_set_path(dir.path());
     let text = std::fs::read_to_string(&set).unwrap();
-    std::fs::write(&set, text.replacen("\"=\",\n              1\n", "\"=\", 1.5\n", 1)).unwrap();
+    std::fs::write(
+        &set,
+        text.replacen("\"=\",\n              1\n", "\"=\", 1.5\n", 1),
+    )
+    .unwrap();
     let out = run_on_copy(dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");

@@ -1,6 +1,8 @@
 //! Every case of `../shared/conformance/cases.jsonl`, through the code path
 //! the service uses: spans → tool calls (`extract`) → evaluator.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -158,6 +158,10 @@ impl Shard {
         self.traces.len()
     }
 
+    pub fn contains(&self, id: &TraceId) -> bool {
+        self.traces.contains_key(id)
+    }
+
     /// Traces not yet evaluated.
     pub fn open_traces(&self) -> usize {
         self.open
@@ -192,7 +196,8 @@ impl Shard {
             let Some((_, id)) = self.emitted_order.pop_front() else {
                 return false;
             };
-            if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty) {
+            if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty)
+            {
                 self.forget(id);
                 self.tombstone(id);
                 self.counts.evicted_emitted += 1;
@@ -342,7 +347,11 @@ impl Shard {
                     spans: b.spans.clone(),
                     complete,
                     revision: 1,
-                    reason: if complete { Reason::Complete } else { Reason::TimedOut },
+                    reason: if complete {
+                        Reason::Complete
+                    } else {
+                        Reason::TimedOut
+                    },
                     root_arrived: b.root_arrived,
                 };
                 b.deadline = now + limits.late_window;
@@ -352,7 +361,9 @@ impl Shard {
             }
             State::Emitted { revision } if b.dirty => {
                 b.dirty = false;
-                b.state = State::Emitted { revision: revision + 1 };
+                b.state = State::Emitted {
+                    revision: revision + 1,
+                };
                 self.counts.revised += 1;
                 let ready = Ready {
                     trace_id: id,
@@ -383,7 +394,9 @@ impl Shard {
         let mut out = Vec::new();
         let ids: Vec<TraceId> = self.traces.keys().copied().collect();
         for id in ids {
-            let Some(b) = self.traces.get(&id) else { continue };
+            let Some(b) = self.traces.get(&id) else {
+                continue;
+            };
             let complete = b.root_arrived.is_some();
             let (revision, emit) = match b.state {
                 State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),

@@ -2,11 +2,13 @@
 //!
 //! Sharded by trace ID: each shard is a [`core::Shard`] owned by one task, so
 //! the hot path takes no lock. The pure core decides; the driver loop
-//! (added with the receivers) feeds it spans and its one timer.
+//! (`driver.rs`) feeds it spans and its one timer.
 
 pub mod core;
+mod driver;
 
 pub use self::core::{Limits, Push, Ready, Reason, Shard};
+pub use driver::{AssemblerHandle, Batch, spawn};
 
 use crate::span::TraceId;
 

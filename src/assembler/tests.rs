@@ -42,13 +42,22 @@ fn a_trace_is_ready_only_after_its_root_and_the_grace_period() {
     let t0 = Instant::now();
     let mut s = Shard::new(limits());
     assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
-    assert!(s.expire(t0 + Duration::from_secs(10)).is_empty(), "no root yet");
+    assert!(
+        s.expire(t0 + Duration::from_secs(10)).is_empty(),
+        "no root yet"
+    );
     let root_at = t0 + Duration::from_secs(10);
     assert_eq!(s.push(span(1, 1, None), root_at), Push::Accepted);
-    assert_eq!(s.next_deadline(), Some(root_at + Duration::from_millis(1000)));
+    assert_eq!(
+        s.next_deadline(),
+        Some(root_at + Duration::from_millis(1000))
+    );
     assert!(s.expire(root_at + Duration::from_millis(999)).is_empty());
     // A child inside the grace period joins the trace.
-    assert_eq!(s.push(span(1, 3, Some(1)), root_at + Duration::from_millis(500)), Push::Accepted);
+    assert_eq!(
+        s.push(span(1, 3, Some(1)), root_at + Duration::from_millis(500)),
+        Push::Accepted
+    );
     let ready = s.expire(root_at + Duration::from_millis(1000));
     assert_eq!(ready.len(), 1);
     let r = &ready[0];
@@ -89,7 +98,10 @@ fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
     // After the late window the trace is forgotten; later spans are dropped and counted.
     assert!(s.expire(late + Duration::from_secs(62)).is_empty());
     assert_eq!(s.traces(), 0);
-    assert_eq!(s.push(span(1, 4, Some(1)), late + Duration::from_secs(63)), Push::TooLate);
+    assert_eq!(
+        s.push(span(1, 4, Some(1)), late + Duration::from_secs(63)),
+        Push::TooLate
+    );
     assert_eq!(s.counts.late_dropped, 1);
     assert_eq!(s.counts.revised, 1);
 }
@@ -125,11 +137,18 @@ fn the_age_limit_caps_a_trace_that_never_goes_idle() {
     let mut s = Shard::new(l);
     // A span every 8 s keeps it from ever idling for 10 s.
     for i in 0..4u8 {
-        s.push(span(1, 10 + i, Some(1)), t0 + Duration::from_secs(8 * u64::from(i)));
+        s.push(
+            span(1, 10 + i, Some(1)),
+            t0 + Duration::from_secs(8 * u64::from(i)),
+        );
     }
     assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(25)));
     let r = s.expire(t0 + Duration::from_secs(25));
-    assert_eq!(r.len(), 1, "emitted at the age limit although spans keep coming");
+    assert_eq!(
+        r.len(),
+        1,
+        "emitted at the age limit although spans keep coming"
+    );
     assert_eq!(r[0].spans.len(), 4);
 }
 
@@ -144,10 +163,17 @@ fn bounds_refuse_spans_and_free_emitted_traces_first() {
     assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
     assert_eq!(s.push(span(1, 3, Some(1)), t0), Push::TraceFull);
     assert_eq!(s.push(span(2, 1, Some(9)), t0), Push::Accepted);
-    assert_eq!(s.push(span(3, 1, Some(9)), t0), Push::Full, "two open traces fill the shard");
+    assert_eq!(
+        s.push(span(3, 1, Some(9)), t0),
+        Push::Full,
+        "two open traces fill the shard"
+    );
     // Once trace 1 is evaluated it is only kept for late spans: it makes room.
     assert_eq!(s.expire(t0 + Duration::from_secs(1)).len(), 1);
-    assert_eq!(s.push(span(3, 1, Some(9)), t0 + Duration::from_secs(1)), Push::Accepted);
+    assert_eq!(
+        s.push(span(3, 1, Some(9)), t0 + Duration::from_secs(1)),
+        Push::Accepted
+    );
     assert_eq!(s.counts.evicted_emitted, 1);
 
     let mut l = limits();

@@ -36,7 +36,10 @@ pub enum UsageError {
     #[error("{file}: {message}")]
     Traces { file: String, message: String },
     #[error("cannot write {file}: {source}")]
-    Output { file: String, source: std::io::Error },
+    Output {
+        file: String,
+        source: std::io::Error,
+    },
 }
 
 /// One trace's results against the item it is bound to.
@@ -130,7 +133,12 @@ pub fn evaluate<'a>(
         let outcomes = item
             .evaluators
             .iter()
-            .map(|ie| (ie.evaluator.clone(), ie.evaluator.evaluate(&calls, &ie.criteria)))
+            .map(|ie| {
+                (
+                    ie.evaluator.clone(),
+                    ie.evaluator.evaluate(&calls, &ie.criteria),
+                )
+            })
             .collect();
         results.push(TraceResult {
             trace_id: *trace_id,
@@ -151,7 +159,12 @@ fn progress_bar(len: usize) -> indicatif::ProgressBar {
 }
 
 /// The results JSON in UiPath's `--output-file` shape, and the exit code.
-pub fn report(set: &EvalSet, results: &[TraceResult<'_>], min_score: Option<f64>, mut messages: Vec<String>) -> Report {
+pub fn report(
+    set: &EvalSet,
+    results: &[TraceResult<'_>],
+    min_score: Option<f64>,
+    mut messages: Vec<String>,
+) -> Report {
     let mut failed = 0usize;
     let mut errors = 0usize;
     let mut total = 0usize;
@@ -178,7 +191,11 @@ pub fn report(set: &EvalSet, results: &[TraceResult<'_>], min_score: Option<f64>
                     ev.id,
                     r.trace_id,
                     o.score.map_or("-".into(), |s| s.to_string()),
-                    if below_min { " is below --min-score" } else { " is below the evaluator's threshold" }
+                    if below_min {
+                        " is below --min-score"
+                    } else {
+                        " is below the evaluator's threshold"
+                    }
                 ));
             }
             runs.push(json!({
@@ -204,7 +221,11 @@ pub fn report(set: &EvalSet, results: &[TraceResult<'_>], min_score: Option<f64>
         results.len(),
         total - failed - errors
     ));
-    let exit = if failed + errors > 0 { Exit::Failed } else { Exit::Ok };
+    let exit = if failed + errors > 0 {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    };
     Report {
         json: json!({
             "evaluationSetName": set.name,
@@ -226,7 +247,10 @@ pub fn result_json(o: &Outcome) -> Json {
     m.insert("score".into(), score);
     m.insert("details".into(), o.details.clone());
     m.insert("status".into(), json!(o.status));
-    m.insert("error".into(), o.error.clone().map_or(Json::Null, Json::String));
+    m.insert(
+        "error".into(),
+        o.error.clone().map_or(Json::Null, Json::String),
+    );
     Json::Object(m)
 }
 

@@ -15,7 +15,11 @@ pub struct BindingConfig {
 impl Default for BindingConfig {
     fn default() -> Self {
         BindingConfig {
-            attributes: vec!["eval.case.id".into(), "eval_item_id".into(), "evalId".into()],
+            attributes: vec![
+                "eval.case.id".into(),
+                "eval_item_id".into(),
+                "evalId".into(),
+            ],
         }
     }
 }

@@ -47,7 +47,11 @@ pub fn load_eval_set(file: &Path, catalog: &Catalog) -> Result<EvalSet, LoadErro
 pub fn parse_eval_set(v: &Value, file: &Path, catalog: &Catalog) -> Result<EvalSet, LoadError> {
     let err = |e: Invalid| LoadError::new(file, e.path, e.message);
     let Some(d) = v.as_dict() else {
-        return Err(LoadError::new(file, "", "an eval-set file must hold a JSON object"));
+        return Err(LoadError::new(
+            file,
+            "",
+            "an eval-set file must hold a JSON object",
+        ));
     };
     if !is_v1(d.get_str("version")) {
         return Err(LoadError::new(
@@ -144,7 +148,10 @@ fn evaluator_refs(d: &Dict) -> Result<Vec<(String, String)>, Invalid> {
                 other => {
                     return Err(Invalid::new(
                         p,
-                        format!("must be an evaluator id or {{\"ref\": id}}, got {}", other.type_name()),
+                        format!(
+                            "must be an evaluator id or {{\"ref\": id}}, got {}",
+                            other.type_name()
+                        ),
                     ));
                 }
             };
@@ -167,7 +174,10 @@ fn evaluator_refs(d: &Dict) -> Result<Vec<(String, String)>, Invalid> {
 
 fn parse_item(v: &Value, path: &str, evaluators: &[Arc<Evaluator>]) -> Result<EvalItem, Invalid> {
     let Some(d) = v.as_dict() else {
-        return Err(Invalid::new(path, format!("an item must be an object, got {}", v.type_name())));
+        return Err(Invalid::new(
+            path,
+            format!("an item must be an object, got {}", v.type_name()),
+        ));
     };
     let mut id = match d.get_str("id") {
         Some(v) => expect_str(v, &join(path, "id"))?,
@@ -185,16 +195,22 @@ fn parse_item(v: &Value, path: &str, evaluators: &[Arc<Evaluator>]) -> Result<Ev
         None | Some(Value::None) => Dict::new(),
         Some(Value::Dict(c)) => c.clone(),
         Some(other) => {
-            return Err(Invalid::new(cpath, format!("must be an object, got {}", other.type_name())));
+            return Err(Invalid::new(
+                cpath,
+                format!("must be an object, got {}", other.type_name()),
+            ));
         }
     };
     let mut out = Vec::new();
     for ev in evaluators {
         // No key: the evaluator is skipped for this item.
-        let Some(value) = criterias.get_str(&ev.id) else { continue };
+        let Some(value) = criterias.get_str(&ev.id) else {
+            continue;
+        };
         let p = join(&cpath, &ev.id);
         let criteria = if value.truthy() {
-            ev.parse_criteria(value).map_err(|e| criteria_invalid(e, &p))?
+            ev.parse_criteria(value)
+                .map_err(|e| criteria_invalid(e, &p))?
         } else {
             // null or {}: the evaluator's default criteria.
             match &ev.default_criteria {

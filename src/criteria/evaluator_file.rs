@@ -33,7 +33,11 @@ pub fn load_evaluator_file(file: &Path) -> Result<LoadedEvaluator, LoadError> {
 pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, LoadError> {
     let err = |e: Invalid| LoadError::new(file, e.path, e.message);
     let Some(d) = v.as_dict() else {
-        return Err(LoadError::new(file, "", "an evaluator file must hold a JSON object"));
+        return Err(LoadError::new(
+            file,
+            "",
+            "an evaluator file must hold a JSON object",
+        ));
     };
     match d.get_str("version") {
         Some(Value::Str(s)) if s == "1.0" => {}
@@ -49,7 +53,10 @@ pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, L
             return Err(LoadError::new(
                 file,
                 "version",
-                format!("unsupported evaluator file version {}; expected \"1.0\"", other.repr()),
+                format!(
+                    "unsupported evaluator file version {}; expected \"1.0\"",
+                    other.repr()
+                ),
             ));
         }
     }
@@ -75,7 +82,9 @@ pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, L
         }))
     };
     if d.get_str("evaluatorSchema").is_some() || type_id.starts_with("file://") {
-        return unsupported("a custom Python evaluator; toolscore runs only its built-in evaluators".into());
+        return unsupported(
+            "a custom Python evaluator; toolscore runs only its built-in evaluators".into(),
+        );
     }
     let Some(kind) = EvaluatorType::parse(&type_id) else {
         if type_id.starts_with("uipath-") {
@@ -86,7 +95,10 @@ pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, L
         return Err(LoadError::new(
             file,
             "evaluatorTypeId",
-            format!("unknown evaluator type {type_id:?}; supported: {}", supported_types()),
+            format!(
+                "unknown evaluator type {type_id:?}; supported: {}",
+                supported_types()
+            ),
         ));
     };
     let mut ev = build(&id, kind, &config, "evaluatorConfig").map_err(err)?;
@@ -117,7 +129,12 @@ fn required_str(d: &Dict, key: &str) -> Result<String, Invalid> {
 /// Builds an evaluator from its type and config object (UiPath's
 /// `evaluatorConfig`, or toolscore's inline `config`), validating the config
 /// and its `defaultEvaluationCriteria`. Errors carry paths under `prefix`.
-pub fn build(id: &str, kind: EvaluatorType, config: &Dict, prefix: &str) -> Result<Evaluator, Invalid> {
+pub fn build(
+    id: &str,
+    kind: EvaluatorType,
+    config: &Dict,
+    prefix: &str,
+) -> Result<Evaluator, Invalid> {
     let mut ev = Evaluator::with_defaults(id, kind);
     ev.config = evaluator::parse_config(kind, config, prefix)?;
     for (key, slot) in [("name", &mut ev.name), ("description", &mut ev.description)] {
@@ -125,11 +142,21 @@ pub fn build(id: &str, kind: EvaluatorType, config: &Dict, prefix: &str) -> Resu
             *slot = expect_str(v, &join(prefix, key))?;
         }
     }
-    if let Some((v, which)) = field(config, "default_evaluation_criteria", "defaultEvaluationCriteria") {
-        let key = if which == "camel" { "defaultEvaluationCriteria" } else { "default_evaluation_criteria" };
+    if let Some((v, which)) = field(
+        config,
+        "default_evaluation_criteria",
+        "defaultEvaluationCriteria",
+    ) {
+        let key = if which == "camel" {
+            "defaultEvaluationCriteria"
+        } else {
+            "default_evaluation_criteria"
+        };
         let path = join(prefix, key);
         if !matches!(v, Value::None) {
-            let c = ev.parse_criteria(v).map_err(|e| criteria_invalid(e, &path))?;
+            let c = ev
+                .parse_criteria(v)
+                .map_err(|e| criteria_invalid(e, &path))?;
             ev.default_criteria = Some(c);
         }
     }
@@ -145,9 +172,10 @@ pub fn build(id: &str, kind: EvaluatorType, config: &Dict, prefix: &str) -> Resu
 pub(crate) fn criteria_invalid(e: evaluator::CriteriaError, path: &str) -> Invalid {
     use evaluator::CriteriaError as C;
     match e {
-        C::Invalid(inner, _) | C::InvalidExpectedTool(inner) => {
-            Invalid::new(join(path, &inner.path), format!("invalid criteria: {}", inner.message))
-        }
+        C::Invalid(inner, _) | C::InvalidExpectedTool(inner) => Invalid::new(
+            join(path, &inner.path),
+            format!("invalid criteria: {}", inner.message),
+        ),
         other => Invalid::new(path, other.to_string()),
     }
 }

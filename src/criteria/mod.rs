@@ -13,7 +13,9 @@ mod evaluator_file;
 
 pub use binding::{Binding, BindingConfig, find_binding_value};
 pub use eval_set::{EvalItem, EvalSet, ItemEvaluator, load_eval_set, parse_eval_set};
-pub use evaluator_file::{LoadedEvaluator, load_evaluator_file, parse_evaluator_file};
+pub use evaluator_file::{
+    LoadedEvaluator, build as build_evaluator, load_evaluator_file, parse_evaluator_file,
+};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -81,7 +83,10 @@ impl Catalog {
             return Err(LoadError::new(
                 file,
                 "id",
-                format!("evaluator id {id:?} is already defined in {}", first.display()),
+                format!(
+                    "evaluator id {id:?} is already defined in {}",
+                    first.display()
+                ),
             ));
         }
         self.sources.insert(id.clone(), file.to_owned());
@@ -99,8 +104,8 @@ impl Catalog {
     /// Loads every `*.json` in `dir` (sorted by file name) as an evaluator file.
     pub fn load_evaluator_dir(&mut self, dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
         let pattern = dir.join("*.json");
-        let files = glob_sorted(&pattern.to_string_lossy())
-            .map_err(|m| LoadError::new(dir, "", m))?;
+        let files =
+            glob_sorted(&pattern.to_string_lossy()).map_err(|m| LoadError::new(dir, "", m))?;
         for f in &files {
             let loaded = load_evaluator_file(f)?;
             self.add_evaluator(loaded, f)?;

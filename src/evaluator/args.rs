@@ -7,7 +7,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value as Json};
 
-use super::common::{Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float};
+use super::common::{
+    Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float,
+};
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
@@ -30,7 +32,11 @@ pub fn parse_criteria(v: &Value) -> Result<ArgsCriteria, Invalid> {
     let Some((list, which)) = field(d, "tool_calls", "toolCalls") else {
         return Err(Invalid::new("toolCalls", "Field required"));
     };
-    let path = if which == "camel" { "toolCalls" } else { "tool_calls" };
+    let path = if which == "camel" {
+        "toolCalls"
+    } else {
+        "tool_calls"
+    };
     let mut calls = Vec::new();
     for (i, item) in expect_list(list, path)?.iter().enumerate() {
         let p = join(path, i);
@@ -43,7 +49,11 @@ pub fn parse_criteria(v: &Value) -> Result<ArgsCriteria, Invalid> {
             Some(a) => expect_dict(a, &join(&p, "args"))?.clone(),
             None => return Err(Invalid::new(join(&p, "args"), "Field required")),
         };
-        calls.push(ExpectedCall { name, args, id: optional_id(item, &p)? });
+        calls.push(ExpectedCall {
+            name,
+            args,
+            id: optional_id(item, &p)?,
+        });
     }
     Ok(ArgsCriteria { calls })
 }
@@ -105,7 +115,9 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
         }
     }
     let expected = &criteria.calls;
-    let expected_repr = repr_list(expected, |e, out| repr_tool_call(&e.name, &e.args, e.id.as_deref(), out));
+    let expected_repr = repr_list(expected, |e, out| {
+        repr_tool_call(&e.name, &e.args, e.id.as_deref(), out)
+    });
     let actual_repr = repr_list(calls, |c, out| {
         if let Ok(d) = c.args.dict() {
             repr_tool_call(&c.name, d, c.id.as_deref(), out);
@@ -114,13 +126,26 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let done = |score: f64, explained: Json| {
         Outcome::ok(
             score,
-            justification(expected_repr.clone(), actual_repr.clone(), "explained_tool_calls_args", explained),
+            justification(
+                expected_repr.clone(),
+                actual_repr.clone(),
+                "explained_tool_calls_args",
+                explained,
+            ),
         )
     };
     match (expected.is_empty(), calls.is_empty()) {
-        (true, true) => return done(1.0, result_message("Both expected and actual tool calls are empty")),
+        (true, true) => {
+            return done(
+                1.0,
+                result_message("Both expected and actual tool calls are empty"),
+            );
+        }
         (true, false) | (false, true) => {
-            return done(0.0, result_message("Either expected or actual tool calls are empty"));
+            return done(
+                0.0,
+                result_message("Either expected or actual tool calls are empty"),
+            );
         }
         (false, false) => {}
     }

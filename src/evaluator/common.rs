@@ -109,7 +109,12 @@ pub fn expect_str(v: &Value, path: &str) -> Result<String, Invalid> {
 
 /// pydantic's lax `bool`: bools, 0/1, and the usual yes/no strings.
 pub fn lax_bool(v: &Value, path: &str) -> Result<bool, Invalid> {
-    let bad = || Invalid::new(path, format!("Input should be a valid boolean, got {}", v.repr()));
+    let bad = || {
+        Invalid::new(
+            path,
+            format!("Input should be a valid boolean, got {}", v.repr()),
+        )
+    };
     match v {
         Value::Bool(b) => Ok(*b),
         Value::Int(Int::Small(0)) => Ok(false),
@@ -136,7 +141,10 @@ pub fn lax_int(v: &Value, path: &str) -> Result<Int, Invalid> {
                 #[allow(clippy::cast_possible_truncation)]
                 Ok(Int::Small(*f as i64))
             } else {
-                Err(Invalid::new(path, "Input should be a valid integer, got a number too large to convert"))
+                Err(Invalid::new(
+                    path,
+                    "Input should be a valid integer, got a number too large to convert",
+                ))
             }
         }
         Value::Float(_) => Err(Invalid::new(
@@ -170,10 +178,12 @@ pub fn lax_float(v: &Value, path: &str) -> Result<f64, Invalid> {
         Value::Int(Int::Small(i)) => Ok(*i as f64),
         Value::Int(Int::Big(_)) => Err(Invalid::new(path, "Input should be a finite number")),
         Value::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
-        Value::Str(s) => s
-            .trim()
-            .parse::<f64>()
-            .map_err(|_| Invalid::new(path, "Input should be a valid number, unable to parse string as a number")),
+        Value::Str(s) => s.trim().parse::<f64>().map_err(|_| {
+            Invalid::new(
+                path,
+                "Input should be a valid number, unable to parse string as a number",
+            )
+        }),
         other => Err(Invalid::new(
             path,
             format!("Input should be a valid number, got {}", other.type_name()),

@@ -6,7 +6,10 @@ use indexmap::IndexMap;
 use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
-use super::common::{Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, py_float, sanitize};
+use super::common::{
+    Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, py_float,
+    sanitize,
+};
 use super::{Outcome, justification, result_message};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Int, Value};
@@ -22,7 +25,11 @@ pub fn parse_criteria(v: &Value) -> Result<CountCriteria, Invalid> {
     let Some((map, which)) = field(d, "tool_calls_count", "toolCallsCount") else {
         return Err(Invalid::new("toolCallsCount", "Field required"));
     };
-    let path = if which == "camel" { "toolCallsCount" } else { "tool_calls_count" };
+    let path = if which == "camel" {
+        "toolCallsCount"
+    } else {
+        "tool_calls_count"
+    };
     let map = expect_dict(map, path)?;
     let mut entries = Vec::with_capacity(map.len());
     for (k, pair) in map.iter() {
@@ -76,7 +83,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
     let expected_repr = {
         let mut d = Dict::with_capacity(criteria.entries.len());
         for (k, op, n) in &criteria.entries {
-            d.insert_str(k.clone(), Value::Tuple(vec![Value::str(op.clone()), Value::Int(n.clone())]));
+            d.insert_str(
+                k.clone(),
+                Value::Tuple(vec![Value::str(op.clone()), Value::Int(n.clone())]),
+            );
         }
         Value::Dict(d).repr()
     };
@@ -90,13 +100,26 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
     let done = |score: f64, explained: Json| {
         Outcome::ok(
             score,
-            justification(expected_repr.clone(), actual_repr.clone(), "explained_tool_calls_count", explained),
+            justification(
+                expected_repr.clone(),
+                actual_repr.clone(),
+                "explained_tool_calls_count",
+                explained,
+            ),
         )
     };
     match (criteria.entries.is_empty(), counts.is_empty()) {
-        (true, true) => return done(1.0, result_message("Both expected and actual tool calls are empty")),
+        (true, true) => {
+            return done(
+                1.0,
+                result_message("Both expected and actual tool calls are empty"),
+            );
+        }
         (true, false) | (false, true) => {
-            return done(0.0, result_message("Either expected or actual tool calls are empty"));
+            return done(
+                0.0,
+                result_message("Either expected or actual tool calls are empty"),
+            );
         }
         (false, false) => {}
     }
@@ -126,5 +149,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
         explained.insert(key.clone(), line);
         total += score;
     }
-    done(total / criteria.entries.len() as f64, Json::Object(explained))
+    done(
+        total / criteria.entries.len() as f64,
+        Json::Object(explained),
+    )
 }

@@ -10,6 +10,7 @@ pub mod common;
 pub mod count;
 pub mod order;
 pub mod output;
+pub mod stage;
 pub mod tool_correctness;
 
 use serde::Serialize;
@@ -112,7 +113,9 @@ pub enum CriteriaError {
     #[error("Python.CANNOT_VALIDATE_EVALUATION_CRITERIA: invalid criteria for {evaluator} at {0}", evaluator = .1)]
     Invalid(Invalid, &'static str),
     /// deepeval refuses a test case without `expected_tools`.
-    #[error("MissingTestCaseParamsError: 'expected_tools' cannot be None for the 'Tool Correctness' metric")]
+    #[error(
+        "MissingTestCaseParamsError: 'expected_tools' cannot be None for the 'Tool Correctness' metric"
+    )]
     MissingExpectedTools,
     /// deepeval's pydantic `ToolCall` refused an expected tool.
     #[error("ValidationError: invalid expected tool at {0}")]
@@ -230,7 +233,9 @@ pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Co
     use common::{field, join, lax_bool};
     let flag = |snake: &str, camel: &str| -> Result<bool, Invalid> {
         match field(config, snake, camel) {
-            Some((v, which)) => lax_bool(v, &join(path, if which == "camel" { camel } else { snake })),
+            Some((v, which)) => {
+                lax_bool(v, &join(path, if which == "camel" { camel } else { snake }))
+            }
             None => Ok(false),
         }
     };
@@ -331,7 +336,12 @@ impl Outcome {
 }
 
 /// A UiPath justification object: `expected`, `actual`, then the extra key.
-pub(crate) fn justification(expected: String, actual: String, extra_key: &str, extra: Json) -> Json {
+pub(crate) fn justification(
+    expected: String,
+    actual: String,
+    extra_key: &str,
+    extra: Json,
+) -> Json {
     let mut m = Map::new();
     m.insert("expected".into(), Json::String(expected));
     m.insert("actual".into(), Json::String(actual));

@@ -2,7 +2,9 @@
 
 use serde_json::Value as Json;
 
-use super::common::{Invalid, call_key, call_matches, expect_dict, expect_list, expect_str, field, join};
+use super::common::{
+    Invalid, call_key, call_matches, expect_dict, expect_list, expect_str, field, join,
+};
 use super::{Outcome, justification, ratio, repr_str_list};
 use crate::extract::ToolCall;
 use crate::pyvalue::Value;
@@ -18,7 +20,11 @@ pub fn parse_criteria(v: &Value) -> Result<OrderCriteria, Invalid> {
     let Some((list, which)) = field(d, "tool_calls_order", "toolCallsOrder") else {
         return Err(Invalid::new("toolCallsOrder", "Field required"));
     };
-    let path = if which == "camel" { "toolCallsOrder" } else { "tool_calls_order" };
+    let path = if which == "camel" {
+        "toolCallsOrder"
+    } else {
+        "tool_calls_order"
+    };
     let order = expect_list(list, path)?
         .iter()
         .enumerate()
@@ -44,7 +50,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> O
     }
     if strict {
         let all = expected.len() == calls.len()
-            && calls.iter().zip(expected).all(|(c, e)| call_matches(c, e, None));
+            && calls
+                .iter()
+                .zip(expected)
+                .all(|(c, e)| call_matches(c, e, None));
         if all {
             let lcs: Vec<&str> = expected.iter().map(String::as_str).collect();
             return Outcome::ok(1.0, details(&lcs));

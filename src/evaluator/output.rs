@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
-use super::common::{Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float};
+use super::common::{
+    Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float,
+};
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::pyvalue::Value;
@@ -29,7 +31,11 @@ pub fn parse_criteria(v: &Value) -> Result<OutputCriteria, Invalid> {
     let Some((list, which)) = field(d, "tool_outputs", "toolOutputs") else {
         return Err(Invalid::new("toolOutputs", "Field required"));
     };
-    let path = if which == "camel" { "toolOutputs" } else { "tool_outputs" };
+    let path = if which == "camel" {
+        "toolOutputs"
+    } else {
+        "tool_outputs"
+    };
     let mut outputs = Vec::new();
     for (i, item) in expect_list(list, path)?.iter().enumerate() {
         let p = join(path, i);
@@ -40,7 +46,11 @@ pub fn parse_criteria(v: &Value) -> Result<OutputCriteria, Invalid> {
         };
         let name = required("name")?;
         let output = required("output")?;
-        outputs.push(ExpectedOutput { name, output, id: optional_id(item, &p)? });
+        outputs.push(ExpectedOutput {
+            name,
+            output,
+            id: optional_id(item, &p)?,
+        });
     }
     Ok(OutputCriteria { outputs })
 }
@@ -69,20 +79,39 @@ fn repr_outputs<'a>(items: impl Iterator<Item = (&'a str, &'a str, Option<&'a st
 
 pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> Outcome {
     let expected = &criteria.outputs;
-    let expected_repr = repr_outputs(expected.iter().map(|e| (e.name.as_str(), e.output.as_str(), e.id.as_deref())));
-    let actual_repr = repr_outputs(calls.iter().map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())));
+    let expected_repr = repr_outputs(
+        expected
+            .iter()
+            .map(|e| (e.name.as_str(), e.output.as_str(), e.id.as_deref())),
+    );
+    let actual_repr = repr_outputs(
+        calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())),
+    );
     let done = |score: f64, explained: Json| {
         Outcome::ok(
             score,
-            justification(expected_repr.clone(), actual_repr.clone(), "explained_tool_calls_outputs", explained),
+            justification(
+                expected_repr.clone(),
+                actual_repr.clone(),
+                "explained_tool_calls_outputs",
+                explained,
+            ),
         )
     };
     match (expected.is_empty(), calls.is_empty()) {
         (true, true) => {
-            return done(1.0, result_message("Both expected and actual tool calls outputs are empty"));
+            return done(
+                1.0,
+                result_message("Both expected and actual tool calls outputs are empty"),
+            );
         }
         (true, false) | (false, true) => {
-            return done(0.0, result_message("Either expected or actual tool calls outputs are empty"));
+            return done(
+                0.0,
+                result_message("Either expected or actual tool calls outputs are empty"),
+            );
         }
         (false, false) => {}
     }
@@ -123,7 +152,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         if strict && !found {
             return done(
                 0.0,
-                result_message(&format!("No matching actual tool call found for expected {}", exp.name)),
+                result_message(&format!(
+                    "No matching actual tool call found for expected {}",
+                    exp.name
+                )),
             );
         }
     }

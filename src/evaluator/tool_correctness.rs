@@ -7,7 +7,9 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::common::{Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float};
+use super::common::{
+    Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float,
+};
 use super::{CriteriaError, Outcome, repr_str_list};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
@@ -61,9 +63,9 @@ impl DeepevalConfig {
     /// non-empty `available_tools`, which needs an LLM judge.
     pub fn parse(d: &Dict, path: &str) -> Result<DeepevalConfig, Invalid> {
         for k in d.keys() {
-            let known = k
-                .as_str()
-                .is_some_and(|k| KEYS.iter().any(|(s, c)| *s == k || *c == k) || k == "description");
+            let known = k.as_str().is_some_and(|k| {
+                KEYS.iter().any(|(s, c)| *s == k || *c == k) || k == "description"
+            });
             if !known {
                 return Err(Invalid::new(
                     join(path, k.py_str()),
@@ -71,7 +73,8 @@ impl DeepevalConfig {
                 ));
             }
         }
-        let key_path = |which: &str, s: &str, c: &str| join(path, if which == "camel" { c } else { s });
+        let key_path =
+            |which: &str, s: &str, c: &str| join(path, if which == "camel" { c } else { s });
         let flag = |s: &str, c: &str| match field(d, s, c) {
             Some((v, which)) => lax_bool(v, &key_path(which, s, c)),
             None => Ok(false),
@@ -99,7 +102,9 @@ impl DeepevalConfig {
                     _ => {
                         return Err(Invalid::new(
                             ip,
-                            format!("unknown evaluation param {name:?}: expected \"input_parameters\" or \"output\""),
+                            format!(
+                                "unknown evaluation param {name:?}: expected \"input_parameters\" or \"output\""
+                            ),
                         ));
                     }
                 }
@@ -133,7 +138,10 @@ impl DeepevalTool {
     /// deepeval's `ToolCall.__eq__`: name, params and output.
     fn value_eq(&self, other: &DeepevalTool) -> bool {
         self.name == other.name
-            && opt_dict_eq(self.input_parameters.as_ref(), other.input_parameters.as_ref())
+            && opt_dict_eq(
+                self.input_parameters.as_ref(),
+                other.input_parameters.as_ref(),
+            )
             && opt_eq(self.output.as_ref(), other.output.as_ref())
     }
 }
@@ -163,7 +171,11 @@ pub fn parse_criteria(v: &Value) -> Result<ExpectedTools, CriteriaError> {
         None | Some((Value::None, _)) => return Err(CriteriaError::MissingExpectedTools),
         Some(found) => found,
     };
-    let path = if which == "camel" { "expectedTools" } else { "expected_tools" };
+    let path = if which == "camel" {
+        "expectedTools"
+    } else {
+        "expected_tools"
+    };
     let items = expect_list(list, path).map_err(invalid)?;
     let mut tools = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -198,7 +210,10 @@ fn parse_tool(v: &Value, path: &str) -> Result<DeepevalTool, Invalid> {
     Ok(DeepevalTool {
         name,
         input_parameters,
-        output: d.get_str("output").filter(|o| !matches!(o, Value::None)).cloned(),
+        output: d
+            .get_str("output")
+            .filter(|o| !matches!(o, Value::None))
+            .cloned(),
         description: opt_str("description")?,
         reasoning: opt_str("reasoning")?,
     })
@@ -319,7 +334,11 @@ impl Scorer<'_> {
                     continue;
                 }
                 let s = self.weight(e, c)?;
-                let diag = if s > 0.0 { dp[(i - 1) * w + j - 1] + s } else { 0.0 };
+                let diag = if s > 0.0 {
+                    dp[(i - 1) * w + j - 1] + s
+                } else {
+                    0.0
+                };
                 dp[i * w + j] = py_max3(up, left, diag);
             }
         }
@@ -363,8 +382,14 @@ impl Scorer<'_> {
         let e_names = repr_str_list(self.expected.iter().map(|t| t.name.as_str()));
         let c_names = repr_str_list(self.called.iter().map(|t| t.name.as_str()));
         if self.cfg.should_exact_match {
-            let verdict = if self.exact() != 0.0 { "Exact match" } else { "Not an exact match" };
-            return Ok(format!("{verdict}: expected {e_names}, called {c_names}. See details above."));
+            let verdict = if self.exact() != 0.0 {
+                "Exact match"
+            } else {
+                "Not an exact match"
+            };
+            return Ok(format!(
+                "{verdict}: expected {e_names}, called {c_names}. See details above."
+            ));
         }
         if self.cfg.should_consider_ordering {
             let (lcs, weight) = self.weighted_lcs()?;
@@ -378,14 +403,19 @@ impl Scorer<'_> {
                     "Correct ordering: all expected tools {e_names} were called in the correct order."
                 ));
             }
-            let missing = name_set_difference(self.expected, |n| self.called.iter().any(|c| c.name == n));
-            let out_of_order = name_set_difference(self.expected, |n| lcs.iter().any(|c| c.name == n));
+            let missing =
+                name_set_difference(self.expected, |n| self.called.iter().any(|c| c.name == n));
+            let out_of_order =
+                name_set_difference(self.expected, |n| lcs.iter().any(|c| c.name == n));
             let mut issues = Vec::new();
             if !missing.is_empty() {
                 issues.push(format!("missing tools {}", repr_str_list(missing)));
             }
             if !out_of_order.is_empty() {
-                issues.push(format!("out-of-order tools {}", repr_str_list(out_of_order)));
+                issues.push(format!(
+                    "out-of-order tools {}",
+                    repr_str_list(out_of_order)
+                ));
             }
             return Ok(format!(
                 "Incorrect tool usage: {}; expected {e_names}, called {c_names}. See more details above.",
@@ -393,12 +423,15 @@ impl Scorer<'_> {
             ));
         }
         if self.unordered()? == 1.0 {
-            return Ok(format!("All expected tools {e_names} were called (order not considered)."));
+            return Ok(format!(
+                "All expected tools {e_names} were called (order not considered)."
+            ));
         }
         // list(set(expected) - set(called)): distinct expected tools equal to no called one.
         let mut missing: Vec<&DeepevalTool> = Vec::new();
         for e in self.expected {
-            if !self.called.iter().any(|c| c.value_eq(e)) && !missing.iter().any(|m| m.value_eq(e)) {
+            if !self.called.iter().any(|c| c.value_eq(e)) && !missing.iter().any(|m| m.value_eq(e))
+            {
                 missing.push(e);
             }
         }
@@ -447,10 +480,15 @@ fn tool_repr(t: &DeepevalTool) -> String {
         fields.push(format!("reasoning=\"{r}\""));
     }
     if let Some(p) = t.input_parameters.as_ref().filter(|p| !p.is_empty()) {
-        fields.push(indent_field("input_parameters", &json_dumps(&Value::Dict(p.clone()))));
+        fields.push(indent_field(
+            "input_parameters",
+            &json_dumps(&Value::Dict(p.clone())),
+        ));
     }
     match &t.output {
-        Some(Value::Dict(d)) => fields.push(indent_field("output", &json_dumps(&Value::Dict(d.clone())))),
+        Some(Value::Dict(d)) => {
+            fields.push(indent_field("output", &json_dumps(&Value::Dict(d.clone()))))
+        }
         Some(v) => fields.push(format!("output={}", v.repr())),
         None => {}
     }
@@ -480,7 +518,9 @@ fn dump(v: &Value, depth: usize, out: &mut String) {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Float(f) if f.is_nan() => out.push_str("NaN"),
-        Value::Float(f) if f.is_infinite() => out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" }),
+        Value::Float(f) if f.is_infinite() => {
+            out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        }
         Value::Int(_) | Value::Float(_) => v.write_repr(out),
         Value::Str(s) => json_str(s, out),
         Value::List(items) | Value::Tuple(items) => {
@@ -559,14 +599,22 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConf
         expected: &criteria.tools,
         called: &called,
     };
-    let (threshold, threshold_is_int) = if cfg.strict_mode { (1.0, true) } else { (cfg.threshold, cfg.threshold_is_int) };
+    let (threshold, threshold_is_int) = if cfg.strict_mode {
+        (1.0, true)
+    } else {
+        (cfg.threshold, cfg.threshold_is_int)
+    };
     let result = scorer.score().and_then(|s| Ok((s, scorer.reason()?)));
     let (raw, reason) = match result {
         Ok(r) => r,
         Err(e) => return Outcome::error(e),
     };
     // strict: a score under the threshold (1) becomes the int 0.
-    let (score, score_is_int) = if cfg.strict_mode && raw < threshold { (0.0, true) } else { (raw, false) };
+    let (score, score_is_int) = if cfg.strict_mode && raw < threshold {
+        (0.0, true)
+    } else {
+        (raw, false)
+    };
     let success = score >= threshold;
     let reason = format!(
         "[\n\t Tool Calling Reason: {reason}\n\t Tool Selection Reason: No available tools were provided to assess tool selection criteria\n]\n"
@@ -574,7 +622,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConf
     let mut details = Map::new();
     details.insert("reason".into(), Json::String(reason));
     details.insert("success".into(), Json::Bool(success));
-    details.insert("threshold".into(), threshold_json(threshold, threshold_is_int));
+    details.insert(
+        "threshold".into(),
+        threshold_json(threshold, threshold_is_int),
+    );
     let mut outcome = Outcome::ok(score, Json::Object(details));
     outcome.score_is_int = score_is_int;
     outcome.passed = Some(success);

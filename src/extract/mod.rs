@@ -88,7 +88,10 @@ pub fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
         None | Some(AttrValue::Empty) => None,
         Some(v) => Some(v.py_str()),
     };
-    let args_attr = convention.args_attribute.as_deref().and_then(|k| span.attr(k));
+    let args_attr = convention
+        .args_attribute
+        .as_deref()
+        .and_then(|k| span.attr(k));
     let output_attr = convention
         .output_attribute
         .as_deref()
@@ -121,9 +124,10 @@ pub fn parse_args(attr: Option<&AttrValue>, format: ArgsFormat) -> Args {
         Some(_) => return Args::Dict(Dict::new()),
     };
     let value = match (format, value) {
-        (ArgsFormat::TraceloopKwargs, Value::Dict(d)) => {
-            d.get_str("kwargs").cloned().unwrap_or(Value::Dict(Dict::new()))
-        }
+        (ArgsFormat::TraceloopKwargs, Value::Dict(d)) => d
+            .get_str("kwargs")
+            .cloned()
+            .unwrap_or(Value::Dict(Dict::new())),
         (_, v) => v,
     };
     match value {

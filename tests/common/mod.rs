@@ -7,4 +7,5 @@
 )]
 
 pub mod conformance;
+pub mod service;
 pub mod weather;

@@ -1,0 +1,285 @@
+//! Wires the stages together and runs them until cancelled.
+//!
+//! ```text
+//! receivers ──(per-shard bounded queues)──▶ assembler shards ──(bounded)──▶ evaluation ──▶ store
+//! ```
+//!
+//! Start-up: load evaluators and eval sets (fail fast), bind every listener
+//! (a taken port fails with its address), then spawn. Shutdown is staged and
+//! driven by closing channels: health goes NOT_SERVING and the servers stop
+//! accepting; when they finish, the last assembler handle drops, the shards
+//! emit what they hold (complete traces evaluated, rootless ones per
+//! `on_timeout`), the evaluation queue closes and drains. Every wait has a
+//! deadline under the configured `shutdown_timeout_ms`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::assembler::{self, Limits, Shard};
+use crate::config::Config;
+use crate::criteria::LoadError;
+use crate::evaluator::stage::{self, Binder};
+use crate::receiver;
+use crate::store::{MemoryStore, ResultStore};
+use crate::telemetry::Metrics;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("cannot listen on {addr} ({what}): {source}")]
+    Bind {
+        what: &'static str,
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{what} server failed: {message}")]
+    Serve { what: &'static str, message: String },
+}
+
+/// The bound listeners; bind first so a bad port fails before anything starts.
+pub struct Listeners {
+    pub grpc: Option<TcpListener>,
+    pub http: Option<TcpListener>,
+}
+
+impl Listeners {
+    pub async fn bind(config: &Config) -> Result<Listeners, AppError> {
+        async fn bind_one(what: &'static str, addr: SocketAddr) -> Result<TcpListener, AppError> {
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| AppError::Bind { what, addr, source })
+        }
+        let r = &config.receivers;
+        Ok(Listeners {
+            grpc: match r.grpc.enabled {
+                true => Some(bind_one("OTLP/gRPC receiver", r.grpc.endpoint).await?),
+                false => None,
+            },
+            http: match r.http.enabled {
+                true => Some(bind_one("OTLP/HTTP receiver", r.http.endpoint).await?),
+                false => None,
+            },
+        })
+    }
+}
+
+/// A running service: its shared parts (for the API and tests) and its task.
+pub struct Running {
+    pub store: Arc<dyn ResultStore>,
+    pub metrics: Arc<Metrics>,
+    pub grpc_addr: Option<SocketAddr>,
+    pub http_addr: Option<SocketAddr>,
+    pub shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), AppError>>,
+}
+
+impl Running {
+    /// Starts the drain and waits for it.
+    pub async fn stop(self) -> Result<(), AppError> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+
+    /// Waits until the service has stopped (after `shutdown` is cancelled).
+    pub async fn wait(self) -> Result<(), AppError> {
+        match self.task.await {
+            Ok(r) => r,
+            Err(e) => Err(AppError::Serve {
+                what: "service",
+                message: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// Loads what the config names and starts every stage on the given listeners.
+pub fn start(
+    config: Config,
+    base_dir: Option<&Path>,
+    listeners: Listeners,
+) -> Result<Running, AppError> {
+    let binder = Arc::new(Binder::load(&config, base_dir)?);
+    for u in binder.catalog.unsupported.values() {
+        tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
+    }
+    let metrics = Arc::new(Metrics::new());
+    let store: Arc<dyn ResultStore> = Arc::new(MemoryStore::new(
+        config.store.max_traces,
+        Duration::from_secs(config.store.retention_secs),
+        1024,
+    ));
+    let shutdown = CancellationToken::new();
+    let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
+    let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
+    let task = tokio::spawn(run(
+        config,
+        binder,
+        listeners,
+        store.clone(),
+        metrics.clone(),
+        shutdown.clone(),
+    ));
+    Ok(Running {
+        store,
+        metrics,
+        grpc_addr,
+        http_addr,
+        shutdown,
+        task,
+    })
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+async fn run(
+    config: Config,
+    binder: Arc<Binder>,
+    listeners: Listeners,
+    store: Arc<dyn ResultStore>,
+    metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+) -> Result<(), AppError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms);
+    let a = &config.assembler;
+    let shards = if a.shards == 0 { cpus() } else { a.shards };
+    let limits = Limits::for_shard(a, shards);
+    let (ready_tx, ready_rx) = mpsc::channel(config.evaluation.queue_capacity);
+    let workers = if config.evaluation.workers == 0 {
+        cpus()
+    } else {
+        config.evaluation.workers
+    };
+    let evaluation = tokio::spawn(stage::run(
+        ready_rx,
+        binder,
+        Arc::new(config.extract.clone()),
+        store.clone(),
+        metrics.clone(),
+        workers,
+    ));
+    let (handle, shard_tasks) = assembler::spawn(
+        (0..shards).map(|_| Shard::new(limits.clone())).collect(),
+        a.queue_capacity,
+        Duration::from_millis(200),
+        ready_tx,
+        store.clone(),
+        metrics.clone(),
+    );
+    let retry_after = Duration::from_secs(a.retry_after_secs.max(1));
+    let mut servers = Vec::new();
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    if let Some(listener) = listeners.grpc {
+        let svc = receiver::grpc::service(
+            handle.clone(),
+            metrics.clone(),
+            retry_after,
+            config.receivers.grpc.max_recv_msg_size_bytes,
+        );
+        health_reporter.set_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>().await;
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let stop = shutdown.clone();
+        servers.push(tokio::spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(health_service)
+                .add_service(svc)
+                .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
+                .await
+                .map_err(|e| AppError::Serve {
+                    what: "OTLP/gRPC",
+                    message: e.to_string(),
+                })
+        }));
+    }
+    if let Some(listener) = listeners.http {
+        let router = receiver::http::router(
+            handle.clone(),
+            metrics.clone(),
+            retry_after,
+            &config.receivers.http,
+        );
+        let stop = shutdown.clone();
+        servers.push(tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await
+                .map_err(|e| AppError::Serve {
+                    what: "OTLP/HTTP",
+                    message: e.to_string(),
+                })
+        }));
+    }
+    // The servers hold the only other handles: once they stop, the shards drain.
+    drop(handle);
+    let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
+    tracing::info!(
+        grpc = ?config.receivers.grpc.enabled.then_some(config.receivers.grpc.endpoint),
+        http = ?config.receivers.http.enabled.then_some(config.receivers.http.endpoint),
+        shards,
+        workers,
+        "toolscore is running"
+    );
+
+    shutdown.cancelled().await;
+    tracing::info!("shutting down: receivers stop, buffered traces are evaluated");
+    health_reporter
+        .set_not_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>()
+        .await;
+    let mut result = Ok(());
+    for s in servers {
+        match tokio::time::timeout_at(deadline, s).await {
+            Ok(Ok(Err(e))) => result = Err(e),
+            Ok(Err(e)) => tracing::error!(error = %e, "a server task panicked"),
+            Ok(Ok(Ok(()))) => {}
+            Err(_) => tracing::error!("a server did not stop before the shutdown deadline"),
+        }
+    }
+    for t in shard_tasks {
+        if tokio::time::timeout_at(deadline, t).await.is_err() {
+            tracing::error!(
+                "an assembler shard did not drain before the shutdown deadline; its traces are lost"
+            );
+        }
+    }
+    if tokio::time::timeout_at(deadline, evaluation).await.is_err() {
+        tracing::error!(
+            "evaluation did not drain before the shutdown deadline; some results are lost"
+        );
+    }
+    retention.abort();
+    tracing::info!("stopped");
+    result
+}
+
+/// Evicts results past retention once a second.
+async fn evict_loop(store: Arc<dyn ResultStore>, metrics: Arc<Metrics>, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {
+                let n = store.evict_expired(std::time::Instant::now());
+                metrics.store_evicted.inc_by(n as u64);
+                metrics.store_traces.set(store.len() as i64);
+            }
+        }
+    }
+}
+
+/// Loads the config (`None`: the embedded default) and where its relative paths start.
+pub fn load_config(
+    path: Option<&Path>,
+) -> Result<(Config, Option<PathBuf>), crate::config::ConfigError> {
+    match path {
+        Some(p) => Ok((Config::load(p)?, crate::config::base_dir(Some(p)))),
+        None => Ok((Config::embedded()?, None)),
+    }
+}

@@ -1,0 +1,194 @@
+//! The async shell around the shard cores: one task per shard, one timer per
+//! shard (its earliest deadline), bounded queues in and out.
+//!
+//! Receivers hand spans to an [`AssemblerHandle`], which splits them by
+//! shard and waits for each shard's verdicts. When a shard's queue stays full
+//! past the send timeout, or the shard is at its bounds, the verdict is
+//! [`Push::Full`] and the receiver answers with a retryable status: the
+//! backpressure reaches the client instead of growing a buffer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::core::{Counts, Push, Ready, Shard};
+use super::shard_of;
+use crate::span::Span;
+use crate::store::ResultStore;
+use crate::telemetry::{Metrics, ShardLabel};
+
+/// Spans for one shard and where to send the verdicts.
+pub struct Batch {
+    pub spans: Vec<Span>,
+    pub reply: oneshot::Sender<Vec<Push>>,
+}
+
+/// The receivers' side of the assembler. Cloning is cheap; the shards drain
+/// and stop once every clone is dropped.
+#[derive(Clone)]
+pub struct AssemblerHandle {
+    senders: Arc<[mpsc::Sender<Batch>]>,
+    send_timeout: Duration,
+}
+
+impl AssemblerHandle {
+    pub fn shards(&self) -> usize {
+        self.senders.len()
+    }
+
+    /// Submits spans; returns one verdict per span, in input order.
+    pub async fn submit(&self, spans: Vec<Span>) -> Vec<Push> {
+        let n = self.senders.len();
+        let total = spans.len();
+        let mut parts: Vec<(Vec<usize>, Vec<Span>)> =
+            (0..n).map(|_| (Vec::new(), Vec::new())).collect();
+        for (i, s) in spans.into_iter().enumerate() {
+            let part = &mut parts[shard_of(&s.trace_id, n)];
+            part.0.push(i);
+            part.1.push(s);
+        }
+        let mut verdicts = vec![Push::Full; total];
+        let mut pending = Vec::new();
+        for (shard, (idx, spans)) in parts.into_iter().enumerate() {
+            if spans.is_empty() {
+                continue;
+            }
+            let (tx, rx) = oneshot::channel();
+            let batch = Batch { spans, reply: tx };
+            let sent =
+                tokio::time::timeout(self.send_timeout, self.senders[shard].send(batch)).await;
+            if matches!(sent, Ok(Ok(()))) {
+                pending.push((idx, rx));
+            }
+            // A full queue or a stopped shard: those spans stay `Full` (retryable).
+        }
+        for (idx, rx) in pending {
+            if let Ok(got) = rx.await {
+                for (i, v) in idx.into_iter().zip(got) {
+                    verdicts[i] = v;
+                }
+            }
+        }
+        verdicts
+    }
+}
+
+/// Starts one task per shard; returns the handle and the task handles.
+pub fn spawn(
+    shards: Vec<Shard>,
+    queue_capacity: usize,
+    send_timeout: Duration,
+    ready_tx: mpsc::Sender<Ready>,
+    store: Arc<dyn ResultStore>,
+    metrics: Arc<Metrics>,
+) -> (AssemblerHandle, Vec<tokio::task::JoinHandle<()>>) {
+    let mut senders = Vec::with_capacity(shards.len());
+    let mut tasks = Vec::with_capacity(shards.len());
+    for (i, shard) in shards.into_iter().enumerate() {
+        let (tx, rx) = mpsc::channel(queue_capacity.max(1));
+        senders.push(tx);
+        tasks.push(tokio::spawn(run_shard(
+            i,
+            shard,
+            rx,
+            ready_tx.clone(),
+            store.clone(),
+            metrics.clone(),
+        )));
+    }
+    (
+        AssemblerHandle {
+            senders: senders.into(),
+            send_timeout,
+        },
+        tasks,
+    )
+}
+
+/// Drives one shard until its queue closes, then drains it.
+async fn run_shard(
+    index: usize,
+    mut shard: Shard,
+    mut rx: mpsc::Receiver<Batch>,
+    out: mpsc::Sender<Ready>,
+    store: Arc<dyn ResultStore>,
+    metrics: Arc<Metrics>,
+) {
+    let label = ShardLabel {
+        shard: index.to_string(),
+    };
+    let mut seen = Counts::default();
+    loop {
+        let deadline = shard.next_deadline().map(Instant::from_std);
+        tokio::select! {
+            batch = rx.recv() => {
+                let Some(batch) = batch else { break };
+                let now = Instant::now().into_std();
+                let mut verdicts = Vec::with_capacity(batch.spans.len());
+                for span in batch.spans {
+                    let trace_id = span.trace_id;
+                    let known = shard.contains(&trace_id);
+                    let v = shard.push(span, now);
+                    if v == Push::Accepted && !known {
+                        store.mark_pending(trace_id, now);
+                    }
+                    verdicts.push(v);
+                }
+                // The receiver may have given up (timeout): nothing to do then.
+                let _ = batch.reply.send(verdicts);
+            }
+            () = sleep_until(deadline) => {
+                for ready in shard.expire(Instant::now().into_std()) {
+                    if out.send(ready).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        metrics
+            .assembler_queue_depth
+            .get_or_create(&label)
+            .set(rx.len() as i64);
+        publish(&shard, &label, &mut seen, &metrics);
+    }
+    for ready in shard.drain() {
+        if out.send(ready).await.is_err() {
+            break;
+        }
+    }
+    publish(&shard, &label, &mut seen, &metrics);
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Moves the shard's counters and gauges into the metrics.
+fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metrics) {
+    let c = &shard.counts;
+    metrics.trace_outcome("completed", c.completed - seen.completed);
+    metrics.trace_outcome("timed_out", c.timed_out - seen.timed_out);
+    metrics.trace_outcome(
+        "timed_out_dropped",
+        c.timed_out_dropped - seen.timed_out_dropped,
+    );
+    metrics.trace_outcome("revised", c.revised - seen.revised);
+    metrics.trace_outcome(
+        "evicted_after_evaluation",
+        c.evicted_emitted - seen.evicted_emitted,
+    );
+    *seen = c.clone();
+    metrics
+        .buffered_traces
+        .get_or_create(label)
+        .set(shard.traces() as i64);
+    metrics
+        .buffered_bytes
+        .get_or_create(label)
+        .set(shard.bytes() as i64);
+}

@@ -1,0 +1,360 @@
+//! The evaluation stage: complete traces in, stored results out.
+//!
+//! The only part of `evaluator/` that is not pure: [`Binder::bind`] and
+//! [`evaluate_ready`] are plain functions, and [`run`] is the small loop that
+//! takes ready traces off a bounded queue and evaluates them on the blocking
+//! pool (never on the async I/O threads), at most `workers` at a time.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value as Json;
+use tokio::sync::{Semaphore, mpsc};
+
+use super::{Criteria, Evaluator, EvaluatorType};
+use crate::assembler::Ready;
+use crate::config::{Config, RuleConfig};
+use crate::criteria::{Binding, BindingConfig, Catalog, LoadError, find_binding_value};
+use crate::extract::{self, Args, ExtractConfig, ToolCall};
+use crate::pyvalue::{self, Value};
+use crate::span::Span;
+use crate::store::{ResultStore, RootSummary, Score, ToolCallSummary, TraceRecord, TraceStatus};
+use crate::telemetry::Metrics;
+
+/// Evaluators and their criteria for one trace.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pub binding: Binding,
+    pub evaluators: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+}
+
+#[derive(Debug)]
+struct Rule {
+    name: String,
+    service_name: Option<glob::Pattern>,
+    root_span_name: Option<glob::Pattern>,
+    attributes: Vec<(String, String)>,
+    evaluators: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+}
+
+/// Decides which evaluators and criteria apply to a trace (DESIGN §4):
+/// an eval-set item named by a binding attribute, else the first matching
+/// rule, else the evaluators with `apply_to_all_traces`.
+#[derive(Debug, Default)]
+pub struct Binder {
+    pub catalog: Catalog,
+    rules: Vec<Rule>,
+    defaults: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+    pub binding: BindingConfig,
+}
+
+impl Binder {
+    /// Loads evaluator files, inline evaluators, eval sets and rules.
+    /// `base` resolves relative globs (the config file's folder).
+    pub fn load(config: &Config, base: Option<&Path>) -> Result<Binder, LoadError> {
+        let mut catalog = Catalog::default();
+        for pattern in Config::resolve_globs(&config.evaluators.files, base) {
+            for f in crate::criteria::glob_sorted(&pattern)
+                .map_err(|m| LoadError::new(Path::new(&pattern), "", m))?
+            {
+                let loaded = crate::criteria::load_evaluator_file(&f)?;
+                catalog.add_evaluator(loaded, &f)?;
+            }
+        }
+        let config_file = Path::new("config");
+        let mut defaults = Vec::new();
+        for (i, inline) in config.evaluators.inline.iter().enumerate() {
+            let path = format!("evaluators.inline[{i}]");
+            let kind = EvaluatorType::parse(&inline.kind).ok_or_else(|| {
+                LoadError::new(
+                    config_file,
+                    format!("{path}.type"),
+                    "unknown evaluator type",
+                )
+            })?;
+            let cfg = json_to_py(&Json::Object(inline.config.clone()));
+            let cfg = cfg.as_dict().cloned().unwrap_or_default();
+            let ev =
+                crate::criteria::build_evaluator(&inline.id, kind, &cfg, &format!("{path}.config"))
+                    .map_err(|e| LoadError::new(config_file, e.path, e.message))?;
+            let ev = Arc::new(ev);
+            if inline.apply_to_all_traces {
+                let Some(c) = ev.default_criteria.clone() else {
+                    return Err(LoadError::new(
+                        config_file,
+                        format!("{path}.apply_to_all_traces"),
+                        "needs config.defaultEvaluationCriteria to apply to every trace",
+                    ));
+                };
+                defaults.push((ev.clone(), Arc::new(c)));
+            }
+            catalog.add_evaluator(
+                crate::criteria::LoadedEvaluator::Supported((*ev).clone()),
+                config_file,
+            )?;
+        }
+        for pattern in Config::resolve_globs(&config.eval_sets.files, base) {
+            for f in crate::criteria::glob_sorted(&pattern)
+                .map_err(|m| LoadError::new(Path::new(&pattern), "", m))?
+            {
+                catalog.load_eval_set(&f)?;
+            }
+        }
+        let mut rules = Vec::new();
+        for (i, r) in config.rules.iter().enumerate() {
+            rules.push(
+                compile_rule(r, i, &catalog).map_err(|(p, m)| LoadError::new(config_file, p, m))?,
+            );
+        }
+        Ok(Binder {
+            catalog,
+            rules,
+            defaults,
+            binding: config.binding.clone(),
+        })
+    }
+
+    /// The evaluators and criteria for a trace, or `None` when nothing binds it.
+    pub fn bind(&self, spans: &[Span]) -> Option<Bound> {
+        if let Some(value) = find_binding_value(spans, &self.binding) {
+            if let Some((set, item)) = self.catalog.item(&value) {
+                return Some(Bound {
+                    binding: Binding::EvalSet {
+                        eval_set: set.id.clone(),
+                        item: item.id.clone(),
+                    },
+                    evaluators: item
+                        .evaluators
+                        .iter()
+                        .map(|ie| (ie.evaluator.clone(), ie.criteria.clone()))
+                        .collect(),
+                });
+            }
+            tracing::debug!(item = %value, "binding attribute names no loaded eval-set item");
+        }
+        let root = root_span(spans);
+        for rule in &self.rules {
+            if rule_matches(rule, root, spans) {
+                return Some(Bound {
+                    binding: Binding::Rule {
+                        rule: rule.name.clone(),
+                    },
+                    evaluators: rule.evaluators.clone(),
+                });
+            }
+        }
+        if self.defaults.is_empty() {
+            return None;
+        }
+        Some(Bound {
+            binding: Binding::Default,
+            evaluators: self.defaults.clone(),
+        })
+    }
+}
+
+fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (String, String)> {
+    let pattern =
+        |field: &str, g: &Option<String>| -> Result<Option<glob::Pattern>, (String, String)> {
+            g.as_ref()
+                .map(|g| {
+                    glob::Pattern::new(g)
+                        .map_err(|e| (format!("rules[{i}].match.{field}"), e.to_string()))
+                })
+                .transpose()
+        };
+    let mut evaluators = Vec::new();
+    for (j, id) in r.evaluators.iter().enumerate() {
+        let path = format!("rules[{i}].evaluators[{j}]");
+        let Some(ev) = catalog.evaluators.get(id) else {
+            return Err((path, format!("evaluator {id:?} is not defined")));
+        };
+        let criteria = match r.criteria.get(id) {
+            Some(v) if !v.is_null() => ev
+                .parse_criteria(&json_to_py(v))
+                .map_err(|e| (format!("rules[{i}].criteria.{id}"), e.to_string()))?,
+            _ => ev.default_criteria.clone().ok_or_else(|| {
+                (
+                    format!("rules[{i}].criteria.{id}"),
+                    "no criteria given and the evaluator has no defaultEvaluationCriteria"
+                        .to_owned(),
+                )
+            })?,
+        };
+        evaluators.push((ev.clone(), Arc::new(criteria)));
+    }
+    Ok(Rule {
+        name: r.name.clone(),
+        service_name: pattern("service_name", &r.matcher.service_name)?,
+        root_span_name: pattern("root_span_name", &r.matcher.root_span_name)?,
+        attributes: r
+            .matcher
+            .attributes
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        evaluators,
+    })
+}
+
+/// The root span: the earliest-starting span without a parent.
+fn root_span(spans: &[Span]) -> Option<&Span> {
+    spans
+        .iter()
+        .filter(|s| s.is_root())
+        .min_by_key(|s| (s.start_time_unix_nano, s.span_id))
+}
+
+fn rule_matches(rule: &Rule, root: Option<&Span>, spans: &[Span]) -> bool {
+    if let Some(p) = &rule.service_name {
+        let service = root
+            .and_then(|r| r.service_name.as_deref())
+            .or_else(|| spans.iter().find_map(|s| s.service_name.as_deref()));
+        if !service.is_some_and(|s| p.matches(s)) {
+            return false;
+        }
+    }
+    if let Some(p) = &rule.root_span_name {
+        if !root.is_some_and(|r| p.matches(&r.name)) {
+            return false;
+        }
+    }
+    rule.attributes.iter().all(|(k, v)| {
+        spans
+            .iter()
+            .any(|s| s.attr(k).is_some_and(|a| a.py_str() == *v))
+    })
+}
+
+/// Evaluates one ready trace into the record the store keeps.
+pub fn evaluate_ready(
+    binder: &Binder,
+    extract_cfg: &ExtractConfig,
+    ready: &Ready,
+    now: SystemTime,
+) -> TraceRecord {
+    let spans = ready.spans.as_slice();
+    let calls = extract::extract(spans, extract_cfg);
+    let root = root_span(spans).map(|r| RootSummary {
+        name: r.name.clone(),
+        service: r.service_name.as_deref().map(str::to_owned),
+        start_time_unix_nano: r.start_time_unix_nano,
+        end_time_unix_nano: r.end_time_unix_nano,
+    });
+    let bound = binder.bind(spans);
+    let status = match (&bound, ready.complete) {
+        (None, _) => TraceStatus::Unbound,
+        (Some(_), true) => TraceStatus::Evaluated,
+        (Some(_), false) => TraceStatus::TimedOut,
+    };
+    let scores = bound
+        .as_ref()
+        .map(|b| {
+            b.evaluators
+                .iter()
+                .map(|(ev, criteria)| Score {
+                    evaluator_id: ev.id.clone(),
+                    evaluator_type: ev.kind,
+                    outcome: ev.evaluate(&calls, criteria),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    TraceRecord {
+        trace_id: ready.trace_id,
+        status,
+        complete: ready.complete,
+        revision: ready.revision,
+        evaluated_at: Some(now),
+        root,
+        binding: bound.map(|b| b.binding),
+        content_captured: calls.iter().all(|c| c.content_captured),
+        tool_calls: calls.iter().map(summarise).collect(),
+        scores,
+        span_count: spans.len(),
+    }
+}
+
+fn summarise(c: &ToolCall) -> ToolCallSummary {
+    ToolCallSummary {
+        name: c.name.clone(),
+        id: c.id.clone(),
+        args: match &c.args {
+            Args::Dict(d) => py_to_json(&Value::Dict(d.clone())),
+            Args::Invalid(e) => serde_json::json!({"error": e}),
+        },
+        output: c.output.clone(),
+        span_id: c.span_id,
+        start_time_unix_nano: c.start_time_unix_nano,
+        end_time_unix_nano: c.end_time_unix_nano,
+    }
+}
+
+/// A JSON view of a Python value for the API (ints beyond i64 and
+/// non-finite floats as strings, tuples and sets as arrays).
+pub fn py_to_json(v: &Value) -> Json {
+    match v {
+        Value::None => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(pyvalue::Int::Small(i)) => Json::from(*i),
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or_else(|| Json::String(v.repr()), Json::Number)
+        }
+        Value::Str(s) => Json::String(s.clone()),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            Json::Array(items.iter().map(py_to_json).collect())
+        }
+        Value::Dict(d) => {
+            Json::Object(d.iter().map(|(k, v)| (k.py_str(), py_to_json(v))).collect())
+        }
+        other => Json::String(other.repr()),
+    }
+}
+
+/// A JSON value (from YAML config or an API body) as Python's `json.loads` would see it.
+pub fn json_to_py(v: &Json) -> Value {
+    // Via text so ints, floats and big numbers keep Python's distinctions.
+    pyvalue::json::loads(&v.to_string()).unwrap_or(Value::None)
+}
+
+/// Takes ready traces off `rx` and stores their results, evaluating at most
+/// `workers` traces at once on the blocking pool. Returns when `rx` closes
+/// and every evaluation has finished (the drain).
+pub async fn run(
+    mut rx: mpsc::Receiver<Ready>,
+    binder: Arc<Binder>,
+    extract_cfg: Arc<ExtractConfig>,
+    store: Arc<dyn ResultStore>,
+    metrics: Arc<Metrics>,
+    workers: usize,
+) {
+    let workers = workers.max(1);
+    let permits = Arc::new(Semaphore::new(workers));
+    while let Some(ready) = rx.recv().await {
+        metrics.evaluation_queue_depth.set(rx.len() as i64);
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            break;
+        };
+        let (binder, extract_cfg, store, metrics) = (
+            binder.clone(),
+            extract_cfg.clone(),
+            store.clone(),
+            metrics.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let record = evaluate_ready(&binder, &extract_cfg, &ready, SystemTime::now());
+            metrics.record_evaluation(&record, started.elapsed());
+            store.put(record, Instant::now());
+            if let Some(root) = ready.root_arrived {
+                metrics
+                    .root_to_scores_seconds
+                    .observe(root.elapsed().as_secs_f64());
+            }
+            drop(permit);
+        });
+    }
+    // Drain: wait for the evaluations still running.
+    let _ = permits.acquire_many(workers as u32).await;
+}

@@ -1,0 +1,239 @@
+//! OTLP/HTTP: `POST /v1/traces`, protobuf or JSON, optionally gzip. The body
+//! is capped as sent and again after inflation (413 past either cap).
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use prost::Message;
+
+use super::{Refused, ingest};
+use crate::assembler::AssemblerHandle;
+use crate::config::HttpReceiverConfig;
+use crate::telemetry::Metrics;
+
+pub struct HttpState {
+    pub handle: AssemblerHandle,
+    pub metrics: Arc<Metrics>,
+    pub retry_after: Duration,
+    pub max_body: usize,
+    pub max_inflated: usize,
+}
+
+/// The OTLP/HTTP router.
+pub fn router(
+    handle: AssemblerHandle,
+    metrics: Arc<Metrics>,
+    retry_after: Duration,
+    cfg: &HttpReceiverConfig,
+) -> Router {
+    let state = Arc::new(HttpState {
+        handle,
+        metrics,
+        retry_after,
+        max_body: cfg.max_request_body_bytes,
+        max_inflated: cfg.max_decompressed_body_bytes,
+    });
+    Router::new()
+        .route("/v1/traces", post(export))
+        // Our own cap applies (below); axum's default 2 MiB must not.
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Protobuf,
+    Json,
+}
+
+impl Format {
+    fn content_type(self) -> &'static str {
+        match self {
+            Format::Protobuf => "application/x-protobuf",
+            Format::Json => "application/json",
+        }
+    }
+}
+
+fn format_of(headers: &HeaderMap) -> Option<Format> {
+    let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let mime = ct.split(';').next()?.trim().to_ascii_lowercase();
+    match mime.as_str() {
+        "application/x-protobuf" | "application/protobuf" => Some(Format::Protobuf),
+        "application/json" => Some(Format::Json),
+        _ => None,
+    }
+}
+
+/// An OTLP error response: `google.rpc.Status` in the request's encoding.
+fn error(format: Format, status: StatusCode, message: String) -> Response {
+    let code = match status {
+        StatusCode::BAD_REQUEST => 3,
+        StatusCode::PAYLOAD_TOO_LARGE => 8,
+        StatusCode::SERVICE_UNAVAILABLE => 14,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => 3,
+        _ => 13,
+    };
+    let body = match format {
+        Format::Protobuf => tonic_types::Status {
+            code,
+            message,
+            details: vec![],
+        }
+        .encode_to_vec(),
+        Format::Json => serde_json::json!({"code": code, "message": message})
+            .to_string()
+            .into_bytes(),
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
+}
+
+async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
+    let Some(format) = format_of(&headers) else {
+        st.metrics.refuse("unsupported_media_type");
+        return error(
+            Format::Json,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/x-protobuf or application/json".into(),
+        );
+    };
+    let gzip = match headers
+        .get(header::CONTENT_ENCODING)
+        .map(HeaderValue::to_str)
+    {
+        None => false,
+        Some(Ok(e)) if e.trim().eq_ignore_ascii_case("gzip") => true,
+        Some(Ok(e)) if e.trim().eq_ignore_ascii_case("identity") => false,
+        Some(_) => {
+            st.metrics.refuse("unsupported_encoding");
+            return error(
+                format,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Encoding must be gzip or identity".into(),
+            );
+        }
+    };
+    let raw = match axum::body::to_bytes(body, st.max_body).await {
+        Ok(b) => b,
+        Err(_) => {
+            st.metrics.refuse("too_large");
+            return error(
+                format,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body exceeds {} bytes", st.max_body),
+            );
+        }
+    };
+    let bytes = if gzip {
+        match inflate(&raw, st.max_inflated) {
+            Ok(b) => b,
+            Err(Inflate::TooLarge) => {
+                st.metrics.refuse("too_large");
+                return error(
+                    format,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("inflated request body exceeds {} bytes", st.max_inflated),
+                );
+            }
+            Err(Inflate::Corrupt(e)) => {
+                st.metrics.refuse("malformed");
+                return error(
+                    format,
+                    StatusCode::BAD_REQUEST,
+                    format!("invalid gzip body: {e}"),
+                );
+            }
+        }
+    } else {
+        raw
+    };
+    let request = match decode(format, &bytes) {
+        Ok(r) => r,
+        Err(message) => {
+            st.metrics.refuse("malformed");
+            return error(format, StatusCode::BAD_REQUEST, message);
+        }
+    };
+    match ingest(
+        &st.handle,
+        &st.metrics,
+        "http",
+        &request.resource_spans,
+        st.retry_after,
+    )
+    .await
+    {
+        Ok(done) => {
+            let response = done.response();
+            let body = match format {
+                Format::Protobuf => response.encode_to_vec(),
+                Format::Json => serde_json::to_vec(&response).unwrap_or_default(),
+            };
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, format.content_type())],
+                body,
+            )
+                .into_response()
+        }
+        Err(Refused::Unavailable { retry_after }) => {
+            let mut r = error(
+                format,
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "toolscore is at capacity; retry after {}s",
+                    retry_after.as_secs()
+                ),
+            );
+            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+        Err(Refused::Invalid(message)) => error(format, StatusCode::BAD_REQUEST, message),
+    }
+}
+
+enum Inflate {
+    TooLarge,
+    Corrupt(std::io::Error),
+}
+
+/// Inflates gzip, refusing to produce more than `max` bytes (a zip bomb stops there).
+fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
+    let mut out = Vec::new();
+    let mut reader = flate2::read::MultiGzDecoder::new(raw).take(max as u64 + 1);
+    reader.read_to_end(&mut out).map_err(Inflate::Corrupt)?;
+    if out.len() > max {
+        return Err(Inflate::TooLarge);
+    }
+    Ok(Bytes::from(out))
+}
+
+fn decode(format: Format, bytes: &[u8]) -> Result<ExportTraceServiceRequest, String> {
+    match format {
+        Format::Protobuf => {
+            ExportTraceServiceRequest::decode(bytes).map_err(|e| format!("invalid protobuf: {e}"))
+        }
+        Format::Json => {
+            let de = &mut serde_json::Deserializer::from_slice(bytes);
+            let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
+                .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
+            de.end().map_err(|e| format!("invalid OTLP JSON: {e}"))?;
+            Ok(req)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! OTLP receivers: gRPC `TraceService/Export` (`grpc.rs`) and HTTP
+//! `POST /v1/traces` (`http.rs`). Only this module knows tonic's and axum's
+//! request types; both hand decoded spans to [`ingest`], which validates
+//! them, submits them to the assembler and turns the verdicts into the OTLP
+//! answer: partial success for spans refused one by one, a retryable refusal
+//! when the assembler is full.
+
+pub mod grpc;
+pub mod http;
+
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTracePartialSuccess, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
+
+use crate::assembler::{AssemblerHandle, Push};
+use crate::span;
+use crate::telemetry::{Metrics, ReceiverLabel};
+
+/// A request's result when it was (at least partly) taken.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ingested {
+    /// Spans refused one by one (OTLP `partial_success.rejected_spans`).
+    pub rejected: i64,
+    /// Why, for `partial_success.error_message`; empty when nothing was refused.
+    pub message: String,
+}
+
+impl Ingested {
+    /// The OTLP response: `partial_success` only when something was refused.
+    pub fn response(self) -> ExportTraceServiceResponse {
+        ExportTraceServiceResponse {
+            partial_success: (self.rejected > 0).then_some(ExportTracePartialSuccess {
+                rejected_spans: self.rejected,
+                error_message: self.message,
+            }),
+        }
+    }
+}
+
+/// A request refused whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// The assembler is at its bounds: retry after the delay (nothing the
+    /// request carried is lost: accepted spans are de-duplicated on retry).
+    #[error("toolscore is at capacity; retry after {}s", retry_after.as_secs())]
+    Unavailable { retry_after: Duration },
+    /// Every span was invalid.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// How much of the per-span error detail goes into a message.
+const MAX_REASONS: usize = 5;
+
+/// Validates, submits and accounts for one request's spans.
+pub async fn ingest(
+    handle: &AssemblerHandle,
+    metrics: &Metrics,
+    receiver: &'static str,
+    resource_spans: &[ResourceSpans],
+    retry_after: Duration,
+) -> Result<Ingested, Refused> {
+    let (spans, bad_ids) = span::from_resource_spans(resource_spans);
+    let total = spans.len() + bad_ids.len();
+    metrics
+        .spans_received
+        .get_or_create(&ReceiverLabel { receiver })
+        .inc_by(total as u64);
+    let mut reasons: Vec<String> = bad_ids
+        .iter()
+        .take(MAX_REASONS)
+        .map(ToString::to_string)
+        .collect();
+    metrics.reject("invalid_id", bad_ids.len() as u64);
+    if spans.is_empty() {
+        if bad_ids.is_empty() {
+            return Ok(Ingested::default());
+        }
+        metrics.refuse("all_spans_invalid");
+        return Err(Refused::Invalid(format!(
+            "all {} spans were invalid: {}",
+            bad_ids.len(),
+            reasons.join("; ")
+        )));
+    }
+    let verdicts = handle.submit(spans).await;
+    let (mut accepted, mut dup, mut trace_full, mut late, mut full) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    for v in &verdicts {
+        match v {
+            Push::Accepted => accepted += 1,
+            Push::Duplicate => dup += 1,
+            Push::TraceFull => trace_full += 1,
+            Push::TooLate => late += 1,
+            Push::Full => full += 1,
+        }
+    }
+    metrics.spans_accepted.inc_by(accepted + dup);
+    metrics.spans_duplicate.inc_by(dup);
+    metrics.reject("trace_full", trace_full);
+    metrics.reject("too_late", late);
+    if full > 0 {
+        metrics.refuse("full");
+        return Err(Refused::Unavailable { retry_after });
+    }
+    if trace_full > 0 {
+        reasons.push(format!(
+            "{trace_full} spans exceed the per-trace span limit"
+        ));
+    }
+    if late > 0 {
+        reasons.push(format!(
+            "{late} spans arrived after their trace's late-span window"
+        ));
+    }
+    let rejected = bad_ids.len() as u64 + trace_full + late;
+    Ok(Ingested {
+        rejected: i64::try_from(rejected).unwrap_or(i64::MAX),
+        message: if rejected == 0 {
+            String::new()
+        } else {
+            format!("{rejected} spans rejected: {}", reasons.join("; "))
+        },
+    })
+}

@@ -1,0 +1,274 @@
+//! The in-memory [`ResultStore`]: one map behind a mutex, plus an insertion
+//! order queue for eviction (oldest first, by count and by age).
+//!
+//! The lock is held for a map operation only, never across an await; puts
+//! happen once per evaluated trace, so it is not on the per-span path.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::broadcast;
+
+use super::{ListFilter, ResultStore, TraceRecord, TraceStatus};
+use crate::span::TraceId;
+
+struct Entry {
+    record: Arc<TraceRecord>,
+    stored_at: Instant,
+    stored_wall: SystemTime,
+    /// Matches the entry's position in `order` (stale queue entries are skipped).
+    seq: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<TraceId, Entry>,
+    order: VecDeque<(u64, TraceId)>,
+    seq: u64,
+}
+
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+    max_traces: usize,
+    retention: Duration,
+    updates: broadcast::Sender<Arc<TraceRecord>>,
+    evicted: std::sync::atomic::AtomicU64,
+}
+
+impl MemoryStore {
+    /// `subscriber_buffer` bounds each subscriber's backlog; a slower one lags.
+    pub fn new(max_traces: usize, retention: Duration, subscriber_buffer: usize) -> MemoryStore {
+        let (updates, _) = broadcast::channel(subscriber_buffer.max(1));
+        MemoryStore {
+            inner: Mutex::new(Inner::default()),
+            max_traces: max_traces.max(1),
+            retention,
+            updates,
+            evicted: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Records evicted so far (by count or age).
+    pub fn evicted(&self) -> u64 {
+        self.evicted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the map inconsistent
+        // (every operation is a single insert/remove), so poisoning is ignored.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn insert(&self, inner: &mut Inner, record: Arc<TraceRecord>, now: Instant) {
+        inner.seq += 1;
+        let seq = inner.seq;
+        let id = record.trace_id;
+        inner.order.push_back((seq, id));
+        inner.map.insert(
+            id,
+            Entry {
+                record,
+                stored_at: now,
+                stored_wall: SystemTime::now(),
+                seq,
+            },
+        );
+        let mut evicted = 0;
+        while inner.map.len() > self.max_traces {
+            let Some((s, old)) = inner.order.pop_front() else {
+                break;
+            };
+            if inner.map.get(&old).is_some_and(|e| e.seq == s) {
+                inner.map.remove(&old);
+                evicted += 1;
+            }
+        }
+        // Keep the queue from growing with stale entries of re-put traces.
+        if inner.order.len() > inner.map.len() * 2 + 64 {
+            let live: HashMap<TraceId, u64> = inner.map.iter().map(|(k, e)| (*k, e.seq)).collect();
+            inner.order.retain(|(s, id)| live.get(id) == Some(s));
+        }
+        self.evicted
+            .fetch_add(evicted, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl ResultStore for MemoryStore {
+    fn mark_pending(&self, trace_id: TraceId, now: Instant) {
+        let mut inner = self.lock();
+        if inner.map.contains_key(&trace_id) {
+            return;
+        }
+        self.insert(&mut inner, Arc::new(TraceRecord::pending(trace_id)), now);
+    }
+
+    fn put(&self, record: TraceRecord, now: Instant) {
+        let record = Arc::new(record);
+        {
+            let mut inner = self.lock();
+            if let Some(e) = inner.map.get(&record.trace_id) {
+                // An older revision never replaces a newer one.
+                if e.record.revision > record.revision {
+                    return;
+                }
+            }
+            self.insert(&mut inner, record.clone(), now);
+        }
+        // No subscribers is fine; a lagging one sees `Lagged` and catches up.
+        let _ = self.updates.send(record);
+    }
+
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+        self.lock().map.get(trace_id).map(|e| e.record.clone())
+    }
+
+    fn list(&self, f: &ListFilter) -> Vec<Arc<TraceRecord>> {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for (seq, id) in inner.order.iter().rev() {
+            if out.len() >= f.limit {
+                break;
+            }
+            let Some(e) = inner.map.get(id).filter(|e| e.seq == *seq) else {
+                continue;
+            };
+            if f.since.is_some_and(|since| e.stored_wall < since) {
+                break;
+            }
+            let r = &e.record;
+            if f.status.is_some_and(|s| s != r.status) {
+                continue;
+            }
+            let scores = r
+                .scores
+                .iter()
+                .filter(|s| f.evaluator.as_ref().is_none_or(|ev| *ev == s.evaluator_id));
+            let mut scores = scores.peekable();
+            if f.evaluator.is_some() && scores.peek().is_none() {
+                continue;
+            }
+            if let Some(max) = f.max_score {
+                if !scores.any(|s| s.outcome.score.is_some_and(|v| v <= max)) {
+                    continue;
+                }
+            }
+            out.push(r.clone());
+        }
+        out
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>> {
+        self.updates.subscribe()
+    }
+
+    fn evict_expired(&self, now: Instant) -> usize {
+        let mut inner = self.lock();
+        let mut n = 0;
+        while let Some(&(seq, id)) = inner.order.front() {
+            match inner.map.get(&id) {
+                Some(e) if e.seq == seq => {
+                    if now.saturating_duration_since(e.stored_at) < self.retention {
+                        break;
+                    }
+                    inner.map.remove(&id);
+                    n += 1;
+                }
+                _ => {}
+            }
+            inner.order.pop_front();
+        }
+        self.evicted
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        n
+    }
+
+    fn len(&self) -> usize {
+        self.lock().map.len()
+    }
+}
+
+impl TraceStatus {
+    pub fn parse(s: &str) -> Option<TraceStatus> {
+        match s {
+            "pending" => Some(TraceStatus::Pending),
+            "evaluated" => Some(TraceStatus::Evaluated),
+            "unbound" => Some(TraceStatus::Unbound),
+            "timed_out" => Some(TraceStatus::TimedOut),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: u8, revision: u32) -> TraceRecord {
+        let mut r = TraceRecord::pending(TraceId([id; 16]));
+        r.revision = revision;
+        r.status = TraceStatus::Evaluated;
+        r
+    }
+
+    #[test]
+    fn bounded_by_count_oldest_first() {
+        let s = MemoryStore::new(2, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.put(rec(1, 1), t);
+        s.put(rec(2, 1), t);
+        s.put(rec(1, 2), t); // re-put refreshes trace 1's position
+        s.put(rec(3, 1), t);
+        assert_eq!(s.len(), 2);
+        assert!(s.get(&TraceId([2; 16])).is_none(), "the oldest is evicted");
+        assert_eq!(s.get(&TraceId([1; 16])).unwrap().revision, 2);
+        assert_eq!(s.evicted(), 1);
+    }
+
+    #[test]
+    fn bounded_by_age_and_older_revisions_never_win() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.put(rec(1, 2), t);
+        s.put(rec(1, 1), t);
+        assert_eq!(s.get(&TraceId([1; 16])).unwrap().revision, 2);
+        s.mark_pending(TraceId([1; 16]), t);
+        assert_eq!(
+            s.get(&TraceId([1; 16])).unwrap().status,
+            TraceStatus::Evaluated
+        );
+        s.put(rec(2, 1), t + Duration::from_secs(30));
+        assert_eq!(s.evict_expired(t + Duration::from_secs(61)), 1);
+        assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn list_is_newest_first_and_filtered() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        for i in 1..=4 {
+            s.put(rec(i, 1), t);
+        }
+        s.mark_pending(TraceId([9; 16]), t);
+        let all = s.list(&ListFilter {
+            limit: 10,
+            ..ListFilter::default()
+        });
+        assert_eq!(all[0].trace_id, TraceId([9; 16]));
+        let evaluated = s.list(&ListFilter {
+            status: Some(TraceStatus::Evaluated),
+            limit: 2,
+            ..ListFilter::default()
+        });
+        let ids: Vec<u8> = evaluated.iter().map(|r| r.trace_id.0[0]).collect();
+        assert_eq!(ids, vec![4, 3]);
+    }
+
+    #[tokio::test]
+    async fn subscribers_see_every_put() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let mut rx = s.subscribe();
+        s.put(rec(7, 1), Instant::now());
+        assert_eq!(rx.recv().await.unwrap().trace_id, TraceId([7; 16]));
+    }
+}

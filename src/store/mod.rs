@@ -1,0 +1,129 @@
+//! Results by trace ID, bounded in count and age, readable by the API.
+//!
+//! [`ResultStore`] is the seam for a persistent store later (DESIGN §9);
+//! [`MemoryStore`] is the in-memory implementation. Every new or revised
+//! record is also published to subscribers (long-polls, `WatchScores`).
+
+mod memory;
+
+pub use memory::MemoryStore;
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::criteria::Binding;
+use crate::evaluator::{EvaluatorType, Outcome};
+use crate::span::{SpanId, TraceId};
+
+/// Where a trace stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStatus {
+    /// Spans are arriving; not evaluated yet.
+    Pending,
+    /// Evaluated (complete, or re-evaluated after late spans).
+    Evaluated,
+    /// Assembled, but no eval item, rule or default bound any evaluator.
+    Unbound,
+    /// Its root never came; evaluated as `complete: false`.
+    TimedOut,
+}
+
+/// The root span, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RootSummary {
+    pub name: String,
+    pub service: Option<String>,
+    pub start_time_unix_nano: u64,
+    pub end_time_unix_nano: u64,
+}
+
+/// One extracted tool call, as the API shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallSummary {
+    pub name: String,
+    pub id: Option<String>,
+    /// Python repr-free JSON view of the arguments (or the error).
+    pub args: serde_json::Value,
+    pub output: String,
+    pub span_id: SpanId,
+    pub start_time_unix_nano: u64,
+    pub end_time_unix_nano: u64,
+}
+
+/// One evaluator's result on the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Score {
+    pub evaluator_id: String,
+    pub evaluator_type: EvaluatorType,
+    pub outcome: Outcome,
+}
+
+/// Everything kept about one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRecord {
+    pub trace_id: TraceId,
+    pub status: TraceStatus,
+    pub complete: bool,
+    pub revision: u32,
+    pub evaluated_at: Option<SystemTime>,
+    pub root: Option<RootSummary>,
+    pub binding: Option<Binding>,
+    pub tool_calls: Vec<ToolCallSummary>,
+    /// False when some tool call's convention captured neither args nor output.
+    pub content_captured: bool,
+    pub scores: Vec<Score>,
+    pub span_count: usize,
+}
+
+impl TraceRecord {
+    pub fn pending(trace_id: TraceId) -> TraceRecord {
+        TraceRecord {
+            trace_id,
+            status: TraceStatus::Pending,
+            complete: false,
+            revision: 0,
+            evaluated_at: None,
+            root: None,
+            binding: None,
+            tool_calls: Vec::new(),
+            content_captured: true,
+            scores: Vec::new(),
+            span_count: 0,
+        }
+    }
+}
+
+/// Which records `list` returns.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub status: Option<TraceStatus>,
+    pub evaluator: Option<String>,
+    /// Only traces with some score at or below this.
+    pub max_score: Option<f64>,
+    /// Only records stored at or after this.
+    pub since: Option<SystemTime>,
+    pub limit: usize,
+}
+
+/// The store's seam. Implementations are bounded and evict oldest first.
+pub trait ResultStore: Send + Sync + 'static {
+    /// Records that a trace's first span arrived (status `pending`) unless it is known.
+    fn mark_pending(&self, trace_id: TraceId, now: Instant);
+    /// Stores a record, replacing an older revision, and publishes it.
+    fn put(&self, record: TraceRecord, now: Instant);
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
+    /// Newest first.
+    fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;
+    /// Every record stored from now on.
+    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>>;
+    /// Drops records past retention; returns how many.
+    fn evict_expired(&self, now: Instant) -> usize;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

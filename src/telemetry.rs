@@ -1,0 +1,239 @@
+//! The service's own telemetry, defined in one place: every pipeline metric
+//! (name, unit, help) and the logging set-up. `/metrics` (the API issue)
+//! encodes [`Metrics::registry`] as Prometheus text.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::config::{LogFormat, TelemetryConfig};
+use crate::evaluator::Status;
+use crate::store::TraceRecord;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabel {
+    pub reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReceiverLabel {
+    pub receiver: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ShardLabel {
+    pub shard: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabel {
+    pub evaluator: String,
+    pub status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabel {
+    pub outcome: &'static str,
+}
+
+/// Every pipeline metric. Cheap to update from any thread.
+pub struct Metrics {
+    pub registry: Registry,
+    /// Spans decoded from requests, by receiver.
+    pub spans_received: Family<ReceiverLabel, Counter>,
+    /// Spans taken into the assembler (duplicates included: they are acknowledged).
+    pub spans_accepted: Counter,
+    /// Spans refused one by one, by reason.
+    pub spans_rejected: Family<ReasonLabel, Counter>,
+    /// Requests refused whole, by reason (`full`, `too_large`, `malformed`, …).
+    pub requests_refused: Family<ReasonLabel, Counter>,
+    /// Duplicate spans (exporter retries) acknowledged without storing.
+    pub spans_duplicate: Counter,
+    /// Traces leaving the assembler, by outcome.
+    pub traces: Family<OutcomeLabel, Counter>,
+    pub buffered_traces: Family<ShardLabel, Gauge>,
+    pub buffered_bytes: Family<ShardLabel, Gauge>,
+    pub assembler_queue_depth: Family<ShardLabel, Gauge>,
+    pub evaluation_queue_depth: Gauge,
+    pub evaluation_seconds: Histogram,
+    /// From a trace's root span being accepted to its scores being stored.
+    pub root_to_scores_seconds: Histogram,
+    pub results: Family<ResultLabel, Counter>,
+    pub store_evicted: Counter,
+    pub store_traces: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("toolscore");
+        let m = Metrics {
+            registry: Registry::default(),
+            spans_received: Family::default(),
+            spans_accepted: Counter::default(),
+            spans_rejected: Family::default(),
+            requests_refused: Family::default(),
+            spans_duplicate: Counter::default(),
+            traces: Family::default(),
+            buffered_traces: Family::default(),
+            buffered_bytes: Family::default(),
+            assembler_queue_depth: Family::default(),
+            evaluation_queue_depth: Gauge::default(),
+            evaluation_seconds: Histogram::new(exponential_buckets(0.000_01, 2.0, 20)),
+            root_to_scores_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            results: Family::default(),
+            store_evicted: Counter::default(),
+            store_traces: Gauge::default(),
+        };
+        registry.register(
+            "spans_received",
+            "Spans decoded from OTLP requests",
+            m.spans_received.clone(),
+        );
+        registry.register(
+            "spans_accepted",
+            "Spans taken into the assembler",
+            m.spans_accepted.clone(),
+        );
+        registry.register(
+            "spans_rejected",
+            "Spans refused one by one (reported in partial_success)",
+            m.spans_rejected.clone(),
+        );
+        registry.register(
+            "requests_refused",
+            "OTLP requests refused whole",
+            m.requests_refused.clone(),
+        );
+        registry.register(
+            "spans_duplicate",
+            "Duplicate spans acknowledged without storing",
+            m.spans_duplicate.clone(),
+        );
+        registry.register(
+            "traces",
+            "Traces leaving the assembler, by outcome",
+            m.traces.clone(),
+        );
+        registry.register(
+            "assembler_buffered_traces",
+            "Traces buffered per shard",
+            m.buffered_traces.clone(),
+        );
+        registry.register_with_unit(
+            "assembler_buffered",
+            "Span memory buffered per shard",
+            Unit::Bytes,
+            m.buffered_bytes.clone(),
+        );
+        registry.register(
+            "assembler_queue_depth",
+            "Span batches queued per shard",
+            m.assembler_queue_depth.clone(),
+        );
+        registry.register(
+            "evaluation_queue_depth",
+            "Complete traces queued for evaluation",
+            m.evaluation_queue_depth.clone(),
+        );
+        registry.register_with_unit(
+            "evaluation",
+            "Time to evaluate one trace",
+            Unit::Seconds,
+            m.evaluation_seconds.clone(),
+        );
+        registry.register_with_unit(
+            "root_to_scores",
+            "Time from a trace's root span being accepted to its scores being queryable",
+            Unit::Seconds,
+            m.root_to_scores_seconds.clone(),
+        );
+        registry.register(
+            "evaluation_results",
+            "Evaluation results by evaluator and status",
+            m.results.clone(),
+        );
+        registry.register(
+            "store_evicted",
+            "Results evicted from the store (count or age bound)",
+            m.store_evicted.clone(),
+        );
+        registry.register(
+            "store_traces",
+            "Traces held by the results store",
+            m.store_traces.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    pub fn reject(&self, reason: &'static str, n: u64) {
+        self.spans_rejected
+            .get_or_create(&ReasonLabel { reason })
+            .inc_by(n);
+    }
+
+    pub fn refuse(&self, reason: &'static str) {
+        self.requests_refused
+            .get_or_create(&ReasonLabel { reason })
+            .inc();
+    }
+
+    pub fn trace_outcome(&self, outcome: &'static str, n: u64) {
+        if n > 0 {
+            self.traces
+                .get_or_create(&OutcomeLabel { outcome })
+                .inc_by(n);
+        }
+    }
+
+    pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {
+        self.evaluation_seconds.observe(took.as_secs_f64());
+        for s in &record.scores {
+            let status = match s.outcome.status {
+                Status::Ok => "ok",
+                Status::Error => "error",
+            };
+            self.results
+                .get_or_create(&ResultLabel {
+                    evaluator: s.evaluator_id.clone(),
+                    status,
+                })
+                .inc();
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+/// Installs the global `tracing` subscriber: `RUST_LOG` overrides the
+/// configured level; JSON lines when asked. Logs go to stderr.
+pub fn init_logging(cfg: &TelemetryConfig) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&cfg.log_level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // A second initialisation (tests) is not an error worth failing for.
+    let _ = match cfg.log_format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

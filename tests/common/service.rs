@@ -1,0 +1,145 @@
+//! Starting the real service on ephemeral ports, sending spans with real
+//! clients, and waiting for results without sleeping.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::trace::{SpanContext, SpanKind, Status, TraceFlags, TraceState};
+use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter as _, SpanLinks};
+use toolscore::app::{Listeners, Running};
+use toolscore::config::Config;
+use toolscore::span::TraceId;
+use toolscore::store::TraceRecord;
+
+/// A config for tests: ephemeral loopback ports, a short grace period.
+pub fn test_config() -> Config {
+    let mut c = Config::default();
+    c.receivers.grpc.endpoint = "127.0.0.1:0".parse().unwrap();
+    c.receivers.http.endpoint = "127.0.0.1:0".parse().unwrap();
+    c.assembler.grace_after_root_ms = 20;
+    c.assembler.shards = 2;
+    c.evaluation.workers = 2;
+    c.shutdown_timeout_ms = 5_000;
+    c
+}
+
+pub async fn start(config: Config) -> Running {
+    let listeners = Listeners::bind(&config).await.unwrap();
+    toolscore::app::start(config, None, listeners).unwrap()
+}
+
+/// Waits (on the store's update stream, with a deadline) until the record of
+/// `trace` satisfies `done`.
+pub async fn wait_for(
+    running: &Running,
+    trace: TraceId,
+    timeout: Duration,
+    done: impl Fn(&TraceRecord) -> bool,
+) -> Arc<TraceRecord> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut updates = running.store.subscribe();
+    loop {
+        if let Some(r) = running.store.get(&trace) {
+            if done(&r) {
+                return r;
+            }
+        }
+        match tokio::time::timeout_at(deadline, updates.recv()).await {
+            Ok(_) => {}
+            Err(_) => panic!(
+                "timed out waiting for trace {trace}; last record: {:?}",
+                running.store.get(&trace)
+            ),
+        }
+    }
+}
+
+pub fn evaluated(revision: u32) -> impl Fn(&TraceRecord) -> bool {
+    move |r| r.revision >= revision && r.status != toolscore::store::TraceStatus::Pending
+}
+
+/// One span for the SDK exporter.
+pub struct SpanSpec {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    pub parent: Option<[u8; 8]>,
+    pub name: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub attributes: Vec<KeyValue>,
+}
+
+pub fn span_data(s: &SpanSpec) -> SpanData {
+    SpanData {
+        span_context: SpanContext::new(
+            opentelemetry::trace::TraceId::from_bytes(s.trace_id),
+            opentelemetry::trace::SpanId::from_bytes(s.span_id),
+            TraceFlags::SAMPLED,
+            false,
+            TraceState::default(),
+        ),
+        parent_span_id: s.parent.map_or(
+            opentelemetry::trace::SpanId::INVALID,
+            opentelemetry::trace::SpanId::from_bytes,
+        ),
+        parent_span_is_remote: false,
+        span_kind: SpanKind::Internal,
+        name: s.name.clone().into(),
+        start_time: UNIX_EPOCH + Duration::from_nanos(s.start_ns),
+        end_time: UNIX_EPOCH + Duration::from_nanos(s.end_ns),
+        attributes: s.attributes.clone(),
+        dropped_attributes_count: 0,
+        events: SpanEvents::default(),
+        links: SpanLinks::default(),
+        status: Status::Unset,
+        instrumentation_scope: InstrumentationScope::builder("toolscore-tests").build(),
+    }
+}
+
+pub fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+fn resource() -> opentelemetry_sdk::Resource {
+    opentelemetry_sdk::Resource::builder_empty()
+        .with_attribute(KeyValue::new("service.name", "test-agent"))
+        .build()
+}
+
+/// The real OTLP/gRPC exporter of the OpenTelemetry Rust SDK.
+pub fn grpc_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
+    use opentelemetry_otlp::WithExportConfig;
+    let mut e = opentelemetry_otlp::SpanExporter::builder()
+        .with_tonic()
+        .with_endpoint(format!("http://{}", running.grpc_addr.unwrap()))
+        .with_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    e.set_resource(&resource());
+    e
+}
+
+/// The real OTLP/HTTP (protobuf) exporter.
+pub fn http_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
+    use opentelemetry_otlp::WithExportConfig;
+    let mut e = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+        .with_endpoint(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .with_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    e.set_resource(&resource());
+    e
+}
+
+pub async fn export(exporter: &opentelemetry_otlp::SpanExporter, spans: &[SpanSpec]) {
+    exporter
+        .export(spans.iter().map(span_data).collect())
+        .await
+        .unwrap();
+}

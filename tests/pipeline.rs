@@ -1,0 +1,275 @@
+//! The streaming pipeline end to end: the real service on ephemeral ports,
+//! spans sent by the OpenTelemetry SDK's OTLP exporters (gRPC and
+//! HTTP/protobuf) and by raw tonic/HTTP clients, results read from the store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::conformance::{self, Case};
+use common::service::{self, SpanSpec, evaluated, export, test_config, wait_for};
+use opentelemetry::KeyValue;
+use toolscore::config::{Config, InlineEvaluator, RuleConfig, RuleMatch};
+use toolscore::evaluator::stage::Binder;
+use toolscore::pyvalue::{self, Value};
+use toolscore::span::TraceId;
+use toolscore::store::TraceStatus;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn kv(k: &str, v: &Value) -> KeyValue {
+    match v {
+        Value::Str(s) => KeyValue::new(k.to_owned(), s.clone()),
+        Value::Bool(b) => KeyValue::new(k.to_owned(), *b),
+        Value::Int(pyvalue::Int::Small(i)) => KeyValue::new(k.to_owned(), *i),
+        Value::Float(f) => KeyValue::new(k.to_owned(), *f),
+        other => panic!("attribute {other:?}"),
+    }
+}
+
+/// A case's spans for the SDK exporter, the root tagged with the case id so
+/// a rule can bind the case's evaluator.
+fn case_spans(case: &Case) -> Vec<SpanSpec> {
+    conformance::spans(case)
+        .iter()
+        .map(|s| {
+            let mut attributes: Vec<KeyValue> = s
+                .attributes
+                .iter()
+                .map(|(k, v)| kv(k, &v.to_py()))
+                .collect();
+            if s.is_root() {
+                attributes.push(KeyValue::new("conformance.case", case.id.clone()));
+            }
+            SpanSpec {
+                trace_id: s.trace_id.0,
+                span_id: s.span_id.0,
+                parent: s.parent_span_id.map(|p| p.0),
+                name: s.name.clone(),
+                start_ns: s.start_time_unix_nano,
+                end_ns: s.end_time_unix_nano,
+                attributes,
+            }
+        })
+        .collect()
+}
+
+/// The case's evaluator and a rule binding it (by the root's case id) with the case's criteria.
+fn case_rule(case: &Case) -> (InlineEvaluator, RuleConfig) {
+    let json: serde_json::Value = serde_json::from_str(&case.line).unwrap();
+    let id = format!("ev-{}", case.id);
+    let evaluator = InlineEvaluator {
+        id: id.clone(),
+        kind: case.evaluator_type.clone(),
+        config: json["evaluator"]["config"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        apply_to_all_traces: false,
+    };
+    let mut criteria = serde_json::Map::new();
+    criteria.insert(id.clone(), json["criteria"].clone());
+    let rule = RuleConfig {
+        name: case.id.clone(),
+        matcher: RuleMatch {
+            attributes: BTreeMap::from([("conformance.case".to_owned(), case.id.clone())]),
+            ..RuleMatch::default()
+        },
+        evaluators: vec![id],
+        criteria,
+    };
+    (evaluator, rule)
+}
+
+fn trace_of(case: &Case) -> TraceId {
+    conformance::spans(case)[0].trace_id
+}
+
+/// Every conformance case through the live service: exported over OTLP/gRPC
+/// by the SDK exporter, assembled, bound by a rule, evaluated, stored.
+/// Cases whose criteria the reference refuses must be refused at load time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_cases_through_the_live_pipeline() {
+    let cases = conformance::load_cases();
+    let mut config = test_config();
+    let mut live = Vec::new();
+    let (mut passed, mut failed) = (0, Vec::new());
+    for case in &cases {
+        let (ev, rule) = case_rule(case);
+        let mut single = Config::default();
+        single.evaluators.inline.push(ev.clone());
+        single.rules.push(rule.clone());
+        let loads = single.validate().is_ok() && Binder::load(&single, None).is_ok();
+        let expected_error = case.expected["score"].is_null();
+        match (loads, expected_error) {
+            (true, _) => {
+                config.evaluators.inline.push(ev);
+                config.rules.push(rule);
+                live.push(case);
+            }
+            (false, true) => passed += 1,
+            (false, false) => failed.push(format!("{}: refused at load time", case.id)),
+        }
+    }
+    let running = service::start(config).await;
+    let exporter = service::grpc_exporter(&running);
+    for chunk in live.chunks(25) {
+        let spans: Vec<SpanSpec> = chunk.iter().flat_map(|c| case_spans(c)).collect();
+        export(&exporter, &spans).await;
+    }
+    for case in &live {
+        let record = wait_for(&running, trace_of(case), WAIT, evaluated(1)).await;
+        assert!(record.complete, "{}", case.id);
+        assert_eq!(record.scores.len(), 1, "{}", case.id);
+        match conformance::judge(case, &record.scores[0].outcome) {
+            Ok(()) => passed += 1,
+            Err(why) => failed.push(format!("{}: {why}", case.id)),
+        }
+    }
+    println!("{passed} passed, {} failed", failed.len());
+    assert!(failed.is_empty(), "{failed:#?}");
+    running.stop().await.unwrap();
+}
+
+fn case_by_id<'a>(cases: &'a [Case], id: &str) -> &'a Case {
+    cases.iter().find(|c| c.id == id).unwrap()
+}
+
+fn config_for(cases: &[&Case]) -> Config {
+    let mut config = test_config();
+    for case in cases {
+        let (ev, rule) = case_rule(case);
+        config.evaluators.inline.push(ev);
+        config.rules.push(rule);
+    }
+    config
+}
+
+/// Spans split over many requests, in reverse order, over OTLP/HTTP: the
+/// trace is evaluated once its root arrives (not before), with the same
+/// scores as in one request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_out_of_order_spans_over_http_give_the_reference_scores() {
+    let cases = conformance::load_cases();
+    let picked: Vec<&Case> = [
+        "s1-00001-tool-call-order",
+        "s1-00009-tool-correctness",
+        "s1-00003-tool-call-output",
+    ]
+    .iter()
+    .map(|id| case_by_id(&cases, id))
+    .collect();
+    let running = service::start(config_for(&picked)).await;
+    let exporter = service::http_exporter(&running);
+    for case in &picked {
+        let mut spans = case_spans(case);
+        spans.sort_by_key(|s| std::cmp::Reverse(s.start_ns));
+        let root_at = spans.iter().position(|s| s.parent.is_none()).unwrap();
+        let root = spans.remove(root_at);
+        for s in spans {
+            export(&exporter, &[s]).await;
+        }
+        // Everything but the root has arrived: the trace waits.
+        let pending = running.store.get(&trace_of(case)).unwrap();
+        assert_eq!(pending.status, TraceStatus::Pending, "{}", case.id);
+        export(&exporter, &[root]).await;
+        let record = wait_for(&running, trace_of(case), WAIT, evaluated(1)).await;
+        assert_eq!(record.revision, 1);
+        conformance::judge(case, &record.scores[0].outcome).unwrap();
+    }
+    running.stop().await.unwrap();
+}
+
+fn tool_span(trace: u8, id: u8, name: &str, start: u64) -> SpanSpec {
+    SpanSpec {
+        trace_id: [trace; 16],
+        span_id: [0, 0, 0, 0, 0, 0, trace, id],
+        parent: Some([0, 0, 0, 0, 0, 0, trace, 1]),
+        name: name.into(),
+        start_ns: start,
+        end_ns: start + 10,
+        attributes: vec![
+            KeyValue::new("tool.name", name.to_owned()),
+            KeyValue::new("input.value", "{\"city\": \"Paris\"}"),
+        ],
+    }
+}
+
+fn root_span(trace: u8, start: u64) -> SpanSpec {
+    SpanSpec {
+        trace_id: [trace; 16],
+        span_id: [0, 0, 0, 0, 0, 0, trace, 1],
+        parent: None,
+        name: "invoke_agent".into(),
+        start_ns: start,
+        end_ns: start + 1_000,
+        attributes: vec![],
+    }
+}
+
+/// The embedded default's sample rule, but with a count criterion on `a`.
+fn counting_config() -> Config {
+    let mut config = test_config();
+    let cfg: serde_json::Value = serde_json::json!({
+        "defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 2]}}
+    });
+    config.evaluators.inline.push(InlineEvaluator {
+        id: "count".into(),
+        kind: "tool-call-count".into(),
+        config: cfg.as_object().cloned().unwrap(),
+        apply_to_all_traces: true,
+    });
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicated_export_is_not_double_counted_and_a_late_span_revises() {
+    let running = service::start(counting_config()).await;
+    let exporter = service::grpc_exporter(&running);
+    let t = service::now_ns();
+    let batch = [
+        root_span(7, t),
+        tool_span(7, 2, "a", t + 10),
+        tool_span(7, 3, "a", t + 20),
+    ];
+    export(&exporter, &batch).await;
+    export(&exporter, &batch).await; // a client retry
+    let r = wait_for(&running, TraceId([7; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.span_count, 3);
+    assert_eq!(
+        r.scores[0].outcome.score,
+        Some(1.0),
+        "two calls to a, not four"
+    );
+    assert_eq!(r.binding, Some(toolscore::criteria::Binding::Default));
+
+    // A third call arrives late: the trace is re-evaluated as revision 2.
+    export(&exporter, &[tool_span(7, 4, "a", t + 30)]).await;
+    let r = wait_for(&running, TraceId([7; 16]), WAIT, evaluated(2)).await;
+    assert_eq!(r.revision, 2);
+    assert_eq!(r.tool_calls.len(), 3);
+    assert_eq!(r.scores[0].outcome.score, Some(0.0));
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rootless_trace_times_out_as_incomplete() {
+    let mut config = counting_config();
+    config.assembler.idle_timeout_secs = 1;
+    let running = service::start(config).await;
+    let exporter = service::http_exporter(&running);
+    let t = service::now_ns();
+    export(
+        &exporter,
+        &[tool_span(8, 2, "a", t), tool_span(8, 3, "a", t + 1)],
+    )
+    .await;
+    let r = wait_for(&running, TraceId([8; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.status, TraceStatus::TimedOut);
+    assert!(!r.complete);
+    assert_eq!(r.scores[0].outcome.score, Some(1.0));
+    running.stop().await.unwrap();
+}
