@@ -189,6 +189,9 @@ async fn run(
         let stop = shutdown.clone();
         servers.push(tokio::spawn(async move {
             tonic::transport::Server::builder()
+                .layer(tower::util::MapResponseLayer::new(
+                    receiver::grpc::oversize_is_resource_exhausted,
+                ))
                 .add_service(health_service)
                 .add_service(svc)
                 .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())

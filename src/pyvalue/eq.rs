@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 
 use indexmap::Equivalent;
 
-use super::hash::{f64_to_bigint, number_hash};
+use super::hash::f64_to_bigint;
 use super::{Dict, Int, Key, Unhashable, Value};
 
 /// Errors unless `v` may be a dict key or set element in Python.
@@ -144,15 +144,67 @@ fn eq_impl(a: &Value, b: &Value, nan_equal: bool) -> bool {
     }
 }
 
-/// Feeds a hash consistent with [`nested_eq`] into `state`: numbers hash by
-/// their Python hash (equal across bool/int/float/complex), strings, bytes
-/// and tuples structurally.
+/// Feeds a hash consistent with [`nested_eq`] into `state`. Numbers that are
+/// equal across bool/int/float/complex feed the same data (an integral value
+/// as its integer, anything else as its float bits), and distinct numbers
+/// feed distinct data, so that keys Python hashes alike (`0` and
+/// `2**61 - 1`) do not all collide here.
 fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
-    if let Some(h) = number_hash(v) {
-        state.write_u8(0);
-        state.write_i64(h);
-        return;
+    match v {
+        Value::Bool(b) => hash_i64(i64::from(*b), state),
+        Value::Int(Int::Small(i)) => hash_i64(*i, state),
+        Value::Int(Int::Big(b)) => match i64::try_from(b) {
+            Ok(i) => hash_i64(i, state),
+            Err(_) => hash_bigint(b, state),
+        },
+        Value::Float(f) => hash_real(*f, state),
+        Value::Complex(re, im) if *im == 0.0 => hash_real(*re, state),
+        Value::Complex(re, im) => {
+            state.write_u8(12);
+            state.write_u64(float_bits(*re));
+            state.write_u64(float_bits(*im));
+        }
+        other => hash_non_number(other, state),
     }
+}
+
+fn hash_i64<H: Hasher>(i: i64, state: &mut H) {
+    state.write_u8(10);
+    state.write_i64(i);
+}
+
+fn hash_bigint<H: Hasher>(b: &num_bigint::BigInt, state: &mut H) {
+    state.write_u8(11);
+    state.write(&b.to_signed_bytes_le());
+}
+
+/// Bits identifying a float up to Python equality of non-integral values
+/// (all NaNs alike, as NaN keys are treated as equal to each other).
+fn float_bits(f: f64) -> u64 {
+    if f.is_nan() {
+        f64::NAN.to_bits()
+    } else if f == 0.0 {
+        0
+    } else {
+        f.to_bits()
+    }
+}
+
+fn hash_real<H: Hasher>(f: f64, state: &mut H) {
+    if f.is_finite() && f.fract() == 0.0 {
+        // -2**63 <= f < 2**63: the cast is exact.
+        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+            return hash_i64(f as i64, state);
+        }
+        if let Some(b) = f64_to_bigint(f) {
+            return hash_bigint(&b, state);
+        }
+    }
+    state.write_u8(13);
+    state.write_u64(float_bits(f));
+}
+
+fn hash_non_number<H: Hasher>(v: &Value, state: &mut H) {
     match v {
         Value::None => state.write_u8(1),
         Value::Str(s) => hash_str(s, state),

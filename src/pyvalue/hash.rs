@@ -103,18 +103,6 @@ pub(crate) fn hash_complex(re: f64, im: f64) -> Option<i64> {
     Some(fix_minus_one(h))
 }
 
-/// Hash of a Python number that is consistent with Python `==` across
-/// bool/int/float/complex (NaNs all hash to 0 here).
-pub(crate) fn number_hash(v: &Value) -> Option<i64> {
-    match v {
-        Value::Bool(b) => Some(i64::from(*b)),
-        Value::Int(i) => Some(hash_int(i)),
-        Value::Float(f) => Some(hash_f64(*f).unwrap_or(0)),
-        Value::Complex(re, im) => Some(hash_complex(*re, *im).unwrap_or(0)),
-        _ => None,
-    }
-}
-
 /// CPython's `hash(v)` when it does not depend on the per-process string
 /// hash seed or object identity; `None` otherwise (str, bytes, NaN, tuples
 /// containing those, and unhashable values).
@@ -162,7 +150,16 @@ struct Table {
     slots: Vec<Option<(u64, usize)>>,
     fill: usize,
     used: usize,
+    /// Probes left before giving up: elements whose hashes collide on
+    /// purpose (`{0, 2**61 - 1, 2 * (2**61 - 1), …}`) make CPython's probing
+    /// quadratic; past this budget the emulation is abandoned (insertion
+    /// order) rather than spend quadratic time.
+    budget: usize,
 }
+
+/// Probe budget: a base plus an allowance per element.
+const PROBE_BUDGET_BASE: usize = 200_000;
+const PROBE_BUDGET_PER_ELEMENT: usize = 64;
 
 impl Table {
     fn new() -> Table {
@@ -170,25 +167,28 @@ impl Table {
             slots: vec![None; SET_MINSIZE],
             fill: 0,
             used: 0,
+            budget: PROBE_BUDGET_BASE,
         }
     }
 
     /// The probe sequence of `set_add_entry` / `set_insert_clean`: the first
-    /// free slot for `hash` (the table never holds dummies here).
-    fn free_slot(slots: &[Option<(u64, usize)>], hash: u64) -> usize {
+    /// free slot for `hash` (the table never holds dummies here); `None` once
+    /// the probe budget is spent.
+    fn free_slot(slots: &[Option<(u64, usize)>], hash: u64, budget: &mut usize) -> Option<usize> {
         let mask = slots.len() - 1;
         let mut perturb = hash as usize;
         let mut i = (hash as usize) & mask;
         loop {
+            *budget = budget.checked_sub(1 + LINEAR_PROBES)?;
             if slots[i].is_none() {
-                return i;
+                return Some(i);
             }
             if i + LINEAR_PROBES <= mask {
                 if let Some(off) = slots[i + 1..=i + LINEAR_PROBES]
                     .iter()
                     .position(Option::is_none)
                 {
-                    return i + 1 + off;
+                    return Some(i + 1 + off);
                 }
             }
             perturb >>= PERTURB_SHIFT;
@@ -196,9 +196,14 @@ impl Table {
         }
     }
 
-    /// Adds a new (not yet present) element.
-    fn insert(&mut self, hash: u64, idx: usize) {
-        let slot = Table::free_slot(&self.slots, hash);
+    /// Adds a new (not yet present) element; `false` if the probe budget
+    /// ran out.
+    #[must_use]
+    fn insert(&mut self, hash: u64, idx: usize) -> bool {
+        self.budget = self.budget.saturating_add(PROBE_BUDGET_PER_ELEMENT);
+        let Some(slot) = Table::free_slot(&self.slots, hash, &mut self.budget) else {
+            return false;
+        };
         self.slots[slot] = Some((hash, idx));
         self.fill += 1;
         self.used += 1;
@@ -209,22 +214,27 @@ impl Table {
             } else {
                 self.used * 4
             };
-            self.resize(minused);
+            return self.resize(minused);
         }
+        true
     }
 
-    fn resize(&mut self, minused: usize) {
+    #[must_use]
+    fn resize(&mut self, minused: usize) -> bool {
         let mut newsize = SET_MINSIZE;
         while newsize <= minused {
             newsize <<= 1;
         }
         let mut slots = vec![None; newsize];
         for &(hash, idx) in self.slots.iter().flatten() {
-            let slot = Table::free_slot(&slots, hash);
+            let Some(slot) = Table::free_slot(&slots, hash, &mut self.budget) else {
+                return false;
+            };
             slots[slot] = Some((hash, idx));
         }
         self.slots = slots;
         self.fill = self.used;
+        true
     }
 }
 
@@ -253,9 +263,12 @@ impl SetBuilder {
         let hash = py_hash(&v);
         let idx = self.elems.len();
         self.elems.insert(Key(v));
-        match (hash, &mut self.table) {
+        let tracked = match (hash, &mut self.table) {
             (Some(h), Some(t)) => t.insert(h as u64, idx),
-            _ => self.table = None,
+            _ => false,
+        };
+        if !tracked {
+            self.table = None;
         }
         Ok(())
     }
@@ -414,6 +427,22 @@ mod tests {
             set_repr(mixed),
             "{2305843009213693951, 2305843009213693952, 0.5, 99, 1024, 4096, 18446744073709551616, 12.75, 1e-300, -18446744073709551616, -5, 1e+300}"
         );
+        // Elements CPython hashes alike: still linear time (the emulation
+        // gives up, keeping insertion order).
+        let modulus = BigInt::from(MODULUS);
+        let colliding: Vec<Value> = (0..20_000i64)
+            .map(|k| Value::Int(Int::from_bigint(&modulus * k)))
+            .collect();
+        let start = std::time::Instant::now();
+        let set = Value::set_from(colliding.clone());
+        assert!(start.elapsed().as_secs() < 5);
+        assert!(matches!(&set, Ok(Value::Set(v)) if v.len() == 20_000));
+        let mut d = crate::pyvalue::Dict::new();
+        for v in colliding {
+            assert_eq!(d.insert(v, Value::None), Ok(()));
+        }
+        assert_eq!(d.len(), 20_000);
+        assert!(start.elapsed().as_secs() < 5);
         // Strings: insertion order.
         assert_eq!(
             set_repr(vec![Value::str("b"), Value::int(1), Value::str("a")]),

@@ -8,8 +8,15 @@
 //! - [`json::loads`] behaves like Python's `json.loads`;
 //! - [`literal::literal_eval`] behaves like `ast.literal_eval` for what tool
 //!   arguments contain;
-//! - [`Value::py_eq`] is Python `==`;
-//! - [`Value::repr`] / [`Value::py_str`] are `repr()` / `str()`.
+//! - [`Value::py_eq`] is Python `==` (and [`Key`] hashes/compares like a
+//!   Python dict key);
+//! - [`Value::repr`] / [`Value::py_str`] are `repr()` / `str()`;
+//! - [`Value::set_from`] builds a set in CPython 3.12's iteration order.
+//!
+//! The private `hash` module holds CPython's `hash()` for ints, floats,
+//! complex numbers, `None` and tuples, and an emulation of CPython's set
+//! table; `pytoken`/`pyparse` are the Python expression tokenizer and parser
+//! behind `literal_eval`.
 
 pub mod eq;
 mod hash;
@@ -124,7 +131,8 @@ pub enum Value {
     Bytes(Vec<u8>),
     List(Vec<Value>),
     Tuple(Vec<Value>),
-    /// A set, elements in the order Python would iterate them (see [`repr`]).
+    /// A set, elements in the order CPython would iterate them (build it with
+    /// [`Value::set_from`]).
     Set(Vec<Value>),
     Dict(Dict),
 }
@@ -193,7 +201,14 @@ impl Value {
 
     /// Python `set(items)`: elements deduplicated by Python equality (the
     /// first of equal elements is kept) and ordered the way CPython 3.12
-    /// iterates the resulting set (see [`hash`] for when that is emulated).
+    /// iterates the resulting set.
+    ///
+    /// The order is CPython's exactly when every element's hash is
+    /// deterministic (ints, bools, floats, complex numbers, `None`, tuples of
+    /// those). `str`/`bytes` hash with a per-process random seed in CPython,
+    /// so a set holding any (even inside a tuple) keeps insertion order, as
+    /// does a set whose elements collide so much in CPython's table that
+    /// emulating it would take quadratic time.
     pub fn set_from(items: impl IntoIterator<Item = Value>) -> Result<Value, Unhashable> {
         let mut b = hash::SetBuilder::new();
         for v in items {
@@ -276,5 +291,3 @@ impl Dict {
         self.map.keys().map(|k| &k.0)
     }
 }
-#[cfg(test)]
-mod fuzz_tmp;

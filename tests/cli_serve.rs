@@ -1,0 +1,69 @@
+//! `toolscore validate-config` and `toolscore serve` start-up failures, as a user meets them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn toolscore(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn validate_config_accepts_the_default_and_names_the_broken_key() {
+    let default = concat!(env!("CARGO_MANIFEST_DIR"), "/config/default.yaml");
+    let out = toolscore(&["validate-config", default]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "assembler:\n  grace_after_root_ms: 100\n  max_tracez: 5\n",
+    )
+    .unwrap();
+    let out = toolscore(&["validate-config", bad.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("bad.yaml") && stderr.contains("assembler.max_tracez"),
+        "{stderr}"
+    );
+
+    // A rule naming an evaluator that does not exist is caught too.
+    std::fs::write(&bad, "rules:\n  - name: r\n    evaluators: [nope]\n").unwrap();
+    let out = toolscore(&["validate-config", bad.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("rules[0].evaluators[0]") && stderr.contains("nope"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_fails_at_once_on_a_taken_port_naming_the_address() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!("receivers:\n  grpc:\n    endpoint: 127.0.0.1:0\n  http:\n    endpoint: {addr}\n"),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = toolscore(&["serve", "--config", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains(&addr.to_string()), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

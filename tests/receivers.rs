@@ -1,0 +1,425 @@
+//! OTLP receiver behaviour at the edges: compression, invalid spans, size
+//! caps, content types, backpressure that reaches the client, and the drain.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod common;
+
+use std::io::Write;
+use std::time::Duration;
+
+use common::service::{self, SpanSpec, evaluated, test_config, wait_for};
+use opentelemetry::KeyValue;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue as PKeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use prost::Message;
+use tonic::Code;
+use tonic::codec::CompressionEncoding;
+use tonic_types::StatusExt;
+use toolscore::config::Config;
+use toolscore::span::TraceId;
+use toolscore::store::TraceStatus;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn pspan(trace: u8, id: u8, parent: Option<u8>, attrs: &[(&str, &str)]) -> Span {
+    Span {
+        trace_id: vec![trace; 16],
+        span_id: vec![0, 0, 0, 0, 0, 0, trace, id],
+        parent_span_id: parent
+            .map(|p| vec![0, 0, 0, 0, 0, 0, trace, p])
+            .unwrap_or_default(),
+        name: format!("span-{id}"),
+        start_time_unix_nano: service::now_ns() + u64::from(id),
+        end_time_unix_nano: service::now_ns() + 1000,
+        attributes: attrs
+            .iter()
+            .map(|(k, v)| PKeyValue {
+                key: (*k).into(),
+                value: Some(AnyValue {
+                    value: Some(any_value::Value::StringValue((*v).into())),
+                }),
+                ..PKeyValue::default()
+            })
+            .collect(),
+        ..Span::default()
+    }
+}
+
+fn request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans,
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    }
+}
+
+async fn client(
+    running: &toolscore::app::Running,
+) -> TraceServiceClient<tonic::transport::Channel> {
+    TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
+        .await
+        .unwrap()
+}
+
+fn counting_config() -> Config {
+    let mut config = test_config();
+    let cfg =
+        serde_json::json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": [">=", 1]}}});
+    config
+        .evaluators
+        .inline
+        .push(toolscore::config::InlineEvaluator {
+            id: "count".into(),
+            kind: "tool-call-count".into(),
+            config: cfg.as_object().cloned().unwrap(),
+            apply_to_all_traces: true,
+        });
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_gzip_and_invalid_ids_reported_in_partial_success() {
+    let running = service::start(counting_config()).await;
+    let mut c = client(&running)
+        .await
+        .send_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Gzip);
+    let mut bad_trace = pspan(1, 3, Some(1), &[]);
+    bad_trace.trace_id = vec![1; 15];
+    let mut zero_span = pspan(1, 4, Some(1), &[]);
+    zero_span.span_id = vec![0; 8];
+    let good = vec![
+        pspan(1, 1, None, &[]),
+        pspan(1, 2, Some(1), &[("tool.name", "a")]),
+    ];
+    let mut spans = good.clone();
+    spans.push(bad_trace.clone());
+    spans.push(zero_span.clone());
+    let resp = c.export(request(spans)).await.unwrap().into_inner();
+    let ps = resp.partial_success.unwrap();
+    assert_eq!(ps.rejected_spans, 2);
+    assert!(
+        ps.error_message
+            .contains("trace ID must be 16 bytes, got 15"),
+        "{}",
+        ps.error_message
+    );
+    assert!(
+        ps.error_message.contains("span ID must not be all zeros"),
+        "{}",
+        ps.error_message
+    );
+    let r = wait_for(&running, TraceId([1; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.span_count, 2, "the good spans of the request were kept");
+    assert_eq!(r.scores[0].outcome.score, Some(1.0));
+
+    // Only invalid spans: the whole request is INVALID_ARGUMENT.
+    let err = c
+        .export(request(vec![bad_trace, zero_span]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_grpc_messages_get_resource_exhausted() {
+    let mut config = counting_config();
+    config.receivers.grpc.max_recv_msg_size_bytes = 2048;
+    let running = service::start(config).await;
+    let big = "x".repeat(4096);
+    let err = client(&running)
+        .await
+        .export(request(vec![pspan(2, 1, None, &[("input.value", &big)])]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    // A compressed message is limited by its decoded size.
+    let err = client(&running)
+        .await
+        .send_compressed(CompressionEncoding::Gzip)
+        .export(request(vec![pspan(2, 1, None, &[("input.value", &big)])]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    running.stop().await.unwrap();
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_json_protobuf_gzip_content_types_and_size_caps() {
+    let mut config = counting_config();
+    config.receivers.http.max_request_body_bytes = 16 * 1024;
+    config.receivers.http.max_decompressed_body_bytes = 64 * 1024;
+    let running = service::start(config).await;
+    let url = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let http = reqwest::Client::new();
+    let post = |body: Vec<u8>, ct: &'static str, enc: Option<&'static str>| {
+        let mut r = http.post(&url).header("content-type", ct).body(body);
+        if let Some(e) = enc {
+            r = r.header("content-encoding", e);
+        }
+        r.send()
+    };
+    // OTLP JSON (hex IDs, int64 as strings and numbers), gzip-compressed.
+    let json = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "03030303030303030303030303030303", "spanId": "0000000000000301", "name": "root",
+         "startTimeUnixNano": "1000", "endTimeUnixNano": 2000},
+        {"traceId": "03030303030303030303030303030303", "spanId": "0000000000000302",
+         "parentSpanId": "0000000000000301", "name": "t", "startTimeUnixNano": 1100, "endTimeUnixNano": "1200",
+         "attributes": [{"key": "tool.name", "value": {"stringValue": "a"}}, {"key": "n", "value": {"intValue": "5"}}]}
+    ]}]}]});
+    let resp = post(
+        gzip(json.to_string().as_bytes()),
+        "application/json",
+        Some("gzip"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let r = wait_for(&running, TraceId([3; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.tool_calls.len(), 1);
+
+    // Protobuf, with one invalid span reported in partial_success.
+    let mut bad = pspan(4, 2, Some(1), &[]);
+    bad.span_id = vec![1, 2];
+    let body = request(vec![pspan(4, 1, None, &[]), bad]).encode_to_vec();
+    let resp = post(body, "application/x-protobuf", None).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let decoded =
+        opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse::decode(
+            resp.bytes().await.unwrap(),
+        )
+        .unwrap();
+    assert_eq!(decoded.partial_success.unwrap().rejected_spans, 1);
+
+    // Other content types and encodings: 415. Malformed bodies: 400 naming the JSON path.
+    assert_eq!(
+        post(b"x".to_vec(), "text/plain", None)
+            .await
+            .unwrap()
+            .status(),
+        415
+    );
+    assert_eq!(
+        post(b"{}".to_vec(), "application/json", Some("br"))
+            .await
+            .unwrap()
+            .status(),
+        415
+    );
+    let resp = post(
+        br#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}"#.to_vec(),
+        "application/json",
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 400);
+    assert!(
+        resp.text()
+            .await
+            .unwrap()
+            .contains("resourceSpans[0].scopeSpans[0].spans[0].traceId")
+    );
+    assert_eq!(
+        post(b"\x0a\xff".to_vec(), "application/x-protobuf", None)
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    assert_eq!(
+        post(b"not gzip".to_vec(), "application/json", Some("gzip"))
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+
+    // Size caps: as sent, and after inflation (a small gzip body that inflates past the cap).
+    assert_eq!(
+        post(vec![b' '; 20 * 1024], "application/json", None)
+            .await
+            .unwrap()
+            .status(),
+        413
+    );
+    let bomb = gzip(&vec![b' '; 1024 * 1024]);
+    assert!(bomb.len() < 16 * 1024);
+    assert_eq!(
+        post(bomb, "application/json", Some("gzip"))
+            .await
+            .unwrap()
+            .status(),
+        413
+    );
+    running.stop().await.unwrap();
+}
+
+fn tool(trace: u8, id: u8) -> SpanSpec {
+    SpanSpec {
+        trace_id: [trace; 16],
+        span_id: [0, 0, 0, 0, 0, 0, trace, id],
+        parent: Some([0, 0, 0, 0, 0, 0, trace, 1]),
+        name: "a".into(),
+        start_ns: service::now_ns(),
+        end_ns: service::now_ns() + 10,
+        attributes: vec![KeyValue::new("tool.name", "a")],
+    }
+}
+
+fn root(trace: u8) -> SpanSpec {
+    SpanSpec {
+        trace_id: [trace; 16],
+        span_id: [0, 0, 0, 0, 0, 0, trace, 1],
+        parent: None,
+        name: "invoke_agent".into(),
+        start_ns: service::now_ns() - 1000,
+        end_ns: service::now_ns() + 1000,
+        attributes: vec![],
+    }
+}
+
+/// With the assembler full, the next export is refused with a retryable
+/// status carrying RetryInfo (HTTP: 503 + Retry-After); once capacity
+/// returns, the SDK exporter's own retry lands every span exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backpressure_reaches_the_client_and_retries_land_everything() {
+    let mut config = counting_config();
+    config.assembler.shards = 1;
+    config.assembler.max_traces = 2;
+    let running = service::start(config).await;
+    let exporter = service::grpc_exporter(&running);
+    // Two open (rootless) traces fill the assembler.
+    service::export(&exporter, &[tool(10, 2), tool(10, 3)]).await;
+    service::export(&exporter, &[tool(11, 2)]).await;
+
+    let err = client(&running)
+        .await
+        .export(request(vec![pspan(12, 2, Some(1), &[("tool.name", "a")])]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unavailable);
+    assert_eq!(
+        err.get_details_retry_info().and_then(|r| r.retry_delay),
+        Some(Duration::from_secs(1))
+    );
+    let resp = reqwest::Client::new()
+        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .header("content-type", "application/x-protobuf")
+        .body(request(vec![pspan(12, 2, Some(1), &[("tool.name", "a")])]).encode_to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    assert!(
+        running
+            .metrics
+            .encode()
+            .contains("toolscore_requests_refused_total{reason=\"full\"} 2")
+    );
+
+    // The SDK exporter is refused too, and retries after the RetryInfo delay.
+    let exporter12 = service::grpc_exporter(&running);
+    let pending = tokio::spawn(async move {
+        service::export(&exporter12, &[root(12), tool(12, 2), tool(12, 3)]).await;
+    });
+    // Wait (polling with a deadline) until the exporter has been refused once.
+    let refused = "toolscore_requests_refused_total{reason=\"full\"} 3";
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !running.metrics.encode().contains(refused) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the SDK export was never refused"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Capacity returns: traces 10 and 11 get their roots and are evaluated,
+    // after which they are only kept for late spans and make room.
+    service::export(&exporter, &[root(10), root(11)]).await;
+    tokio::time::timeout(WAIT, pending).await.unwrap().unwrap();
+    let r12 = wait_for(&running, TraceId([12; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r12.span_count, 3, "every span of the retried export, once");
+    let r10 = wait_for(&running, TraceId([10; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r10.span_count, 3);
+    let r11 = wait_for(&running, TraceId([11; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r11.span_count, 2);
+    running.stop().await.unwrap();
+}
+
+/// Cancelling (what SIGTERM does) with traces in flight evaluates every
+/// complete trace before exit, evaluates the rootless one as incomplete,
+/// and stops within the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_evaluates_buffered_traces_before_exit() {
+    let mut config = counting_config();
+    // Long enough that nothing completes on its own during the test.
+    config.assembler.grace_after_root_ms = 60_000;
+    let running = service::start(config).await;
+    let exporter = service::grpc_exporter(&running);
+    for t in 20..23 {
+        service::export(&exporter, &[root(t), tool(t, 2)]).await;
+    }
+    service::export(&exporter, &[tool(23, 2)]).await;
+    let store = running.store.clone();
+    for t in 20..24 {
+        assert_eq!(
+            store.get(&TraceId([t; 16])).unwrap().status,
+            TraceStatus::Pending
+        );
+    }
+    let started = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), running.stop())
+        .await
+        .expect("drained within the deadline")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    for t in 20..23 {
+        let r = store.get(&TraceId([t; 16])).unwrap();
+        assert_eq!(r.status, TraceStatus::Evaluated, "trace {t}");
+        assert!(r.complete);
+        assert_eq!(r.scores[0].outcome.score, Some(1.0));
+    }
+    let r = store.get(&TraceId([23; 16])).unwrap();
+    assert_eq!(r.status, TraceStatus::TimedOut);
+    assert!(!r.complete);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_health_reports_serving() {
+    let running = service::start(counting_config()).await;
+    let channel =
+        tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    let resp = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: "opentelemetry.proto.collector.trace.v1.TraceService".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        resp.status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+    running.stop().await.unwrap();
+}
