@@ -232,14 +232,20 @@ impl Span {
         self.parent_span_id.is_none()
     }
 
-    /// Approximate memory this span holds, for buffer accounting.
+    /// Approximate memory this span holds, for buffer accounting: the
+    /// struct, each attribute's key header and value, and the heap bytes.
+    /// (Allocator rounding and the buffer's span-ID set come on top; the
+    /// `assembler_memory` example measures the real figure.)
     pub fn size_hint(&self) -> usize {
+        const PER_ATTRIBUTE: usize = std::mem::size_of::<(String, AttrValue)>();
         std::mem::size_of::<Span>()
             + self.name.len()
             + self
                 .attributes
                 .iter()
-                .map(|(k, v)| k.len() + v.size_hint())
+                .map(|(k, v)| {
+                    PER_ATTRIBUTE + k.len() + v.size_hint() - std::mem::size_of::<AttrValue>()
+                })
                 .sum::<usize>()
     }
 }

@@ -1,0 +1,144 @@
+//! Memory per buffered span: pushes N rootless agent traces (the load
+//! generator's shape: 3 LLM spans, 6 tool spans with `input.value` and
+//! `output.value`, `service.name` on the resource) into one assembler shard
+//! and compares the process's RSS growth with the spans' OTLP-encoded size.
+//!
+//! `cargo run --release --example assembler_memory -- [traces]` (default 100000).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use prost::Message;
+use toolscore::assembler::{Limits, Push, Shard};
+use toolscore::config::OnTimeout;
+
+fn kv(k: &str, v: &str) -> KeyValue {
+    KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v.into())),
+        }),
+        ..KeyValue::default()
+    }
+}
+
+fn trace(n: u64) -> ResourceSpans {
+    let tid = [&n.to_be_bytes()[..], &[7u8; 8][..]].concat();
+    let sid = |i: u64| (n * 16 + i + 1).to_be_bytes().to_vec();
+    let mut spans = Vec::new();
+    for i in 0..3 {
+        spans.push(Span {
+            trace_id: tid.clone(),
+            span_id: sid(i + 1),
+            parent_span_id: sid(0),
+            name: "chat gpt-4o".into(),
+            start_time_unix_nano: 1_000 + i,
+            end_time_unix_nano: 2_000 + i,
+            attributes: vec![
+                kv("gen_ai.operation.name", "chat"),
+                kv("gen_ai.request.model", "gpt-4o"),
+            ],
+            ..Span::default()
+        });
+    }
+    for i in 0..6 {
+        spans.push(Span {
+            trace_id: tid.clone(),
+            span_id: sid(i + 4),
+            parent_span_id: sid(0),
+            name: "get_weather".into(),
+            start_time_unix_nano: 3_000 + i,
+            end_time_unix_nano: 4_000 + i,
+            attributes: vec![
+                kv("tool.name", "get_weather"),
+                kv("openinference.span.kind", "TOOL"),
+                kv("input.value", &format!("{{\"city\": \"Paris\", \"units\": \"metric\", \"day\": {i}, \"detail\": \"hourly forecast\"}}")),
+                kv("output.value", &format!("{{\"content\": {{\"temperature\": 21.5, \"condition\": \"partly cloudy\", \"humidity\": 64, \"wind_kph\": 12, \"hour\": {i}, \"source\": \"station-42\"}}}}")),
+            ],
+            ..Span::default()
+        });
+    }
+    ResourceSpans {
+        resource: Some(Resource {
+            attributes: vec![kv("service.name", "weather-agent")],
+            ..Resource::default()
+        }),
+        scope_spans: vec![ScopeSpans {
+            spans,
+            ..ScopeSpans::default()
+        }],
+        ..ResourceSpans::default()
+    }
+}
+
+fn rss_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| {
+            v.trim()
+                .trim_end_matches(" kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn main() {
+    let traces: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
+    let mut shard = Shard::new(Limits {
+        grace: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(300),
+        max_age: Duration::from_secs(3600),
+        late_window: Duration::from_secs(60),
+        on_timeout: OnTimeout::Evaluate,
+        max_traces: usize::MAX / 2,
+        max_spans_per_trace: 10_000,
+        max_bytes: usize::MAX / 2,
+    });
+    let before = rss_bytes();
+    let now = Instant::now();
+    let (mut encoded, mut spans) = (0usize, 0usize);
+    let started = Instant::now();
+    for n in 0..traces {
+        // Requests of ~512 spans, as the Collector batches them.
+        let rs = trace(n);
+        encoded += rs.encoded_len();
+        let (converted, rejected) = toolscore::span::from_resource_spans(std::slice::from_ref(&rs));
+        assert!(rejected.is_empty());
+        for s in converted {
+            spans += 1;
+            assert_eq!(shard.push(s, now), Push::Accepted);
+        }
+    }
+    let took = started.elapsed();
+    let after = rss_bytes();
+    let grown = after.saturating_sub(before);
+    println!(
+        "buffered {spans} spans in {traces} rootless traces ({took:.2?}, {:.0} spans/s converted+pushed)",
+        spans as f64 / took.as_secs_f64()
+    );
+    println!(
+        "OTLP-encoded size: {:.0} bytes/span",
+        encoded as f64 / spans as f64
+    );
+    println!(
+        "shard accounting (size_hint): {:.0} bytes/span",
+        shard.bytes() as f64 / spans as f64
+    );
+    println!(
+        "RSS growth: {:.1} MiB = {:.0} bytes/span = {:.2} x encoded",
+        grown as f64 / 1048576.0,
+        grown as f64 / spans as f64,
+        grown as f64 / encoded as f64
+    );
+}
