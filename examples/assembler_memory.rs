@@ -105,6 +105,10 @@ fn main() {
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
     });
+    // The attributes the embedded default configuration reads (what `serve` keeps).
+    let keep = toolscore::config::Config::embedded()
+        .unwrap()
+        .kept_attributes();
     let before = rss_bytes();
     let now = Instant::now();
     let (mut encoded, mut spans) = (0usize, 0usize);
@@ -113,7 +117,8 @@ fn main() {
         // Requests of ~512 spans, as the Collector batches them.
         let rs = trace(n);
         encoded += rs.encoded_len();
-        let (converted, rejected) = toolscore::span::from_resource_spans(std::slice::from_ref(&rs));
+        let (converted, rejected) =
+            toolscore::span::from_resource_spans_keeping(std::slice::from_ref(&rs), &keep);
         assert!(rejected.is_empty());
         for s in converted {
             spans += 1;

@@ -174,14 +174,17 @@ async fn run(
         store.clone(),
         metrics.clone(),
     );
-    let retry_after = Duration::from_secs(a.retry_after_secs.max(1));
+    let ingest = Arc::new(receiver::Ingest {
+        handle,
+        metrics: metrics.clone(),
+        keep: config.kept_attributes(),
+        retry_after: Duration::from_secs(a.retry_after_secs.max(1)),
+    });
     let mut servers = Vec::new();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     if let Some(listener) = listeners.grpc {
         let svc = receiver::grpc::service(
-            handle.clone(),
-            metrics.clone(),
-            retry_after,
+            ingest.clone(),
             config.receivers.grpc.max_recv_msg_size_bytes,
         );
         health_reporter.set_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>().await;
@@ -203,12 +206,7 @@ async fn run(
         }));
     }
     if let Some(listener) = listeners.http {
-        let router = receiver::http::router(
-            handle.clone(),
-            metrics.clone(),
-            retry_after,
-            &config.receivers.http,
-        );
+        let router = receiver::http::router(ingest.clone(), &config.receivers.http);
         let stop = shutdown.clone();
         servers.push(tokio::spawn(async move {
             axum::serve(listener, router)
@@ -221,7 +219,7 @@ async fn run(
         }));
     }
     // The servers hold the only other handles: once they stop, the shards drain.
-    drop(handle);
+    drop(ingest);
     let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
     tracing::info!(
         grpc = ?config.receivers.grpc.enabled.then_some(config.receivers.grpc.endpoint),

@@ -432,6 +432,22 @@ impl Config {
         Ok(())
     }
 
+    /// The span attributes the service reads (extraction, binding, rules);
+    /// receivers drop the others before buffering.
+    pub fn kept_attributes(&self) -> crate::span::KeepAttributes {
+        let keys = self
+            .extract
+            .attribute_keys()
+            .map(str::to_owned)
+            .chain(self.binding.attributes.iter().cloned())
+            .chain(
+                self.rules
+                    .iter()
+                    .flat_map(|r| r.matcher.attributes.keys().cloned()),
+            );
+        crate::span::KeepAttributes::only(keys)
+    }
+
     /// Paths in the config are relative to the config file's folder.
     pub fn resolve_globs(globs: &[String], base: Option<&Path>) -> Vec<String> {
         globs

@@ -212,7 +212,9 @@ pub struct Span {
     pub start_time_unix_nano: u64,
     pub end_time_unix_nano: u64,
     /// Attributes in wire order. A repeated key: the last one wins on lookup.
-    pub attributes: Vec<(String, AttrValue)>,
+    /// Keys are interned (shared with [`KeepAttributes`]), so a buffered span
+    /// pays for its values, not for one allocation per key.
+    pub attributes: Vec<(Arc<str>, AttrValue)>,
     /// The resource's `service.name`, shared by every span of a resource.
     pub service_name: Option<Arc<str>>,
 }
@@ -224,7 +226,7 @@ impl Span {
         self.attributes
             .iter()
             .rev()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| &**k == key)
             .map(|(_, v)| v)
     }
 
@@ -237,7 +239,7 @@ impl Span {
     /// (Allocator rounding and the buffer's span-ID set come on top; the
     /// `assembler_memory` example measures the real figure.)
     pub fn size_hint(&self) -> usize {
-        const PER_ATTRIBUTE: usize = std::mem::size_of::<(String, AttrValue)>();
+        const PER_ATTRIBUTE: usize = std::mem::size_of::<(Arc<str>, AttrValue)>();
         std::mem::size_of::<Span>()
             + self.name.len()
             + self
@@ -260,12 +262,50 @@ pub struct RejectedSpan {
     pub reason: IdError,
 }
 
+/// Which attributes a buffered span keeps. The service keeps only the keys
+/// extraction, binding and rules read (an LLM span's prompt, say, is never
+/// looked at), so a buffered span costs little more than what is evaluated.
+#[derive(Debug, Clone, Default)]
+pub struct KeepAttributes {
+    /// `None` keeps every attribute (offline evaluation, tests).
+    keys: Option<std::collections::HashSet<Arc<str>>>,
+}
+
+impl KeepAttributes {
+    pub fn all() -> KeepAttributes {
+        KeepAttributes { keys: None }
+    }
+
+    pub fn only<I: IntoIterator<Item = String>>(keys: I) -> KeepAttributes {
+        KeepAttributes {
+            keys: Some(keys.into_iter().map(Arc::from).collect()),
+        }
+    }
+
+    /// The interned key if the attribute is kept.
+    pub fn intern(&self, key: &str) -> Option<Arc<str>> {
+        match &self.keys {
+            None => Some(Arc::from(key)),
+            Some(keys) => keys.get(key).cloned(),
+        }
+    }
+}
+
+/// Converts and validates every span of an OTLP request body, keeping every attribute.
+pub fn from_resource_spans(
+    resource_spans: &[otlp::ResourceSpans],
+) -> (Vec<Span>, Vec<RejectedSpan>) {
+    from_resource_spans_keeping(resource_spans, &KeepAttributes::all())
+}
+
 /// Converts and validates every span of an OTLP request body.
 ///
 /// Spans with bad IDs are refused one by one (returned in the second vector);
-/// the rest are kept. A non-empty `parent_span_id` must be a valid span ID.
-pub fn from_resource_spans(
+/// the rest are kept, with the attributes `keep` selects. A non-empty
+/// `parent_span_id` must be a valid span ID.
+pub fn from_resource_spans_keeping(
     resource_spans: &[otlp::ResourceSpans],
+    keep: &KeepAttributes,
 ) -> (Vec<Span>, Vec<RejectedSpan>) {
     let mut spans = Vec::new();
     let mut rejected = Vec::new();
@@ -279,7 +319,7 @@ pub fn from_resource_spans(
         });
         for (si, ss) in rs.scope_spans.iter().enumerate() {
             for (i, s) in ss.spans.iter().enumerate() {
-                match convert(s, service_name.clone()) {
+                match convert(s, service_name.clone(), keep) {
                     Ok(span) => spans.push(span),
                     Err(reason) => rejected.push(RejectedSpan {
                         resource: ri,
@@ -294,7 +334,11 @@ pub fn from_resource_spans(
     (spans, rejected)
 }
 
-fn convert(s: &otlp::Span, service_name: Option<Arc<str>>) -> Result<Span, IdError> {
+fn convert(
+    s: &otlp::Span,
+    service_name: Option<Arc<str>>,
+    keep: &KeepAttributes,
+) -> Result<Span, IdError> {
     let trace_id = TraceId::from_bytes(&s.trace_id)?;
     let span_id = SpanId::from_bytes(&s.span_id)?;
     let parent_span_id = if s.parent_span_id.is_empty() {
@@ -319,11 +363,16 @@ fn convert(s: &otlp::Span, service_name: Option<Arc<str>>) -> Result<Span, IdErr
         name: s.name.clone(),
         start_time_unix_nano: s.start_time_unix_nano,
         end_time_unix_nano: s.end_time_unix_nano,
-        attributes: s
-            .attributes
-            .iter()
-            .map(|kv| (kv.key.clone(), attr_of(kv)))
-            .collect(),
+        attributes: {
+            let mut attrs: Vec<(Arc<str>, AttrValue)> = s
+                .attributes
+                .iter()
+                .filter_map(|kv| keep.intern(&kv.key).map(|k| (k, attr_of(kv))))
+                .collect();
+            // No spare slots in a buffered span.
+            attrs.shrink_to_fit();
+            attrs
+        },
         service_name,
     })
 }

@@ -252,7 +252,7 @@ impl Shard {
             Some(b) => {
                 b.ids.insert(span.span_id);
                 b.bytes += size;
-                Arc::make_mut(&mut b.spans).push(span);
+                push_compact(Arc::make_mut(&mut b.spans), span);
                 match b.state {
                     State::Open => {
                         if is_root && b.root_arrived.is_none() {
@@ -424,6 +424,15 @@ impl Shard {
         out.sort_by_key(|r| r.trace_id);
         out
     }
+}
+
+/// Appends with 1.25x growth instead of `Vec`'s doubling: a buffered trace
+/// wastes at most a quarter of its span slots, and appends stay amortised O(1).
+fn push_compact(spans: &mut Vec<Span>, span: Span) {
+    if spans.len() == spans.capacity() {
+        spans.reserve_exact(spans.len() / 4 + 1);
+    }
+    spans.push(span);
 }
 
 /// An open rootless trace's deadline: idle timeout from the last span,

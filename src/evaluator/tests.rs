@@ -33,7 +33,7 @@ fn span(name: &str, start: u64, attrs: &[(&str, AttrValue)]) -> Span {
         end_time_unix_nano: start + 1,
         attributes: attrs
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .map(|(k, v)| (std::sync::Arc::from(*k), v.clone()))
             .collect(),
         service_name: None,
     }

@@ -78,6 +78,26 @@ impl Default for ExtractConfig {
     }
 }
 
+impl ExtractConfig {
+    /// Every attribute key extraction reads.
+    pub fn attribute_keys(&self) -> impl Iterator<Item = &str> {
+        self.conventions
+            .iter()
+            .flat_map(|c| {
+                c.detect
+                    .iter()
+                    .map(|d| d.attribute.as_str())
+                    .chain([c.name_attribute.as_str()])
+                    .chain(c.args_attribute.as_deref())
+                    .chain(c.output_attribute.as_deref())
+            })
+            .chain([
+                self.synthesized_attribute.as_str(),
+                self.id_attribute.as_str(),
+            ])
+    }
+}
+
 fn detect(attribute: &str, equals: Option<&str>) -> Detect {
     Detect {
         attribute: attribute.into(),

@@ -19,7 +19,7 @@ fn span_with(id: u64, name: &str, start: u64, end: u64, attrs: &[(&str, AttrValu
         end_time_unix_nano: end,
         attributes: attrs
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .map(|(k, v)| (std::sync::Arc::from(*k), v.clone()))
             .collect(),
         service_name: None,
     }

@@ -1,7 +1,6 @@
 //! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
@@ -13,31 +12,21 @@ use tonic::codec::CompressionEncoding;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::{Refused, ingest};
-use crate::assembler::AssemblerHandle;
-use crate::telemetry::Metrics;
+use super::{Ingest, Refused, ingest};
 
 pub struct OtlpTraceService {
-    handle: AssemblerHandle,
-    metrics: Arc<Metrics>,
-    retry_after: Duration,
+    ctx: Arc<Ingest>,
 }
 
 /// The `TraceService` server: gzip in and out, decoded size capped.
 pub fn service(
-    handle: AssemblerHandle,
-    metrics: Arc<Metrics>,
-    retry_after: Duration,
+    ctx: Arc<Ingest>,
     max_decoding_message_size: usize,
 ) -> TraceServiceServer<OtlpTraceService> {
-    TraceServiceServer::new(OtlpTraceService {
-        handle,
-        metrics,
-        retry_after,
-    })
-    .accept_compressed(CompressionEncoding::Gzip)
-    .send_compressed(CompressionEncoding::Gzip)
-    .max_decoding_message_size(max_decoding_message_size)
+    TraceServiceServer::new(OtlpTraceService { ctx })
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip)
+        .max_decoding_message_size(max_decoding_message_size)
 }
 
 #[tonic::async_trait]
@@ -47,15 +36,7 @@ impl TraceService for OtlpTraceService {
         request: Request<ExportTraceServiceRequest>,
     ) -> Result<Response<ExportTraceServiceResponse>, Status> {
         let req = request.into_inner();
-        match ingest(
-            &self.handle,
-            &self.metrics,
-            "grpc",
-            &req.resource_spans,
-            self.retry_after,
-        )
-        .await
-        {
+        match ingest(&self.ctx, "grpc", &req.resource_spans).await {
             Ok(done) => Ok(Response::new(done.response())),
             Err(Refused::Unavailable { retry_after }) => Err(Status::with_error_details(
                 Code::Unavailable,

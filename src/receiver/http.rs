@@ -3,7 +3,6 @@
 
 use std::io::Read;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -14,30 +13,19 @@ use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
-use super::{Refused, ingest};
-use crate::assembler::AssemblerHandle;
+use super::{Ingest, Refused, ingest};
 use crate::config::HttpReceiverConfig;
-use crate::telemetry::Metrics;
 
 pub struct HttpState {
-    pub handle: AssemblerHandle,
-    pub metrics: Arc<Metrics>,
-    pub retry_after: Duration,
+    pub ctx: Arc<Ingest>,
     pub max_body: usize,
     pub max_inflated: usize,
 }
 
 /// The OTLP/HTTP router.
-pub fn router(
-    handle: AssemblerHandle,
-    metrics: Arc<Metrics>,
-    retry_after: Duration,
-    cfg: &HttpReceiverConfig,
-) -> Router {
+pub fn router(ctx: Arc<Ingest>, cfg: &HttpReceiverConfig) -> Router {
     let state = Arc::new(HttpState {
-        handle,
-        metrics,
-        retry_after,
+        ctx,
         max_body: cfg.max_request_body_bytes,
         max_inflated: cfg.max_decompressed_body_bytes,
     });
@@ -103,7 +91,7 @@ fn error(format: Format, status: StatusCode, message: String) -> Response {
 
 async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
     let Some(format) = format_of(&headers) else {
-        st.metrics.refuse("unsupported_media_type");
+        st.ctx.metrics.refuse("unsupported_media_type");
         return error(
             Format::Json,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -118,7 +106,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("gzip") => true,
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("identity") => false,
         Some(_) => {
-            st.metrics.refuse("unsupported_encoding");
+            st.ctx.metrics.refuse("unsupported_encoding");
             return error(
                 format,
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -129,7 +117,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     let raw = match axum::body::to_bytes(body, st.max_body).await {
         Ok(b) => b,
         Err(_) => {
-            st.metrics.refuse("too_large");
+            st.ctx.metrics.refuse("too_large");
             return error(
                 format,
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -141,7 +129,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         match inflate(&raw, st.max_inflated) {
             Ok(b) => b,
             Err(Inflate::TooLarge) => {
-                st.metrics.refuse("too_large");
+                st.ctx.metrics.refuse("too_large");
                 return error(
                     format,
                     StatusCode::PAYLOAD_TOO_LARGE,
@@ -149,7 +137,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
                 );
             }
             Err(Inflate::Corrupt(e)) => {
-                st.metrics.refuse("malformed");
+                st.ctx.metrics.refuse("malformed");
                 return error(
                     format,
                     StatusCode::BAD_REQUEST,
@@ -163,19 +151,11 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     let request = match decode(format, &bytes) {
         Ok(r) => r,
         Err(message) => {
-            st.metrics.refuse("malformed");
+            st.ctx.metrics.refuse("malformed");
             return error(format, StatusCode::BAD_REQUEST, message);
         }
     };
-    match ingest(
-        &st.handle,
-        &st.metrics,
-        "http",
-        &request.resource_spans,
-        st.retry_after,
-    )
-    .await
-    {
+    match ingest(&st.ctx, "http", &request.resource_spans).await {
         Ok(done) => {
             let response = done.response();
             let body = match format {

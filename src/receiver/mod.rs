@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 
 use crate::assembler::{AssemblerHandle, Push};
-use crate::span;
+use crate::span::{self, KeepAttributes};
 use crate::telemetry::{Metrics, ReceiverLabel};
 
 /// A request's result when it was (at least partly) taken.
@@ -55,15 +55,23 @@ pub enum Refused {
 /// How much of the per-span error detail goes into a message.
 const MAX_REASONS: usize = 5;
 
+/// What both receivers share: where spans go, what to keep, how to refuse.
+pub struct Ingest {
+    pub handle: AssemblerHandle,
+    pub metrics: std::sync::Arc<Metrics>,
+    pub keep: KeepAttributes,
+    /// Suggested to clients refused because the assembler is full.
+    pub retry_after: Duration,
+}
+
 /// Validates, submits and accounts for one request's spans.
 pub async fn ingest(
-    handle: &AssemblerHandle,
-    metrics: &Metrics,
+    ctx: &Ingest,
     receiver: &'static str,
     resource_spans: &[ResourceSpans],
-    retry_after: Duration,
 ) -> Result<Ingested, Refused> {
-    let (spans, bad_ids) = span::from_resource_spans(resource_spans);
+    let (handle, metrics, retry_after) = (&ctx.handle, &ctx.metrics, ctx.retry_after);
+    let (spans, bad_ids) = span::from_resource_spans_keeping(resource_spans, &ctx.keep);
     let total = spans.len() + bad_ids.len();
     metrics
         .spans_received

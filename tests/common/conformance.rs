@@ -97,7 +97,7 @@ pub fn spans(case: &Case) -> Vec<Span> {
                     .as_dict()
                     .unwrap()
                     .iter()
-                    .map(|(k, v)| (k.as_str().unwrap().to_owned(), attr(v)))
+                    .map(|(k, v)| (k.as_str().unwrap().into(), attr(v)))
                     .collect(),
                 service_name: None,
             }
