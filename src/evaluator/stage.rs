@@ -237,6 +237,7 @@ pub fn evaluate_ready(
     let spans = ready.spans.as_slice();
     let calls = extract::extract(spans, extract_cfg);
     let root = root_span(spans).map(|r| RootSummary {
+        span_id: r.span_id,
         name: r.name.clone(),
         service: r.service_name.as_deref().map(str::to_owned),
         start_time_unix_nano: r.start_time_unix_nano,

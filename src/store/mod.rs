@@ -35,6 +35,8 @@ pub enum TraceStatus {
 /// The root span, summarised.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RootSummary {
+    /// The root span's ID: exported results are its children.
+    pub span_id: SpanId,
     pub name: String,
     pub service: Option<String>,
     pub start_time_unix_nano: u64,
