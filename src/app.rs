@@ -99,13 +99,14 @@ impl Running {
     }
 }
 
-/// Loads what the config names and starts every stage on the given listeners.
+/// Loads what the config names (`config_file`: where it came from, for
+/// errors and relative paths) and starts every stage on the given listeners.
 pub fn start(
     config: Config,
-    base_dir: Option<&Path>,
+    config_file: Option<&Path>,
     listeners: Listeners,
 ) -> Result<Running, AppError> {
-    let binder = Arc::new(Binder::load(&config, base_dir)?);
+    let binder = Arc::new(Binder::load(&config, config_file)?);
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
@@ -148,7 +149,6 @@ async fn run(
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> Result<(), AppError> {
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms);
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
     let limits = Limits::for_shard(a, shards);
@@ -221,16 +221,15 @@ async fn run(
     // The servers hold the only other handles: once they stop, the shards drain.
     drop(ingest);
     let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
-    tracing::info!(
-        grpc = ?config.receivers.grpc.enabled.then_some(config.receivers.grpc.endpoint),
-        http = ?config.receivers.http.enabled.then_some(config.receivers.http.endpoint),
-        shards,
-        workers,
-        "toolscore is running"
-    );
+    tracing::info!(shards, workers, "toolscore is running");
 
     shutdown.cancelled().await;
+    // The drain's deadline runs from the signal, not from start-up.
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms);
     tracing::info!("shutting down: receivers stop, buffered traces are evaluated");
+    health_reporter
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
     health_reporter
         .set_not_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>()
         .await;
@@ -263,24 +262,27 @@ async fn run(
 /// Evicts results past retention once a second.
 async fn evict_loop(store: Arc<dyn ResultStore>, metrics: Arc<Metrics>, stop: CancellationToken) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut reported = 0u64;
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {
-                let n = store.evict_expired(std::time::Instant::now());
-                metrics.store_evicted.inc_by(n as u64);
+                store.evict_expired(std::time::Instant::now());
+                let evicted = store.evicted();
+                metrics.store_evicted.inc_by(evicted.saturating_sub(reported));
+                reported = evicted;
                 metrics.store_traces.set(store.len() as i64);
             }
         }
     }
 }
 
-/// Loads the config (`None`: the embedded default) and where its relative paths start.
+/// Loads the config (`None`: the embedded default) and returns it with its file.
 pub fn load_config(
     path: Option<&Path>,
 ) -> Result<(Config, Option<PathBuf>), crate::config::ConfigError> {
     match path {
-        Some(p) => Ok((Config::load(p)?, crate::config::base_dir(Some(p)))),
+        Some(p) => Ok((Config::load(p)?, Some(p.to_path_buf()))),
         None => Ok((Config::embedded()?, None)),
     }
 }

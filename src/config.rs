@@ -7,7 +7,7 @@
 //! timeout, bounds > 0, rule references).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,10 +21,10 @@ pub const DEFAULT_YAML: &str = include_str!("../config/default.yaml");
 /// the key path.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read: {reason}")]
     Read {
         file: String,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     #[error("{file}: at `{path}`: {message}")]
     Invalid {
@@ -46,6 +46,7 @@ pub struct Config {
     pub rules: Vec<RuleConfig>,
     pub store: StoreConfig,
     pub evaluation: EvaluationConfig,
+    pub api: ApiConfig,
     pub telemetry: TelemetryConfig,
     /// How long a graceful shutdown may take in all before work is abandoned.
     pub shutdown_timeout_ms: u64,
@@ -63,6 +64,7 @@ impl Default for Config {
             rules: Vec::new(),
             store: StoreConfig::default(),
             evaluation: EvaluationConfig::default(),
+            api: ApiConfig::default(),
             telemetry: TelemetryConfig::default(),
             shutdown_timeout_ms: 20_000,
         }
@@ -147,7 +149,7 @@ pub struct AssemblerConfig {
     pub max_spans_per_trace: usize,
     /// Memory held by buffered spans (approximate, across shards).
     pub max_buffered_bytes: usize,
-    /// Spans queued between the receivers and one shard.
+    /// Span batches (one per request and shard) queued between the receivers and one shard.
     pub queue_capacity: usize,
     /// The `Retry-After` / `RetryInfo` delay suggested to clients when full.
     pub retry_after_secs: u64,
@@ -265,6 +267,56 @@ impl Default for EvaluationConfig {
     }
 }
 
+/// The query API: HTTP (JSON) and gRPC (`toolscore.v1.ScoresService`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApiConfig {
+    pub http: ApiListener,
+    pub grpc: ApiListener,
+    /// Every HTTP API request is cut off after this long (503).
+    pub request_timeout_ms: u64,
+    /// The longest `wait_ms` a long-poll may ask for.
+    pub max_wait_ms: u64,
+    /// The largest `limit` of `GET /traces`.
+    pub max_list_limit: usize,
+    /// The largest `POST /v1/evaluate` body.
+    pub max_evaluate_body_bytes: usize,
+    /// Results buffered per `WatchScores` subscriber before it is dropped as too slow.
+    pub watch_buffer: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiListener {
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    pub endpoint: SocketAddr,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            http: ApiListener {
+                enabled: true,
+                endpoint: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            },
+            grpc: ApiListener {
+                enabled: true,
+                endpoint: SocketAddr::from(([127, 0, 0, 1], 8081)),
+            },
+            request_timeout_ms: 30_000,
+            max_wait_ms: 25_000,
+            max_list_limit: 1000,
+            max_evaluate_body_bytes: 16 << 20,
+            watch_buffer: 256,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LogFormat {
@@ -311,9 +363,9 @@ impl Config {
 
     /// Reads, parses and validates a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|reason| ConfigError::Read {
             file: path.display().to_string(),
-            source,
+            reason,
         })?;
         Config::parse(&text, &path.display().to_string())
     }
@@ -339,6 +391,16 @@ impl Config {
             ("store.max_traces", self.store.max_traces),
             ("store.retention_secs", self.store.retention_secs as usize),
             ("evaluation.queue_capacity", self.evaluation.queue_capacity),
+            (
+                "api.request_timeout_ms",
+                self.api.request_timeout_ms as usize,
+            ),
+            ("api.max_list_limit", self.api.max_list_limit),
+            (
+                "api.max_evaluate_body_bytes",
+                self.api.max_evaluate_body_bytes,
+            ),
+            ("api.watch_buffer", self.api.watch_buffer),
             (
                 "receivers.grpc.max_recv_msg_size_bytes",
                 self.receivers.grpc.max_recv_msg_size_bytes,
@@ -372,17 +434,51 @@ impl Config {
                 "must not exceed assembler.max_trace_age_secs".into(),
             ));
         }
-        let r = &self.receivers;
-        if r.grpc.enabled && r.http.enabled && r.grpc.endpoint == r.http.endpoint {
+        if self.api.max_wait_ms >= self.api.request_timeout_ms {
             return Err((
-                "receivers.http.endpoint".into(),
-                "is the same address as receivers.grpc.endpoint".into(),
+                "api.max_wait_ms".into(),
+                "must be less than api.request_timeout_ms".into(),
             ));
+        }
+        let r = &self.receivers;
+        let listeners = [
+            ("receivers.grpc.endpoint", r.grpc.enabled, r.grpc.endpoint),
+            ("receivers.http.endpoint", r.http.enabled, r.http.endpoint),
+            (
+                "api.http.endpoint",
+                self.api.http.enabled,
+                self.api.http.endpoint,
+            ),
+            (
+                "api.grpc.endpoint",
+                self.api.grpc.enabled,
+                self.api.grpc.endpoint,
+            ),
+        ];
+        for (i, (path, on, addr)) in listeners.iter().enumerate() {
+            let clash = listeners[..i]
+                .iter()
+                .find(|(_, other_on, other)| *on && *other_on && addr.port() != 0 && other == addr);
+            if let Some((other, _, _)) = clash {
+                return Err(((*path).into(), format!("is the same address as {other}")));
+            }
         }
         if r.http.max_request_body_bytes > r.http.max_decompressed_body_bytes {
             return Err((
                 "receivers.http.max_request_body_bytes".into(),
                 "must not exceed receivers.http.max_decompressed_body_bytes".into(),
+            ));
+        }
+        if !r.grpc.enabled && !r.http.enabled {
+            return Err((
+                "receivers".into(),
+                "at least one receiver must be enabled".into(),
+            ));
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.telemetry.log_level).is_err() {
+            return Err((
+                "telemetry.log_level".into(),
+                format!("not a valid log filter: {:?}", self.telemetry.log_level),
             ));
         }
         let mut ids = std::collections::HashSet::new();
@@ -466,11 +562,6 @@ fn path_or_root(p: String) -> String {
     } else {
         p
     }
-}
-
-/// Where relative paths in a config file are resolved from.
-pub fn base_dir(config_file: Option<&Path>) -> Option<PathBuf> {
-    config_file.and_then(|f| f.parent().map(Path::to_path_buf))
 }
 
 #[cfg(test)]

@@ -133,7 +133,12 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
         Err(e) => {
             tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            // A configuration problem (evaluator or eval-set files) is a usage error.
+            let usage = matches!(
+                e.downcast_ref::<toolscore::app::AppError>(),
+                Some(toolscore::app::AppError::Load(_))
+            );
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }

@@ -400,6 +400,25 @@ async fn shutdown_evaluates_buffered_traces_before_exit() {
     assert!(!r.complete);
 }
 
+/// The drain deadline runs from the signal: a service up for longer than
+/// `shutdown_timeout_ms` still drains what it holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drain_deadline_starts_at_the_signal_not_at_start_up() {
+    let mut config = counting_config();
+    config.assembler.grace_after_root_ms = 60_000;
+    config.shutdown_timeout_ms = 300;
+    let running = service::start(config).await;
+    let exporter = service::grpc_exporter(&running);
+    service::export(&exporter, &[root(30), tool(30, 2)]).await;
+    // The condition under test is the service's age itself: let it outlive
+    // the shutdown timeout before stopping it.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let store = running.store.clone();
+    running.stop().await.unwrap();
+    let r = store.get(&TraceId([30; 16])).unwrap();
+    assert_eq!(r.status, TraceStatus::Evaluated, "buffered trace drained");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_health_reports_serving() {
     let running = service::start(counting_config()).await;

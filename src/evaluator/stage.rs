@@ -51,8 +51,10 @@ pub struct Binder {
 
 impl Binder {
     /// Loads evaluator files, inline evaluators, eval sets and rules.
-    /// `base` resolves relative globs (the config file's folder).
-    pub fn load(config: &Config, base: Option<&Path>) -> Result<Binder, LoadError> {
+    /// `config_file` names the config in errors, and its folder resolves
+    /// relative globs (`None`: the embedded default, globs as written).
+    pub fn load(config: &Config, config_file: Option<&Path>) -> Result<Binder, LoadError> {
+        let base = config_file.and_then(Path::parent);
         let mut catalog = Catalog::default();
         for pattern in Config::resolve_globs(&config.evaluators.files, base) {
             for f in crate::criteria::glob_sorted(&pattern)
@@ -62,7 +64,7 @@ impl Binder {
                 catalog.add_evaluator(loaded, &f)?;
             }
         }
-        let config_file = Path::new("config");
+        let config_file = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
         let mut defaults = Vec::new();
         for (i, inline) in config.evaluators.inline.iter().enumerate() {
             let path = format!("evaluators.inline[{i}]");
@@ -168,6 +170,15 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
     for (j, id) in r.evaluators.iter().enumerate() {
         let path = format!("rules[{i}].evaluators[{j}]");
         let Some(ev) = catalog.evaluators.get(id) else {
+            if let Some(u) = catalog.unsupported.get(id) {
+                return Err((
+                    path,
+                    format!(
+                        "evaluator {id:?} is loaded but not run by toolscore: {}",
+                        u.reason
+                    ),
+                ));
+            }
             return Err((path, format!("evaluator {id:?} is not defined")));
         };
         let criteria = match r.criteria.get(id) {

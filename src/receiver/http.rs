@@ -160,6 +160,8 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
             let response = done.response();
             let body = match format {
                 Format::Protobuf => response.encode_to_vec(),
+                // `{}` rather than `{"partialSuccess": null}` when all was accepted.
+                Format::Json if response.partial_success.is_none() => b"{}".to_vec(),
                 Format::Json => serde_json::to_vec(&response).unwrap_or_default(),
             };
             (

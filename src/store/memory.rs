@@ -49,11 +49,6 @@ impl MemoryStore {
         }
     }
 
-    /// Records evicted so far (by count or age).
-    pub fn evicted(&self) -> u64 {
-        self.evicted.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave the map inconsistent
         // (every operation is a single insert/remove), so poisoning is ignored.
@@ -185,6 +180,10 @@ impl ResultStore for MemoryStore {
 
     fn len(&self) -> usize {
         self.lock().map.len()
+    }
+
+    fn evicted(&self) -> u64 {
+        self.evicted.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -124,6 +124,8 @@ pub trait ResultStore: Send + Sync + 'static {
     fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>>;
     /// Drops records past retention; returns how many.
     fn evict_expired(&self, now: Instant) -> usize;
+    /// Records evicted so far, by count or by age.
+    fn evicted(&self) -> u64;
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
