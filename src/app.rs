@@ -47,6 +47,8 @@ pub enum AppError {
 pub struct Listeners {
     pub grpc: Option<TcpListener>,
     pub http: Option<TcpListener>,
+    /// The HTTP query API.
+    pub api_http: Option<TcpListener>,
 }
 
 impl Listeners {
@@ -66,6 +68,10 @@ impl Listeners {
                 true => Some(bind_one("OTLP/HTTP receiver", r.http.endpoint).await?),
                 false => None,
             },
+            api_http: match config.api.http.enabled {
+                true => Some(bind_one("HTTP API", config.api.http.endpoint).await?),
+                false => None,
+            },
         })
     }
 }
@@ -76,6 +82,7 @@ pub struct Running {
     pub metrics: Arc<Metrics>,
     pub grpc_addr: Option<SocketAddr>,
     pub http_addr: Option<SocketAddr>,
+    pub api_addr: Option<SocketAddr>,
     pub shutdown: CancellationToken,
     task: tokio::task::JoinHandle<Result<(), AppError>>,
 }
@@ -119,6 +126,7 @@ pub fn start(
     let shutdown = CancellationToken::new();
     let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
     let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
+    let api_addr = listeners.api_http.as_ref().and_then(|l| l.local_addr().ok());
     let task = tokio::spawn(run(
         config,
         binder,
@@ -132,6 +140,7 @@ pub fn start(
         metrics,
         grpc_addr,
         http_addr,
+        api_addr,
         shutdown,
         task,
     })
@@ -160,7 +169,7 @@ async fn run(
     };
     let evaluation = tokio::spawn(stage::run(
         ready_rx,
-        binder,
+        binder.clone(),
         Arc::new(config.extract.clone()),
         store.clone(),
         metrics.clone(),
@@ -220,12 +229,42 @@ async fn run(
     }
     // The servers hold the only other handles: once they stop, the shards drain.
     drop(ingest);
+    // The query API answers until the pipeline has drained, so results
+    // stored during the drain can still be read; it stops last.
+    let ready = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let api_stop = CancellationToken::new();
+    let api = listeners.api_http.map(|listener| {
+        let state = Arc::new(crate::api::http::ApiState {
+            store: store.clone(),
+            binder: binder.clone(),
+            extract: Arc::new(config.extract.clone()),
+            metrics: metrics.clone(),
+            ready: ready.clone(),
+            config: config.api.clone(),
+            shutdown: shutdown.clone(),
+        });
+        let router = crate::api::http::with_timeout(
+            crate::api::http::router(state),
+            Duration::from_millis(config.api.request_timeout_ms),
+        );
+        let stop = api_stop.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await
+                .map_err(|e| AppError::Serve {
+                    what: "HTTP API",
+                    message: e.to_string(),
+                })
+        })
+    });
     let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
     tracing::info!(shards, workers, "toolscore is running");
 
     shutdown.cancelled().await;
     // The drain's deadline runs from the signal, not from start-up.
     let deadline = tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms);
+    ready.store(false, std::sync::atomic::Ordering::Relaxed);
     tracing::info!("shutting down: receivers stop, buffered traces are evaluated");
     health_reporter
         .set_service_status("", tonic_health::ServingStatus::NotServing)
@@ -253,6 +292,15 @@ async fn run(
         tracing::error!(
             "evaluation did not drain before the shutdown deadline; some results are lost"
         );
+    }
+    api_stop.cancel();
+    if let Some(api) = api {
+        match tokio::time::timeout_at(deadline, api).await {
+            Ok(Ok(Err(e))) => result = Err(e),
+            Ok(Err(e)) => tracing::error!(error = %e, "the API task panicked"),
+            Ok(Ok(Ok(()))) => {}
+            Err(_) => tracing::error!("the HTTP API did not stop before the shutdown deadline"),
+        }
     }
     retention.abort();
     tracing::info!("stopped");

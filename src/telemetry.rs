@@ -173,6 +173,33 @@ impl Metrics {
             "Traces held by the results store",
             m.store_traces.clone(),
         );
+        // Every known series exists from the start, at zero, so dashboards
+        // and alerts see it before the first event.
+        for receiver in ["grpc", "http"] {
+            let _ = m.spans_received.get_or_create(&ReceiverLabel { receiver });
+        }
+        for reason in ["invalid_id", "trace_full", "too_late"] {
+            let _ = m.spans_rejected.get_or_create(&ReasonLabel { reason });
+        }
+        for reason in [
+            "full",
+            "too_large",
+            "malformed",
+            "unsupported_media_type",
+            "unsupported_encoding",
+            "all_spans_invalid",
+        ] {
+            let _ = m.requests_refused.get_or_create(&ReasonLabel { reason });
+        }
+        for outcome in [
+            "completed",
+            "timed_out",
+            "timed_out_dropped",
+            "revised",
+            "evicted_after_evaluation",
+        ] {
+            let _ = m.traces.get_or_create(&OutcomeLabel { outcome });
+        }
         Metrics { registry, ..m }
     }
 

@@ -57,7 +57,10 @@ fn serve_fails_at_once_on_a_taken_port_naming_the_address() {
     let cfg = dir.path().join("c.yaml");
     std::fs::write(
         &cfg,
-        format!("receivers:\n  grpc:\n    endpoint: 127.0.0.1:0\n  http:\n    endpoint: {addr}\n"),
+        format!(
+            "receivers:\n  grpc:\n    endpoint: 127.0.0.1:0\n  http:\n    endpoint: {addr}\n\
+             api:\n  http:\n    endpoint: 127.0.0.1:0\n  grpc:\n    endpoint: 127.0.0.1:0\n"
+        ),
     )
     .unwrap();
     let started = Instant::now();

@@ -6,87 +6,18 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::conformance::{self, Case};
+use common::live::{case_rule, case_spans, trace_of};
 use common::service::{self, SpanSpec, evaluated, export, test_config, wait_for};
 use opentelemetry::KeyValue;
-use toolscore::config::{Config, InlineEvaluator, RuleConfig, RuleMatch};
+use toolscore::config::{Config, InlineEvaluator};
 use toolscore::evaluator::stage::Binder;
-use toolscore::pyvalue::{self, Value};
 use toolscore::span::TraceId;
 use toolscore::store::TraceStatus;
 
 const WAIT: Duration = Duration::from_secs(10);
-
-fn kv(k: &str, v: &Value) -> KeyValue {
-    match v {
-        Value::Str(s) => KeyValue::new(k.to_owned(), s.clone()),
-        Value::Bool(b) => KeyValue::new(k.to_owned(), *b),
-        Value::Int(pyvalue::Int::Small(i)) => KeyValue::new(k.to_owned(), *i),
-        Value::Float(f) => KeyValue::new(k.to_owned(), *f),
-        other => panic!("attribute {other:?}"),
-    }
-}
-
-/// A case's spans for the SDK exporter, the root tagged with the case id so
-/// a rule can bind the case's evaluator.
-fn case_spans(case: &Case) -> Vec<SpanSpec> {
-    conformance::spans(case)
-        .iter()
-        .map(|s| {
-            let mut attributes: Vec<KeyValue> = s
-                .attributes
-                .iter()
-                .map(|(k, v)| kv(k, &v.to_py()))
-                .collect();
-            if s.is_root() {
-                attributes.push(KeyValue::new("conformance.case", case.id.clone()));
-            }
-            SpanSpec {
-                trace_id: s.trace_id.0,
-                span_id: s.span_id.0,
-                parent: s.parent_span_id.map(|p| p.0),
-                name: s.name.clone(),
-                start_ns: s.start_time_unix_nano,
-                end_ns: s.end_time_unix_nano,
-                attributes,
-            }
-        })
-        .collect()
-}
-
-/// The case's evaluator and a rule binding it (by the root's case id) with the case's criteria.
-fn case_rule(case: &Case) -> (InlineEvaluator, RuleConfig) {
-    let json: serde_json::Value = serde_json::from_str(&case.line).unwrap();
-    let id = format!("ev-{}", case.id);
-    let evaluator = InlineEvaluator {
-        id: id.clone(),
-        kind: case.evaluator_type.clone(),
-        config: json["evaluator"]["config"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        apply_to_all_traces: false,
-    };
-    let mut criteria = serde_json::Map::new();
-    criteria.insert(id.clone(), json["criteria"].clone());
-    let rule = RuleConfig {
-        name: case.id.clone(),
-        matcher: RuleMatch {
-            attributes: BTreeMap::from([("conformance.case".to_owned(), case.id.clone())]),
-            ..RuleMatch::default()
-        },
-        evaluators: vec![id],
-        criteria,
-    };
-    (evaluator, rule)
-}
-
-fn trace_of(case: &Case) -> TraceId {
-    conformance::spans(case)[0].trace_id
-}
 
 /// Every conformance case through the live service: exported over OTLP/gRPC
 /// by the SDK exporter, assembled, bound by a rule, evaluated, stored.

@@ -7,5 +7,6 @@
 )]
 
 pub mod conformance;
+pub mod live;
 pub mod service;
 pub mod weather;

@@ -17,6 +17,8 @@ pub fn test_config() -> Config {
     let mut c = Config::default();
     c.receivers.grpc.endpoint = "127.0.0.1:0".parse().unwrap();
     c.receivers.http.endpoint = "127.0.0.1:0".parse().unwrap();
+    c.api.http.endpoint = "127.0.0.1:0".parse().unwrap();
+    c.api.grpc.endpoint = "127.0.0.1:0".parse().unwrap();
     c.assembler.grace_after_root_ms = 20;
     c.assembler.shards = 2;
     c.evaluation.workers = 2;

@@ -1,0 +1,566 @@
+//! The HTTP API (DESIGN §6): results by trace, listings, what is loaded,
+//! synchronous evaluation, health and metrics. `router(state)` is tested
+//! with `oneshot` and served by `app.rs` behind a request timeout.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Map, Value as Json, json};
+
+use super::ErrorKind;
+use super::time::{parse_since, rfc3339, rfc3339_nanos};
+use crate::assembler::{Ready, Reason};
+use crate::config::ApiConfig;
+use crate::criteria::Binding;
+use crate::evaluator::stage::{Binder, evaluate_ready, json_to_py};
+use crate::evaluator::{EvaluatorType, Status};
+use crate::extract::{self, ExtractConfig};
+use crate::span::TraceId;
+use crate::store::{ListFilter, ResultStore, Score, TraceRecord, TraceStatus};
+use crate::telemetry::Metrics;
+
+/// What the handlers share.
+pub struct ApiState {
+    pub store: Arc<dyn ResultStore>,
+    pub binder: Arc<Binder>,
+    pub extract: Arc<ExtractConfig>,
+    pub metrics: Arc<Metrics>,
+    /// False while starting and draining: `/readyz` answers 503.
+    pub ready: Arc<AtomicBool>,
+    pub config: ApiConfig,
+    /// Ends long-polls when the service starts shutting down.
+    pub shutdown: tokio_util::sync::CancellationToken,
+}
+
+/// An API error: `{"error": {"code", "message"}}` with the table's status.
+/// 5xx bodies carry no internal detail (it goes to the log).
+#[derive(Debug)]
+pub struct ApiError {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl ApiError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, _, code) = self.kind.statuses();
+        let message = if status >= 500 {
+            tracing::warn!(code, error = %self.message, "API request failed");
+            match self.kind {
+                ErrorKind::Unavailable => "the service is not ready; retry shortly".to_owned(),
+                ErrorKind::DeadlineExceeded => "the request took too long".to_owned(),
+                _ => "internal error".to_owned(),
+            }
+        } else {
+            self.message
+        };
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (
+            status,
+            axum::Json(json!({"error": {"code": code, "message": message}})),
+        )
+            .into_response()
+    }
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// Cuts every request off after `after` with a 504 in the API's error shape.
+pub fn with_timeout(router: Router, after: Duration) -> Router {
+    router.layer(
+        tower::ServiceBuilder::new()
+            .layer(axum::error_handling::HandleErrorLayer::new(|_: tower::BoxError| async {
+                ApiError::new(ErrorKind::DeadlineExceeded, "request timed out")
+            }))
+            .layer(tower::timeout::TimeoutLayer::new(after)),
+    )
+}
+
+pub fn router(state: Arc<ApiState>) -> Router {
+    let max_body = state.config.max_evaluate_body_bytes;
+    Router::new()
+        .route("/traces/{trace_id}/scores", get(get_scores))
+        .route("/traces/{trace_id}", get(get_trace))
+        .route("/traces", get(list_traces))
+        .route("/evaluators", get(list_evaluators))
+        .route("/eval-sets", get(list_eval_sets))
+        .route(
+            "/v1/evaluate",
+            post(evaluate).layer(axum::extract::DefaultBodyLimit::max(max_body)),
+        )
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(json!({"status": "ok"})) }),
+        )
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .fallback(|| async { ApiError::new(ErrorKind::NotFound, "no such endpoint") })
+        .with_state(state)
+}
+
+fn parse_trace_id(s: &str) -> ApiResult<TraceId> {
+    TraceId::parse_hex(s).map_err(|e| ApiError::new(ErrorKind::InvalidArgument, e.to_string()))
+}
+
+#[derive(Debug, Deserialize)]
+struct WaitQuery {
+    wait_ms: Option<u64>,
+}
+
+/// `GET /traces/{id}/scores[?wait_ms=N]`: with `wait_ms`, waits (woken by
+/// the store, not polling) until the trace is evaluated or the wait ends.
+async fn get_scores(
+    State(st): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+    Query(q): Query<WaitQuery>,
+) -> ApiResult<axum::Json<Json>> {
+    let trace_id = parse_trace_id(&id)?;
+    let wait = Duration::from_millis(q.wait_ms.unwrap_or(0).min(st.config.max_wait_ms));
+    let record = tokio::select! {
+        r = wait_for_result(st.store.as_ref(), trace_id, wait) => r,
+        () = st.shutdown.cancelled() => st.store.get(&trace_id),
+    };
+    match record {
+        Some(r) => Ok(axum::Json(scores_json(&r))),
+        None => Err(ApiError::new(
+            ErrorKind::NotFound,
+            format!("trace {trace_id} is not known"),
+        )),
+    }
+}
+
+async fn wait_for_result(
+    store: &dyn ResultStore,
+    id: TraceId,
+    wait: Duration,
+) -> Option<Arc<TraceRecord>> {
+    let done =
+        |r: &Option<Arc<TraceRecord>>| r.as_ref().is_some_and(|r| r.status != TraceStatus::Pending);
+    if wait.is_zero() {
+        return store.get(&id);
+    }
+    // Subscribe before looking, so a result landing in between is not missed.
+    let mut updates = store.subscribe();
+    let current = store.get(&id);
+    if done(&current) {
+        return current;
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match tokio::time::timeout_at(deadline, updates.recv()).await {
+            Ok(Ok(r)) if r.trace_id == id && r.status != TraceStatus::Pending => return Some(r),
+            Ok(Ok(_)) => {}
+            // Lagged: we may have missed ours; look it up.
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                let r = store.get(&id);
+                if done(&r) {
+                    return r;
+                }
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => {
+                return store.get(&id);
+            }
+        }
+    }
+}
+
+/// The scores body of DESIGN §6.
+pub fn scores_json(r: &TraceRecord) -> Json {
+    let mut m = Map::new();
+    m.insert("trace_id".into(), json!(r.trace_id.to_hex()));
+    m.insert("status".into(), json!(r.status));
+    m.insert("complete".into(), json!(r.complete));
+    m.insert("revision".into(), json!(r.revision));
+    m.insert(
+        "evaluated_at".into(),
+        r.evaluated_at.map_or(Json::Null, |t| json!(rfc3339(t))),
+    );
+    m.insert(
+        "root".into(),
+        r.root.as_ref().map_or(Json::Null, |root| {
+            json!({
+                "name": root.name,
+                "service": root.service,
+                "span_id": root.span_id.to_hex(),
+                "start": rfc3339_nanos(root.start_time_unix_nano),
+                "end": rfc3339_nanos(root.end_time_unix_nano),
+            })
+        }),
+    );
+    m.insert("binding".into(), binding_json(r.binding.as_ref()));
+    m.insert("tool_calls".into(), json!(r.tool_calls.len()));
+    m.insert("content_captured".into(), json!(r.content_captured));
+    m.insert(
+        "scores".into(),
+        Json::Array(r.scores.iter().map(score_json).collect()),
+    );
+    Json::Object(m)
+}
+
+fn binding_json(b: Option<&Binding>) -> Json {
+    match b {
+        None => Json::Null,
+        Some(Binding::EvalSet { eval_set, item }) => {
+            json!({"source": "eval_set", "eval_set": eval_set, "item": item})
+        }
+        Some(Binding::Rule { rule }) => json!({"source": "rule", "rule": rule}),
+        Some(Binding::Default) => json!({"source": "default"}),
+    }
+}
+
+pub fn score_json(s: &Score) -> Json {
+    let o = &s.outcome;
+    let mut m = Map::new();
+    m.insert("evaluator_id".into(), json!(s.evaluator_id));
+    m.insert("evaluator_type".into(), json!(s.evaluator_type.id()));
+    m.insert("status".into(), json!(o.status));
+    let score = match o.score {
+        None => Json::Null,
+        // deepeval's strict failure is the int 0.
+        Some(v) if o.score_is_int => json!(v as i64),
+        Some(v) => serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number),
+    };
+    m.insert("score".into(), score);
+    if let Some(p) = o.passed {
+        m.insert("passed".into(), json!(p));
+    }
+    if let Some(t) = o.threshold {
+        m.insert("threshold".into(), json!(t));
+    }
+    m.insert("details".into(), o.details.clone());
+    m.insert(
+        "error".into(),
+        o.error.clone().map_or(Json::Null, Json::String),
+    );
+    Json::Object(m)
+}
+
+/// `GET /traces/{id}`: the trace summary and its tool calls.
+async fn get_trace(
+    State(st): State<Arc<ApiState>>,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Json>> {
+    let trace_id = parse_trace_id(&id)?;
+    let r = st.store.get(&trace_id).ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            format!("trace {trace_id} is not known"),
+        )
+    })?;
+    let mut body = scores_json(&r);
+    if let Json::Object(m) = &mut body {
+        m.remove("scores");
+        m.insert("span_count".into(), json!(r.span_count));
+        m.insert(
+            "tool_calls".into(),
+            Json::Array(
+                r.tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "name": c.name,
+                            "id": c.id,
+                            "args": c.args,
+                            "output": c.output,
+                            "span_id": c.span_id.to_hex(),
+                            "start": rfc3339_nanos(c.start_time_unix_nano),
+                            "end": rfc3339_nanos(c.end_time_unix_nano),
+                        })
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    Ok(axum::Json(body))
+}
+
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    evaluator: Option<String>,
+    max_score: Option<f64>,
+    since: Option<String>,
+    limit: Option<usize>,
+}
+
+/// `GET /traces`: recent results, newest first.
+async fn list_traces(
+    State(st): State<Arc<ApiState>>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<axum::Json<Json>> {
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(TraceStatus::parse(s).ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::InvalidArgument,
+                format!("status must be pending, evaluated, unbound or timed_out, got {s:?}"),
+            )
+        })?),
+    };
+    let since = match q.since.as_deref() {
+        None => None,
+        Some(s) => Some(parse_since(s).ok_or_else(|| {
+            ApiError::new(
+                ErrorKind::InvalidArgument,
+                format!("since must be unix seconds or RFC 3339 in UTC, got {s:?}"),
+            )
+        })?),
+    };
+    let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit);
+    let records = st.store.list(&ListFilter {
+        status,
+        evaluator: q.evaluator,
+        max_score: q.max_score,
+        since,
+        limit,
+    });
+    Ok(axum::Json(json!({
+        "traces": records.iter().map(|r| scores_json(r)).collect::<Vec<_>>(),
+    })))
+}
+
+/// `GET /evaluators`: every evaluator loaded, and those skipped.
+async fn list_evaluators(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
+    let c = &st.binder.catalog;
+    let mut out: Vec<Json> = c
+        .evaluators
+        .values()
+        .map(|e| {
+            json!({
+                "id": e.id,
+                "name": e.name,
+                "type": e.kind.id(),
+                "description": e.description,
+                "status": "supported",
+                "has_default_criteria": e.default_criteria.is_some(),
+            })
+        })
+        .collect();
+    out.extend(c.unsupported.values().map(|u| {
+        json!({
+            "id": u.id,
+            "type": u.type_id,
+            "status": "unsupported",
+            "reason": u.reason,
+            "file": u.file.display().to_string(),
+        })
+    }));
+    axum::Json(json!({ "evaluators": out }))
+}
+
+/// `GET /eval-sets`: the eval sets loaded and their items.
+async fn list_eval_sets(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
+    let sets: Vec<Json> = st
+        .binder
+        .catalog
+        .eval_sets
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "name": s.name,
+                "file": s.file.display().to_string(),
+                "evaluators": s.evaluators.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+                "skipped_evaluators": s.skipped,
+                "items": s.items.iter().map(|i| json!({
+                    "id": i.id,
+                    "name": i.name,
+                    "evaluators": i.evaluators.iter().map(|e| e.evaluator.id.clone()).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    axum::Json(json!({ "eval_sets": sets }))
+}
+
+async fn readyz(State(st): State<Arc<ApiState>>) -> Response {
+    if st.ready.load(Ordering::Relaxed) {
+        axum::Json(json!({"status": "ready"})).into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"status": "not ready"})),
+        )
+            .into_response()
+    }
+}
+
+async fn metrics(State(st): State<Arc<ApiState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        st.metrics.encode(),
+    )
+        .into_response()
+}
+
+/// `POST /v1/evaluate`: OTLP JSON spans of one trace, optionally with inline
+/// evaluators and criteria, scored synchronously (off the async threads).
+async fn evaluate(State(st): State<Arc<ApiState>>, body: Bytes) -> ApiResult<axum::Json<Json>> {
+    let started = Instant::now();
+    let st2 = st.clone();
+    let record = tokio::task::spawn_blocking(move || evaluate_body(&st2, &body))
+        .await
+        .map_err(|e| ApiError::new(ErrorKind::Internal, e.to_string()))??;
+    st.metrics.record_evaluation(&record, started.elapsed());
+    Ok(axum::Json(scores_json(&record)))
+}
+
+fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        ErrorKind::InvalidArgument,
+        format!("at `{path}`: {message}"),
+    )
+}
+
+fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
+    let parsed = crate::otlp_json::parse_object(
+        std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?,
+    )
+    .map_err(|e| invalid(&e.path, &e.message))?;
+    if let Some(r) = parsed.rejected.first() {
+        return Err(invalid(
+            format!(
+                "resourceSpans[{}].scopeSpans[{}].spans[{}]",
+                r.resource, r.scope, r.index
+            ),
+            &r.reason,
+        ));
+    }
+    let spans = parsed.spans;
+    let Some(first) = spans.first() else {
+        return Err(invalid("resourceSpans", "no spans"));
+    };
+    let trace_id = first.trace_id;
+    if let Some(other) = spans.iter().find(|s| s.trace_id != trace_id) {
+        return Err(invalid(
+            "resourceSpans",
+            format!(
+                "spans of one trace expected, got {trace_id} and {}",
+                other.trace_id
+            ),
+        ));
+    }
+    let json: Json = serde_json::from_slice(body).map_err(|e| invalid("(body)", e))?;
+    let ready = Ready {
+        trace_id,
+        complete: spans.iter().any(|s| s.is_root()),
+        spans: Arc::new(spans),
+        revision: 1,
+        reason: Reason::Complete,
+        root_arrived: None,
+    };
+    match json.get("evaluators") {
+        None | Some(Json::Null) => Ok(evaluate_ready(
+            &st.binder,
+            &st.extract,
+            &ready,
+            SystemTime::now(),
+        )),
+        Some(list) => evaluate_inline(st, &ready, list, json.get("criteria")),
+    }
+}
+
+/// Inline evaluators: each with the request's criteria for its id, or its
+/// default criteria when the criteria are absent or null.
+fn evaluate_inline(
+    st: &ApiState,
+    ready: &Ready,
+    list: &Json,
+    criteria: Option<&Json>,
+) -> ApiResult<TraceRecord> {
+    let Json::Array(items) = list else {
+        return Err(invalid(
+            "evaluators",
+            "must be a list of {\"id\", \"type\", \"config\"}",
+        ));
+    };
+    let criteria = match criteria {
+        None | Some(Json::Null) => Map::new(),
+        Some(Json::Object(m)) => m.clone(),
+        Some(_) => {
+            return Err(invalid(
+                "criteria",
+                "must be an object keyed by evaluator id",
+            ));
+        }
+    };
+    let calls = extract::extract(&ready.spans, &st.extract);
+    let mut scores = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("evaluators[{i}]");
+        let id = item["id"]
+            .as_str()
+            .ok_or_else(|| invalid(format!("{path}.id"), "a string is required"))?;
+        let ty = item["type"]
+            .as_str()
+            .ok_or_else(|| invalid(format!("{path}.type"), "a string is required"))?;
+        let kind = EvaluatorType::parse(ty).ok_or_else(|| {
+            invalid(
+                format!("{path}.type"),
+                format!("unknown evaluator type {ty:?}"),
+            )
+        })?;
+        let config = match item.get("config") {
+            None | Some(Json::Null) => crate::pyvalue::Dict::new(),
+            Some(c @ Json::Object(_)) => json_to_py(c).as_dict().cloned().unwrap_or_default(),
+            Some(_) => return Err(invalid(format!("{path}.config"), "must be an object")),
+        };
+        let ev = crate::criteria::build_evaluator(id, kind, &config, &format!("{path}.config"))
+            .map_err(|e| invalid(&e.path, &e.message))?;
+        let outcome = match criteria.get(id) {
+            None | Some(Json::Null) => {
+                let Some(c) = &ev.default_criteria else {
+                    return Err(invalid(
+                        format!("criteria.{id}"),
+                        "no criteria given and the evaluator has no defaultEvaluationCriteria",
+                    ));
+                };
+                ev.evaluate(&calls, c)
+            }
+            Some(c) => {
+                let parsed = ev
+                    .parse_criteria(&json_to_py(c))
+                    .map_err(|e| invalid(format!("criteria.{id}"), e))?;
+                ev.evaluate(&calls, &parsed)
+            }
+        };
+        scores.push(Score {
+            evaluator_id: ev.id.clone(),
+            evaluator_type: kind,
+            outcome,
+        });
+    }
+    let mut record = evaluate_ready(&Binder::default(), &st.extract, ready, SystemTime::now());
+    record.status = if ready.complete {
+        TraceStatus::Evaluated
+    } else {
+        TraceStatus::TimedOut
+    };
+    record.binding = None;
+    record.scores = scores;
+    Ok(record)
+}
+
+/// Whether any score of a record errored (for tests and callers).
+pub fn has_errors(r: &TraceRecord) -> bool {
+    r.scores.iter().any(|s| s.outcome.status == Status::Error)
+}

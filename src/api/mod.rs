@@ -1,0 +1,39 @@
+//! The query API: HTTP/JSON (`http.rs`, axum) and gRPC
+//! (`toolscore.v1.ScoresService`). Both map errors through one table,
+//! [`ErrorKind`], so a given failure has the same meaning on either.
+
+pub mod http;
+mod time;
+
+/// What went wrong, independent of the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+    Unavailable,
+    DeadlineExceeded,
+    Internal,
+}
+
+impl ErrorKind {
+    /// The one table from error kind to HTTP status, gRPC code and JSON code.
+    pub fn statuses(self) -> (u16, tonic::Code, &'static str) {
+        match self {
+            ErrorKind::InvalidArgument => (400, tonic::Code::InvalidArgument, "invalid_argument"),
+            ErrorKind::NotFound => (404, tonic::Code::NotFound, "not_found"),
+            ErrorKind::PayloadTooLarge => {
+                (413, tonic::Code::ResourceExhausted, "payload_too_large")
+            }
+            ErrorKind::Unavailable => (503, tonic::Code::Unavailable, "unavailable"),
+            ErrorKind::DeadlineExceeded => {
+                (504, tonic::Code::DeadlineExceeded, "deadline_exceeded")
+            }
+            ErrorKind::Internal => (500, tonic::Code::Internal, "internal"),
+        }
+    }
+
+    pub fn grpc_status(self, message: impl Into<String>) -> tonic::Status {
+        tonic::Status::new(self.statuses().1, message)
+    }
+}
