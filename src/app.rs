@@ -126,7 +126,10 @@ pub fn start(
     let shutdown = CancellationToken::new();
     let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
     let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
-    let api_addr = listeners.api_http.as_ref().and_then(|l| l.local_addr().ok());
+    let api_addr = listeners
+        .api_http
+        .as_ref()
+        .and_then(|l| l.local_addr().ok());
     let task = tokio::spawn(run(
         config,
         binder,

@@ -31,7 +31,10 @@ fn judge_json(case: &Case, score: &Json) -> Result<(), String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scores_are_served_by_trace_id_with_long_poll() {
     let cases = conformance::load_cases();
-    let picked = [case(&cases, "s1-00009-tool-correctness"), case(&cases, "s1-00000-tool-call-count")];
+    let picked = [
+        case(&cases, "s1-00009-tool-correctness"),
+        case(&cases, "s1-00000-tool-call-count"),
+    ];
     let mut config = test_config();
     for c in picked {
         let (ev, rule) = case_rule(c);
@@ -50,7 +53,10 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
     };
     export(&service::grpc_exporter(&running), &case_spans(picked[0])).await;
     export(&service::http_exporter(&running), &case_spans(picked[1])).await;
-    let resp = tokio::time::timeout(Duration::from_secs(15), poll).await.unwrap().unwrap();
+    let resp = tokio::time::timeout(Duration::from_secs(15), poll)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(resp.status(), 200);
     let body: Json = resp.json().await.unwrap();
     assert_eq!(body["trace_id"], id.as_str());
@@ -60,7 +66,10 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
     assert_eq!(body["binding"]["source"], "rule");
     assert!(body["evaluated_at"].as_str().unwrap().ends_with('Z'));
     assert_eq!(body["root"]["service"], "test-agent");
-    assert_eq!(body["scores"][0]["evaluator_type"], "deepeval-tool-correctness");
+    assert_eq!(
+        body["scores"][0]["evaluator_type"],
+        "deepeval-tool-correctness"
+    );
     judge_json(picked[0], &body["scores"][0]).unwrap();
     assert_eq!(body["scores"][0]["passed"], false);
 
@@ -74,10 +83,20 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
         .await
         .unwrap();
     judge_json(picked[1], &body["scores"][0]).unwrap();
-    assert!(body["scores"][0].get("passed").is_none(), "no threshold, no passed");
+    assert!(
+        body["scores"][0].get("passed").is_none(),
+        "no threshold, no passed"
+    );
 
     // The trace view lists its tool calls.
-    let trace: Json = http.get(format!("{base}/traces/{id1}")).send().await.unwrap().json().await.unwrap();
+    let trace: Json = http
+        .get(format!("{base}/traces/{id1}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let calls = trace["tool_calls"].as_array().unwrap();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["name"], "x/y");
@@ -85,10 +104,19 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
     assert_eq!(calls[0]["span_id"], "552b82f6be3edc0a");
 
     // Listing: newest first, filtered.
-    let list: Json = http.get(format!("{base}/traces?status=evaluated&limit=10")).send().await.unwrap().json().await.unwrap();
+    let list: Json = http
+        .get(format!("{base}/traces?status=evaluated&limit=10"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["traces"].as_array().unwrap().len(), 2);
     let list: Json = http
-        .get(format!("{base}/traces?evaluator=ev-s1-00000-tool-call-count&max_score=0.5"))
+        .get(format!(
+            "{base}/traces?evaluator=ev-s1-00000-tool-call-count&max_score=0.5"
+        ))
         .send()
         .await
         .unwrap()
@@ -99,14 +127,29 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
     assert_eq!(list["traces"][0]["trace_id"], id1.as_str());
 
     // Errors: unknown 404, malformed 400, in the error shape.
-    let resp = http.get(format!("{base}/traces/{}/scores", "ab".repeat(16))).send().await.unwrap();
+    let resp = http
+        .get(format!("{base}/traces/{}/scores", "ab".repeat(16)))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 404);
     let body: Json = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "not_found");
-    let resp = http.get(format!("{base}/traces/xyz/scores")).send().await.unwrap();
+    let resp = http
+        .get(format!("{base}/traces/xyz/scores"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 400);
-    assert_eq!(resp.json::<Json>().await.unwrap()["error"]["code"], "invalid_argument");
-    let resp = http.get(format!("{base}/traces?status=done")).send().await.unwrap();
+    assert_eq!(
+        resp.json::<Json>().await.unwrap()["error"]["code"],
+        "invalid_argument"
+    );
+    let resp = http
+        .get(format!("{base}/traces?status=done"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 400);
     running.stop().await.unwrap();
 }
@@ -123,7 +166,8 @@ async fn evaluate_endpoint_reproduces_every_conformance_case() {
     for c in &cases {
         let line: Json = serde_json::from_str(&c.line).unwrap();
         let mut body = case_otlp_json(c);
-        body["evaluators"] = json!([{"id": "e", "type": c.evaluator_type, "config": line["evaluator"]["config"]}]);
+        body["evaluators"] =
+            json!([{"id": "e", "type": c.evaluator_type, "config": line["evaluator"]["config"]}]);
         if !line["criteria"].is_null() {
             body["criteria"] = json!({"e": line["criteria"]});
         }
@@ -151,39 +195,88 @@ async fn evaluate_endpoint_reproduces_every_conformance_case() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 400);
-    let msg = resp.json::<Json>().await.unwrap()["error"]["message"].as_str().unwrap().to_owned();
-    assert!(msg.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"), "{msg}");
+    let msg = resp.json::<Json>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        msg.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+        "{msg}"
+    );
     let mut body = case_otlp_json(&cases[0]);
     body["evaluators"] = json!([{"id": "e", "type": "tool-call-count"}]);
     body["criteria"] = json!({"e": {"toolCallsCount": {"a": ["=", 1.5]}}});
     let resp = http.post(&url).json(&body).send().await.unwrap();
     assert_eq!(resp.status(), 400);
-    let msg = resp.json::<Json>().await.unwrap()["error"]["message"].as_str().unwrap().to_owned();
-    assert!(msg.contains("criteria.e") && msg.contains("toolCallsCount.a.1"), "{msg}");
+    let msg = resp.json::<Json>().await.unwrap()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        msg.contains("criteria.e") && msg.contains("toolCallsCount.a.1"),
+        "{msg}"
+    );
     running.stop().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_readiness_metrics_and_what_is_loaded() {
     let mut config = test_config();
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/uipath-weather-tools/evaluations");
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/uipath-weather-tools/evaluations"
+    );
     config.evaluators.files = vec![format!("{example}/evaluators/*.json")];
     config.eval_sets.files = vec![format!("{example}/eval-sets/*.json")];
     let running = service::start(config).await;
     let base = format!("http://{}", running.api_addr.unwrap());
     let http = reqwest::Client::new();
-    assert_eq!(http.get(format!("{base}/healthz")).send().await.unwrap().status(), 200);
-    assert_eq!(http.get(format!("{base}/readyz")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        http.get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        http.get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 
-    let evaluators: Json = http.get(format!("{base}/evaluators")).send().await.unwrap().json().await.unwrap();
+    let evaluators: Json = http
+        .get(format!("{base}/evaluators"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let list = evaluators["evaluators"].as_array().unwrap();
     assert_eq!(list.len(), 5);
-    let trajectory = list.iter().find(|e| e["id"] == "TrajectoryEvaluator").unwrap();
+    let trajectory = list
+        .iter()
+        .find(|e| e["id"] == "TrajectoryEvaluator")
+        .unwrap();
     assert_eq!(trajectory["status"], "unsupported");
-    let sets: Json = http.get(format!("{base}/eval-sets")).send().await.unwrap().json().await.unwrap();
+    let sets: Json = http
+        .get(format!("{base}/eval-sets"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(sets["eval_sets"][0]["id"], "WeatherToolsEval");
     assert_eq!(sets["eval_sets"][0]["items"].as_array().unwrap().len(), 5);
-    assert_eq!(sets["eval_sets"][0]["skipped_evaluators"], json!(["TrajectoryEvaluator"]));
+    assert_eq!(
+        sets["eval_sets"][0]["skipped_evaluators"],
+        json!(["TrajectoryEvaluator"])
+    );
 
     // A weather trace bound by its item id, through OTLP/HTTP JSON.
     let eval_set: Json = serde_json::from_str(
@@ -201,22 +294,41 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         .unwrap();
     assert_eq!(resp.status(), 200);
     let body: Json = http
-        .get(format!("{base}/traces/{:032x}/scores?wait_ms=10000", 0x5ea7_0005_u128))
+        .get(format!(
+            "{base}/traces/{:032x}/scores?wait_ms=10000",
+            0x5ea7_0005_u128
+        ))
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    assert_eq!(body["binding"], json!({"source": "eval_set", "eval_set": "WeatherToolsEval", "item": "tokyo_forecast"}));
-    let scores: Vec<f64> = body["scores"].as_array().unwrap().iter().map(|s| s["score"].as_f64().unwrap()).collect();
+    assert_eq!(
+        body["binding"],
+        json!({"source": "eval_set", "eval_set": "WeatherToolsEval", "item": "tokyo_forecast"})
+    );
+    let scores: Vec<f64> = body["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .collect();
     assert_eq!(scores, vec![1.0, 1.0, 1.0, 1.0]);
 
     // /metrics is Prometheus text and names every pipeline metric.
-    let text = http.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap();
+    let text = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let lines = text.lines().map(|l| Ok(l.to_owned()));
     let scrape = prometheus_parse::Scrape::parse(lines).unwrap();
-    let names: std::collections::BTreeSet<&str> = scrape.samples.iter().map(|s| s.metric.as_str()).collect();
+    let names: std::collections::BTreeSet<&str> =
+        scrape.samples.iter().map(|s| s.metric.as_str()).collect();
     for want in [
         "toolscore_spans_received_total",
         "toolscore_spans_accepted_total",
@@ -231,10 +343,20 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         "toolscore_store_evicted_total",
         "toolscore_store_traces",
     ] {
-        assert!(names.contains(want), "{want} missing from /metrics: {names:?}");
+        assert!(
+            names.contains(want),
+            "{want} missing from /metrics: {names:?}"
+        );
     }
-    for help in ["toolscore_spans_rejected", "toolscore_requests_refused", "toolscore_spans_duplicate"] {
-        assert!(text.contains(&format!("# HELP {help}")), "{help} is not described");
+    for help in [
+        "toolscore_spans_rejected",
+        "toolscore_requests_refused",
+        "toolscore_spans_duplicate",
+    ] {
+        assert!(
+            text.contains(&format!("# HELP {help}")),
+            "{help} is not described"
+        );
     }
     running.stop().await.unwrap();
 }

@@ -85,9 +85,11 @@ type ApiResult<T> = Result<T, ApiError>;
 pub fn with_timeout(router: Router, after: Duration) -> Router {
     router.layer(
         tower::ServiceBuilder::new()
-            .layer(axum::error_handling::HandleErrorLayer::new(|_: tower::BoxError| async {
-                ApiError::new(ErrorKind::DeadlineExceeded, "request timed out")
-            }))
+            .layer(axum::error_handling::HandleErrorLayer::new(
+                |_: tower::BoxError| async {
+                    ApiError::new(ErrorKind::DeadlineExceeded, "request timed out")
+                },
+            ))
             .layer(tower::timeout::TimeoutLayer::new(after)),
     )
 }

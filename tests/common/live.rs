@@ -80,7 +80,6 @@ pub fn trace_of(case: &Case) -> TraceId {
     conformance::spans(case)[0].trace_id
 }
 
-
 /// A case's spans as an OTLP JSON document.
 pub fn case_otlp_json(case: &Case) -> Json {
     let spans: Vec<Json> = conformance::spans(case)
