@@ -57,9 +57,7 @@ impl Binder {
         let base = config_file.and_then(Path::parent);
         let mut catalog = Catalog::default();
         for pattern in Config::resolve_globs(&config.evaluators.files, base) {
-            for f in crate::criteria::glob_sorted(&pattern)
-                .map_err(|m| LoadError::new(Path::new(&pattern), "", m))?
-            {
+            for f in files_of(&pattern)? {
                 let loaded = crate::criteria::load_evaluator_file(&f)?;
                 catalog.add_evaluator(loaded, &f)?;
             }
@@ -97,9 +95,7 @@ impl Binder {
             )?;
         }
         for pattern in Config::resolve_globs(&config.eval_sets.files, base) {
-            for f in crate::criteria::glob_sorted(&pattern)
-                .map_err(|m| LoadError::new(Path::new(&pattern), "", m))?
-            {
+            for f in files_of(&pattern)? {
                 catalog.load_eval_set(&f)?;
             }
         }
@@ -154,6 +150,17 @@ impl Binder {
             evaluators: self.defaults.clone(),
         })
     }
+}
+
+/// The files a glob names; a glob that names none is worth a warning (a typo
+/// would otherwise load nothing silently).
+fn files_of(pattern: &str) -> Result<Vec<std::path::PathBuf>, LoadError> {
+    let files = crate::criteria::glob_sorted(pattern)
+        .map_err(|m| LoadError::new(Path::new(pattern), "", m))?;
+    if files.is_empty() {
+        tracing::warn!(pattern, "no file matches this pattern");
+    }
+    Ok(files)
 }
 
 fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (String, String)> {
