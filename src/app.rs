@@ -49,6 +49,8 @@ pub struct Listeners {
     pub http: Option<TcpListener>,
     /// The HTTP query API.
     pub api_http: Option<TcpListener>,
+    /// The gRPC query API (`toolscore.v1.ScoresService`).
+    pub api_grpc: Option<TcpListener>,
 }
 
 impl Listeners {
@@ -72,6 +74,10 @@ impl Listeners {
                 true => Some(bind_one("HTTP API", config.api.http.endpoint).await?),
                 false => None,
             },
+            api_grpc: match config.api.grpc.enabled {
+                true => Some(bind_one("gRPC query API", config.api.grpc.endpoint).await?),
+                false => None,
+            },
         })
     }
 }
@@ -83,6 +89,7 @@ pub struct Running {
     pub grpc_addr: Option<SocketAddr>,
     pub http_addr: Option<SocketAddr>,
     pub api_addr: Option<SocketAddr>,
+    pub api_grpc_addr: Option<SocketAddr>,
     pub shutdown: CancellationToken,
     task: tokio::task::JoinHandle<Result<(), AppError>>,
 }
@@ -130,6 +137,10 @@ pub fn start(
         .api_http
         .as_ref()
         .and_then(|l| l.local_addr().ok());
+    let api_grpc_addr = listeners
+        .api_grpc
+        .as_ref()
+        .and_then(|l| l.local_addr().ok());
     let task = tokio::spawn(run(
         config,
         binder,
@@ -144,6 +155,7 @@ pub fn start(
         grpc_addr,
         http_addr,
         api_addr,
+        api_grpc_addr,
         shutdown,
         task,
     })
@@ -236,6 +248,16 @@ async fn run(
     // stored during the drain can still be read; it stops last.
     let ready = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let api_stop = CancellationToken::new();
+    let mut api_servers = Vec::new();
+    if let Some(listener) = listeners.api_grpc {
+        api_servers.push(serve_grpc_api(
+            listener,
+            &config,
+            store.clone(),
+            metrics.clone(),
+            api_stop.clone(),
+        )?);
+    }
     let api = listeners.api_http.map(|listener| {
         let state = Arc::new(crate::api::http::ApiState {
             store: store.clone(),
@@ -297,6 +319,11 @@ async fn run(
         );
     }
     api_stop.cancel();
+    for s in api_servers {
+        if tokio::time::timeout_at(deadline, s).await.is_err() {
+            tracing::error!("the gRPC query API did not stop before the shutdown deadline");
+        }
+    }
     if let Some(api) = api {
         match tokio::time::timeout_at(deadline, api).await {
             Ok(Ok(Err(e))) => result = Err(e),
@@ -308,6 +335,59 @@ async fn run(
     retention.abort();
     tracing::info!("stopped");
     result
+}
+
+/// The gRPC query API with its own health service and reflection.
+fn serve_grpc_api(
+    listener: TcpListener,
+    config: &Config,
+    store: Arc<dyn ResultStore>,
+    metrics: Arc<Metrics>,
+    stop: CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, AppError> {
+    use crate::api::grpc;
+    let scores = grpc::ScoresApi::new(store, config.api.watch_buffer)
+        .with_max_list_limit(config.api.max_list_limit)
+        .with_shutdown(stop.clone());
+    let dropped = scores.dropped();
+    let reflection = grpc::reflection_service().map_err(|e| AppError::Serve {
+        what: "gRPC query API",
+        message: e.to_string(),
+    })?;
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    Ok(tokio::spawn(async move {
+        health_reporter
+            .set_serving::<grpc::pb::scores_service_server::ScoresServiceServer<grpc::ScoresApi>>()
+            .await;
+        // Slow subscribers dropped by the service are counted in the metrics.
+        let counter = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                let mut seen = 0;
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                while !stop.is_cancelled() {
+                    tokio::select! {
+                        _ = tick.tick() => {}
+                        () = stop.cancelled() => {}
+                    }
+                    let now = dropped.load(std::sync::atomic::Ordering::Relaxed);
+                    metrics.watch_subscribers_dropped.inc_by(now - seen);
+                    seen = now;
+                }
+            }
+        });
+        let served = tonic::transport::Server::builder()
+            .add_service(health)
+            .add_service(scores.into_server())
+            .add_service(reflection)
+            .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
+            .await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "the gRPC query API failed");
+        }
+        counter.abort();
+    }))
 }
 
 /// Evicts results past retention once a second.

@@ -66,6 +66,8 @@ pub struct Metrics {
     pub results: Family<ResultLabel, Counter>,
     pub store_evicted: Counter,
     pub store_traces: Gauge,
+    /// `WatchScores` subscribers dropped for falling behind.
+    pub watch_subscribers_dropped: Counter,
 }
 
 impl Default for Metrics {
@@ -94,6 +96,7 @@ impl Metrics {
             results: Family::default(),
             store_evicted: Counter::default(),
             store_traces: Gauge::default(),
+            watch_subscribers_dropped: Counter::default(),
         };
         registry.register(
             "spans_received",
@@ -172,6 +175,11 @@ impl Metrics {
             "store_traces",
             "Traces held by the results store",
             m.store_traces.clone(),
+        );
+        registry.register(
+            "watch_subscribers_dropped",
+            "WatchScores subscribers dropped for falling behind",
+            m.watch_subscribers_dropped.clone(),
         );
         // Every known series exists from the start, at zero, so dashboards
         // and alerts see it before the first event.

@@ -360,3 +360,82 @@ async fn health_readiness_metrics_and_what_is_loaded() {
     }
     running.stop().await.unwrap();
 }
+
+/// A gRPC client watching scores sees a new trace's result and its revision
+/// after a late span, from the real service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_scores_streams_new_and_revised_results() {
+    use toolscore::api::grpc::pb;
+    let mut config = test_config();
+    let cfg = json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 1]}}});
+    config
+        .evaluators
+        .inline
+        .push(toolscore::config::InlineEvaluator {
+            id: "count".into(),
+            kind: "tool-call-count".into(),
+            config: cfg.as_object().cloned().unwrap(),
+            apply_to_all_traces: true,
+        });
+    let running = service::start(config).await;
+    let mut client = pb::scores_service_client::ScoresServiceClient::connect(format!(
+        "http://{}",
+        running.api_grpc_addr.unwrap()
+    ))
+    .await
+    .unwrap();
+    let mut stream = client
+        .watch_scores(pb::WatchScoresRequest {
+            evaluator: Some("count".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let t = service::now_ns();
+    let span = |id: u8, parent: Option<u8>, start: u64| service::SpanSpec {
+        trace_id: [42; 16],
+        span_id: [0, 0, 0, 0, 0, 0, 42, id],
+        parent: parent.map(|p| [0, 0, 0, 0, 0, 0, 42, p]),
+        name: if parent.is_some() {
+            "a".into()
+        } else {
+            "agent".into()
+        },
+        start_ns: start,
+        end_ns: start + 10,
+        attributes: if parent.is_some() {
+            vec![opentelemetry::KeyValue::new("tool.name", "a")]
+        } else {
+            vec![]
+        },
+    };
+    let exporter = service::grpc_exporter(&running);
+    export(&exporter, &[span(1, None, t), span(2, Some(1), t + 1)]).await;
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.trace_id, "2a".repeat(16));
+    assert_eq!(first.revision, 1);
+    assert_eq!(first.scores[0].score, Some(1.0));
+    export(&exporter, &[span(3, Some(1), t + 2)]).await;
+    let second = tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.revision, 2);
+    assert_eq!(second.scores[0].score, Some(0.0), "two calls to a now");
+    // GetScores agrees.
+    let got = client
+        .get_scores(pb::GetScoresRequest {
+            trace_id: "2a".repeat(16),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.revision, 2);
+    running.stop().await.unwrap();
+}

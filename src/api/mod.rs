@@ -2,6 +2,7 @@
 //! (`toolscore.v1.ScoresService`). Both map errors through one table,
 //! [`ErrorKind`], so a given failure has the same meaning on either.
 
+pub mod grpc;
 pub mod http;
 mod time;
 

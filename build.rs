@@ -1,0 +1,26 @@
+//! Compiles the gRPC query API (`proto/toolscore/v1/`) with the vendored
+//! `protoc`, so a build needs no system-wide protoc, and writes the encoded
+//! file descriptor set that server reflection serves.
+
+use std::error::Error;
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    println!("cargo:rerun-if-changed=proto");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+
+    // The path is handed to prost-build directly rather than through the
+    // `PROTOC` environment variable: setting it would take `unsafe`.
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+
+    let protos = [PathBuf::from("proto/toolscore/v1/scores.proto")];
+    // The vendored include directory holds `google/protobuf/timestamp.proto`.
+    let includes = [PathBuf::from("proto"), protoc_bin_vendored::include_path()?];
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .file_descriptor_set_path(out_dir.join("toolscore_v1_descriptor.bin"))
+        .compile_with_config(config, &protos, &includes)?;
+    Ok(())
+}
