@@ -124,7 +124,16 @@ pub fn start(
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
-    let metrics = Arc::new(Metrics::new());
+    let mut metrics = Metrics::new();
+    let exporter_stop = CancellationToken::new();
+    let exporter = config
+        .exporter
+        .enabled
+        .then(|| crate::exporter::spawn(config.exporter.clone(), exporter_stop.clone()));
+    if let Some((handle, _)) = &exporter {
+        metrics.register_collector(Box::new(handle.stats().clone()));
+    }
+    let metrics = Arc::new(metrics);
     let store: Arc<dyn ResultStore> = Arc::new(MemoryStore::new(
         config.store.max_traces,
         Duration::from_secs(config.store.retention_secs),
@@ -148,6 +157,7 @@ pub fn start(
         store.clone(),
         metrics.clone(),
         shutdown.clone(),
+        exporter.map(|(handle, task)| (handle, task, exporter_stop)),
     ));
     Ok(Running {
         store,
@@ -165,6 +175,13 @@ fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
+/// The exporter's handle, task and stop token, when export is enabled.
+type Exporter = (
+    crate::exporter::ExporterHandle,
+    tokio::task::JoinHandle<()>,
+    CancellationToken,
+);
+
 async fn run(
     config: Config,
     binder: Arc<Binder>,
@@ -172,6 +189,7 @@ async fn run(
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
+    exporter: Option<Exporter>,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
@@ -188,6 +206,7 @@ async fn run(
         Arc::new(config.extract.clone()),
         store.clone(),
         metrics.clone(),
+        exporter.as_ref().map(|(handle, _, _)| handle.clone()),
         workers,
     ));
     let (handle, shard_tasks) = assembler::spawn(
@@ -317,6 +336,13 @@ async fn run(
         tracing::error!(
             "evaluation did not drain before the shutdown deadline; some results are lost"
         );
+    }
+    // Results stored during the drain are exported, then the exporter flushes and stops.
+    if let Some((_, task, stop)) = exporter {
+        stop.cancel();
+        if tokio::time::timeout_at(deadline, task).await.is_err() {
+            tracing::error!("the result exporter did not flush before the shutdown deadline");
+        }
     }
     api_stop.cancel();
     for s in api_servers {

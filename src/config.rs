@@ -47,6 +47,8 @@ pub struct Config {
     pub store: StoreConfig,
     pub evaluation: EvaluationConfig,
     pub api: ApiConfig,
+    /// OTLP export of results to a downstream Collector (off by default).
+    pub exporter: crate::exporter::ExporterConfig,
     pub telemetry: TelemetryConfig,
     /// How long a graceful shutdown may take in all before work is abandoned.
     pub shutdown_timeout_ms: u64,
@@ -65,6 +67,7 @@ impl Default for Config {
             store: StoreConfig::default(),
             evaluation: EvaluationConfig::default(),
             api: ApiConfig::default(),
+            exporter: crate::exporter::ExporterConfig::default(),
             telemetry: TelemetryConfig::default(),
             shutdown_timeout_ms: 20_000,
         }
@@ -467,6 +470,13 @@ impl Config {
             return Err((
                 "receivers.http.max_request_body_bytes".into(),
                 "must not exceed receivers.http.max_decompressed_body_bytes".into(),
+            ));
+        }
+        self.exporter.validate()?;
+        if self.exporter.enabled && self.exporter.flush_timeout_ms >= self.shutdown_timeout_ms {
+            return Err((
+                "exporter.flush_timeout_ms".into(),
+                "must be less than shutdown_timeout_ms".into(),
             ));
         }
         if !r.grpc.enabled && !r.http.enabled {

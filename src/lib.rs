@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod criteria;
 pub mod evaluator;
+pub mod exporter;
 pub mod extract;
 pub mod otlp_json;
 pub mod pyvalue;

@@ -247,6 +247,14 @@ impl Metrics {
         }
     }
 
+    /// Adds a collector's metrics (the exporter's counters) under the `toolscore_` prefix.
+    pub fn register_collector(
+        &mut self,
+        collector: Box<dyn prometheus_client::collector::Collector>,
+    ) {
+        self.registry.register_collector(collector);
+    }
+
     /// The Prometheus text exposition of every metric.
     pub fn encode(&self) -> String {
         let mut out = String::new();

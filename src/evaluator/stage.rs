@@ -346,6 +346,7 @@ pub async fn run(
     extract_cfg: Arc<ExtractConfig>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
+    exporter: Option<crate::exporter::ExporterHandle>,
     workers: usize,
 ) {
     let workers = workers.max(1);
@@ -355,17 +356,22 @@ pub async fn run(
         let Ok(permit) = permits.clone().acquire_owned().await else {
             break;
         };
-        let (binder, extract_cfg, store, metrics) = (
+        let (binder, extract_cfg, store, metrics, exporter) = (
             binder.clone(),
             extract_cfg.clone(),
             store.clone(),
             metrics.clone(),
+            exporter.clone(),
         );
         tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             let record = evaluate_ready(&binder, &extract_cfg, &ready, SystemTime::now());
             metrics.record_evaluation(&record, started.elapsed());
-            store.put(record, Instant::now());
+            let stored = store.put(record, Instant::now());
+            // Never blocks: a full export queue drops (and counts) the record.
+            if let (Some(exporter), Some(record)) = (&exporter, stored) {
+                exporter.offer(record);
+            }
             if let Some(root) = ready.root_arrived {
                 metrics
                     .root_to_scores_seconds

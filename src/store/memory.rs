@@ -98,20 +98,21 @@ impl ResultStore for MemoryStore {
         self.insert(&mut inner, Arc::new(TraceRecord::pending(trace_id)), now);
     }
 
-    fn put(&self, record: TraceRecord, now: Instant) {
+    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
         let record = Arc::new(record);
         {
             let mut inner = self.lock();
             if let Some(e) = inner.map.get(&record.trace_id) {
                 // An older revision never replaces a newer one.
                 if e.record.revision > record.revision {
-                    return;
+                    return None;
                 }
             }
             self.insert(&mut inner, record.clone(), now);
         }
         // No subscribers is fine; a lagging one sees `Lagged` and catches up.
-        let _ = self.updates.send(record);
+        let _ = self.updates.send(record.clone());
+        Some(record)
     }
 
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {

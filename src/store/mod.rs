@@ -116,7 +116,8 @@ pub trait ResultStore: Send + Sync + 'static {
     /// Records that a trace's first span arrived (status `pending`) unless it is known.
     fn mark_pending(&self, trace_id: TraceId, now: Instant);
     /// Stores a record, replacing an older revision, and publishes it.
-    fn put(&self, record: TraceRecord, now: Instant);
+    /// Returns the stored record, or `None` when a newer revision was kept.
+    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>>;
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;

@@ -1,0 +1,341 @@
+//! Exports evaluation results downstream over OTLP/gRPC (DESIGN §6 "Exports").
+//!
+//! Every evaluated [`TraceRecord`] becomes, per score: one span in the
+//! evaluated trace (a child of its root, linked to it), one
+//! `gen_ai.evaluation.result` log event parented to the root, and
+//! observations for two cumulative metrics (`toolscore.evaluation.score`,
+//! `toolscore.evaluations`), sent on an interval.
+//!
+//! The shape is a pure core and a thin async shell:
+//! - [`convert`]: records → OTLP spans and log records (pure, unit-tested);
+//! - [`metrics`]: the bounded cumulative aggregation (pure);
+//! - `batch`: a batch of records → requests of bounded size (pure);
+//! - `retry`: which gRPC codes are retried and the backoff between attempts;
+//! - `task`: the one task that batches, sends and flushes on shutdown.
+//!
+//! The pipeline hands records over through [`ExporterHandle::offer`], which
+//! never waits: a full queue drops the record and counts it. A down endpoint
+//! therefore costs drops, never latency elsewhere. Every drop is counted by
+//! reason in [`ExporterStats`].
+
+mod batch;
+pub mod convert;
+pub mod metrics;
+mod retry;
+mod stats;
+mod task;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::store::TraceRecord;
+
+pub use stats::{ExporterStats, ExporterStatsSnapshot};
+
+/// The `exporter` section of the configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExporterConfig {
+    /// Whether results are exported at all.
+    pub enabled: bool,
+    /// The downstream OTLP/gRPC endpoint (`http://host:port`; TLS is not
+    /// built in, so put a collector next to toolscore for TLS).
+    pub endpoint: String,
+    /// Export one span per evaluation result, as a child of the trace's root.
+    pub spans: bool,
+    /// Export one `gen_ai.evaluation.result` log event per evaluation result.
+    pub logs: bool,
+    /// Export the `toolscore.evaluation.score` histogram and the
+    /// `toolscore.evaluations` counter.
+    pub metrics: bool,
+    /// Evaluated records queued for export; when full, new records are
+    /// dropped and counted (`reason="queue_full"`).
+    pub queue_capacity: usize,
+    /// Records per batch: a batch is sent when it is this large…
+    pub max_batch: usize,
+    /// …or this long after its first record arrived.
+    pub batch_timeout_ms: u64,
+    /// How often the cumulative metrics are sent.
+    pub metrics_interval_ms: u64,
+    /// Deadline of one export request (and of connecting).
+    pub timeout_ms: u64,
+    /// Retries of a request that failed with a retryable code before its
+    /// records are dropped (`reason="export_failed"`).
+    pub max_retries: u32,
+    /// First backoff between retries; doubled per retry, with jitter.
+    pub initial_backoff_ms: u64,
+    /// Backoff cap (a server's `RetryInfo` may ask for longer, up to 60 s).
+    pub max_backoff_ms: u64,
+    /// Gzip-compress requests.
+    pub gzip: bool,
+    /// On shutdown, how long queued records may take to flush before the rest
+    /// is dropped (`reason="shutdown"`). Keep it under the service's
+    /// `shutdown_timeout_ms`.
+    pub flush_timeout_ms: u64,
+    /// `service.name` of the exported resource.
+    pub service_name: String,
+}
+
+impl Default for ExporterConfig {
+    fn default() -> Self {
+        ExporterConfig {
+            enabled: false,
+            endpoint: "http://127.0.0.1:4317".into(),
+            spans: true,
+            logs: true,
+            metrics: true,
+            queue_capacity: 10_000,
+            max_batch: 512,
+            batch_timeout_ms: 200,
+            metrics_interval_ms: 10_000,
+            timeout_ms: 5_000,
+            max_retries: 5,
+            initial_backoff_ms: 100,
+            max_backoff_ms: 5_000,
+            gzip: true,
+            flush_timeout_ms: 3_000,
+            service_name: "toolscore".into(),
+        }
+    }
+}
+
+impl ExporterConfig {
+    /// Checks bounds and the endpoint; the error is (key path, message), the
+    /// path starting with `exporter.`. Checked even when disabled, so a
+    /// config that is wrong fails before someone turns it on.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let positive = [
+            ("exporter.queue_capacity", self.queue_capacity as u64),
+            ("exporter.max_batch", self.max_batch as u64),
+            ("exporter.batch_timeout_ms", self.batch_timeout_ms),
+            ("exporter.metrics_interval_ms", self.metrics_interval_ms),
+            ("exporter.timeout_ms", self.timeout_ms),
+            ("exporter.initial_backoff_ms", self.initial_backoff_ms),
+            ("exporter.max_backoff_ms", self.max_backoff_ms),
+            ("exporter.flush_timeout_ms", self.flush_timeout_ms),
+        ];
+        for (path, v) in positive {
+            if v == 0 {
+                return Err((path.into(), "must be greater than 0".into()));
+            }
+        }
+        if self.initial_backoff_ms > self.max_backoff_ms {
+            return Err((
+                "exporter.initial_backoff_ms".into(),
+                "must not exceed exporter.max_backoff_ms".into(),
+            ));
+        }
+        if self.service_name.is_empty() {
+            return Err(("exporter.service_name".into(), "must not be empty".into()));
+        }
+        check_endpoint(&self.endpoint).map_err(|m| ("exporter.endpoint".into(), m))
+    }
+
+    fn signals_enabled(&self) -> bool {
+        self.spans || self.logs || self.metrics
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+}
+
+fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    let uri: http::Uri = endpoint
+        .parse()
+        .map_err(|e| format!("not a valid URI ({e}): {endpoint:?}"))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some("https") => {
+            return Err(format!(
+                "TLS is not supported; use http:// (a local collector can add TLS): {endpoint:?}"
+            ));
+        }
+        _ => return Err(format!("must start with http://, got {endpoint:?}")),
+    }
+    if uri.authority().is_none_or(|a| a.host().is_empty()) {
+        return Err(format!("must name a host and port, got {endpoint:?}"));
+    }
+    Ok(())
+}
+
+/// Where the pipeline offers evaluated records. Cheap to clone; never blocks.
+#[derive(Debug, Clone)]
+pub struct ExporterHandle {
+    /// `None` when exporting is disabled.
+    tx: Option<mpsc::Sender<Arc<TraceRecord>>>,
+    stats: Arc<ExporterStats>,
+    /// Set while the queue is full, so the warning is logged once per episode.
+    full: Arc<AtomicBool>,
+}
+
+impl ExporterHandle {
+    /// Queues a record for export without waiting. Records without scores
+    /// (pending, unbound) carry nothing to export and are ignored. Otherwise
+    /// the record is either queued (`records_accepted`) or dropped and
+    /// counted: `queue_full`, `disabled`, or `shutdown` once the exporter
+    /// has stopped taking records.
+    pub fn offer(&self, record: Arc<TraceRecord>) {
+        if record.scores.is_empty() {
+            return;
+        }
+        let Some(tx) = &self.tx else {
+            ExporterStats::inc(&self.stats.records_dropped_disabled);
+            return;
+        };
+        match tx.try_send(record) {
+            Ok(()) => {
+                ExporterStats::inc(&self.stats.records_accepted);
+                if self.full.load(Ordering::Relaxed) {
+                    self.full.store(false, Ordering::Relaxed);
+                }
+            }
+            Err(TrySendError::Full(_)) => {
+                ExporterStats::inc(&self.stats.records_dropped_queue_full);
+                if !self.full.swap(true, Ordering::Relaxed) {
+                    tracing::error!(
+                        capacity = tx.max_capacity(),
+                        "export queue full: dropping evaluation results until it drains"
+                    );
+                }
+            }
+            Err(TrySendError::Closed(_)) => {
+                ExporterStats::inc(&self.stats.records_dropped_shutdown);
+            }
+        }
+    }
+
+    /// The exporter's counters (also a `prometheus_client` collector).
+    pub fn stats(&self) -> &Arc<ExporterStats> {
+        &self.stats
+    }
+
+    /// Records waiting in the queue now (0 when disabled).
+    pub fn queue_len(&self) -> usize {
+        self.tx
+            .as_ref()
+            .map_or(0, |tx| tx.max_capacity() - tx.capacity())
+    }
+
+    /// Whether records are exported (false when disabled by config).
+    pub fn is_enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+}
+
+/// Starts the exporter. Call from within a Tokio runtime with a validated
+/// config ([`ExporterConfig::validate`]). The returned task ends after
+/// `shutdown` is cancelled (or every handle is dropped) and what was queued
+/// is flushed, within `flush_timeout_ms`.
+///
+/// The connection is made lazily: a down endpoint never delays start-up,
+/// and once it is back the channel reconnects on the next request. Disabled
+/// (or with no signal on, or an endpoint that does not parse, which is
+/// logged), the handle counts every offered record as dropped
+/// (`reason="disabled"`) and the task ends at once.
+pub fn spawn(cfg: ExporterConfig, shutdown: CancellationToken) -> (ExporterHandle, JoinHandle<()>) {
+    let stats = Arc::new(ExporterStats::default());
+    let disabled = |stats| {
+        let handle = ExporterHandle {
+            tx: None,
+            stats,
+            full: Arc::new(AtomicBool::new(false)),
+        };
+        (handle, tokio::spawn(async {}))
+    };
+    if !cfg.enabled || !cfg.signals_enabled() {
+        return disabled(stats);
+    }
+    let exporter = match task::Exporter::new(&cfg, stats.clone()) {
+        Ok(exporter) => exporter,
+        Err(e) => {
+            tracing::error!(endpoint = %cfg.endpoint, error = %e, "exporter disabled: bad endpoint");
+            return disabled(stats);
+        }
+    };
+    let (tx, rx) = mpsc::channel(cfg.queue_capacity.max(1));
+    let handle = ExporterHandle {
+        tx: Some(tx),
+        stats,
+        full: Arc::new(AtomicBool::new(false)),
+    };
+    let join = tokio::spawn(task::run(exporter, rx, shutdown, task::Timing::from(&cfg)));
+    (handle, join)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate() {
+        assert_eq!(ExporterConfig::default().validate(), Ok(()));
+        assert!(!ExporterConfig::default().enabled);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_and_missing_ones_default() {
+        let cfg: ExporterConfig =
+            serde_json::from_str(r#"{"enabled": true, "max_batch": 7}"#).unwrap();
+        assert!(cfg.enabled);
+        assert_eq!(cfg.max_batch, 7);
+        assert_eq!(cfg.queue_capacity, 10_000);
+        let err = serde_json::from_str::<ExporterConfig>(r#"{"batch_size": 7}"#).unwrap_err();
+        assert!(err.to_string().contains("batch_size"), "{err}");
+    }
+
+    #[test]
+    fn zero_bounds_name_their_key() {
+        let cfg = ExporterConfig {
+            max_batch: 0,
+            ..ExporterConfig::default()
+        };
+        assert_eq!(cfg.validate().unwrap_err().0, "exporter.max_batch");
+        let cfg = ExporterConfig {
+            initial_backoff_ms: 10_000,
+            ..ExporterConfig::default()
+        };
+        assert_eq!(cfg.validate().unwrap_err().0, "exporter.initial_backoff_ms");
+    }
+
+    #[test]
+    fn endpoints_must_be_plain_http_with_a_host() {
+        for good in [
+            "http://127.0.0.1:4317",
+            "http://collector:4317",
+            "http://[::1]:4317",
+        ] {
+            assert_eq!(check_endpoint(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "127.0.0.1:4317",
+            "https://collector:4317",
+            "http://",
+            "not a uri",
+        ] {
+            assert!(check_endpoint(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn disabled_counts_offers_as_dropped() {
+        let (handle, join) = spawn(ExporterConfig::default(), CancellationToken::new());
+        join.await.unwrap();
+        handle.offer(Arc::new(convert::tests::record(2)));
+        handle.offer(Arc::new(convert::tests::record(0)));
+        let s = handle.stats().snapshot();
+        assert_eq!(
+            s.records_dropped_disabled, 1,
+            "records without scores are ignored"
+        );
+        assert!(!handle.is_enabled());
+    }
+}
