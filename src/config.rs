@@ -333,6 +333,8 @@ pub struct TelemetryConfig {
     /// A `tracing` filter (`info`, `toolscore=debug`); `RUST_LOG` overrides it.
     pub log_level: String,
     pub log_format: LogFormat,
+    /// The service's own traces and logs over OTLP/HTTP (off by default).
+    pub otlp: crate::telemetry::SelfTelemetryConfig,
 }
 
 impl Default for TelemetryConfig {
@@ -340,6 +342,7 @@ impl Default for TelemetryConfig {
         TelemetryConfig {
             log_level: "info".into(),
             log_format: LogFormat::Text,
+            otlp: crate::telemetry::SelfTelemetryConfig::default(),
         }
     }
 }
@@ -477,6 +480,17 @@ impl Config {
             return Err((
                 "exporter.flush_timeout_ms".into(),
                 "must be less than shutdown_timeout_ms".into(),
+            ));
+        }
+        if self.telemetry.otlp.enabled
+            && crate::telemetry::points_at(
+                &self.telemetry.otlp.endpoint,
+                &[r.grpc.endpoint, r.http.endpoint],
+            )
+        {
+            return Err((
+                "telemetry.otlp.endpoint".into(),
+                "points at toolscore's own receivers: its telemetry would feed back into its own pipeline".into(),
             ));
         }
         if !r.grpc.enabled && !r.http.enabled {

@@ -117,7 +117,13 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    toolscore::telemetry::init_logging(&config.telemetry);
+    let own_telemetry = match toolscore::telemetry::init_logging(&config.telemetry) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -128,7 +134,9 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run_service(config, base)) {
+    let result = runtime.block_on(run_service(config, base));
+    own_telemetry.shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");

@@ -364,6 +364,13 @@ pub async fn run(
             exporter.clone(),
         );
         tokio::task::spawn_blocking(move || {
+            let _span = tracing::info_span!(
+                "evaluate_trace",
+                trace_id = %ready.trace_id,
+                revision = ready.revision,
+                spans = ready.spans.len()
+            )
+            .entered();
             let started = Instant::now();
             let record = evaluate_ready(&binder, &extract_cfg, &ready, SystemTime::now());
             metrics.record_evaluation(&record, started.elapsed());

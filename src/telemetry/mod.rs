@@ -11,6 +11,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
+mod otlp;
+
+pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
+
 use crate::config::{LogFormat, TelemetryConfig};
 use crate::evaluator::Status;
 use crate::store::TraceRecord;
@@ -264,19 +268,75 @@ impl Metrics {
     }
 }
 
-/// Installs the global `tracing` subscriber: `RUST_LOG` overrides the
-/// configured level; JSON lines when asked. Logs go to stderr.
-pub fn init_logging(cfg: &TelemetryConfig) {
+/// The log filter: `RUST_LOG` overrides the configured level.
+fn filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
+    EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&cfg.log_level))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    // A second initialisation (tests) is not an error worth failing for.
-    let _ = match cfg.log_format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+}
+
+/// What the OTLP layers see: the configured filter, without the HTTP
+/// client's own events (exporting them would export more of them).
+fn otlp_filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
+    let mut f = filter(cfg);
+    for quiet in [
+        "hyper=off",
+        "hyper_util=off",
+        "reqwest=off",
+        "h2=off",
+        "opentelemetry=off",
+        "opentelemetry_sdk=off",
+    ] {
+        if let Ok(d) = quiet.parse() {
+            f = f.add_directive(d);
+        }
+    }
+    f
+}
+
+type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// The subscriber: logs on stderr (text or JSON), plus the service's own
+/// traces and logs over OTLP when `telemetry.otlp.enabled`.
+pub fn subscriber(
+    cfg: &TelemetryConfig,
+) -> Result<(impl tracing::Subscriber + Send + Sync, SelfTelemetry), String> {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let mut layers: Vec<BoxedLayer> = Vec::new();
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    layers.push(match cfg.log_format {
+        LogFormat::Json => fmt.json().with_filter(filter(cfg)).boxed(),
+        LogFormat::Text => fmt.with_filter(filter(cfg)).boxed(),
+    });
+    let own = SelfTelemetry::start(&cfg.otlp)?;
+    if let Some(provider) = &own.tracer {
+        let tracer = provider.tracer("toolscore");
+        layers.push(
+            tracing_opentelemetry::layer()
+                .with_tracer(tracer)
+                .with_filter(otlp_filter(cfg))
+                .boxed(),
+        );
+    }
+    if let Some(provider) = &own.logger {
+        layers.push(
+            opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge::new(provider)
+                .with_filter(otlp_filter(cfg))
+                .boxed(),
+        );
+    }
+    Ok((tracing_subscriber::registry().with(layers), own))
+}
+
+/// Installs the global subscriber (the binary's edge only; tests use
+/// [`subscriber`] with a scoped default). Returns the self-telemetry
+/// exporters to shut down on exit.
+pub fn init_logging(cfg: &TelemetryConfig) -> Result<SelfTelemetry, String> {
+    let (subscriber, own) = subscriber(cfg)?;
+    // A second initialisation is not an error worth failing for.
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    Ok(own)
 }
