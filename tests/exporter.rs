@@ -726,3 +726,92 @@ async fn the_service_exports_results_next_to_the_agents_trace() {
     assert!(running.metrics.encode().contains("toolscore_exporter_"));
     running.stop().await.unwrap();
 }
+
+/// With the downstream receiver not answering, evaluation and the API go on
+/// and the failed export is counted; once the receiver is back, export resumes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_keeps_working_while_downstream_is_down_and_then_resumes() {
+    // The port is reserved but nothing answers on it until `serve` below.
+    let (listener, endpoint) = listener().await;
+    let mut config = common::service::test_config();
+    let cfg = json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 1]}}});
+    config
+        .evaluators
+        .inline
+        .push(toolscore::config::InlineEvaluator {
+            id: "count".into(),
+            kind: "tool-call-count".into(),
+            config: cfg.as_object().cloned().unwrap(),
+            apply_to_all_traces: true,
+        });
+    config.exporter = ExporterConfig {
+        enabled: true,
+        endpoint,
+        batch_timeout_ms: 20,
+        timeout_ms: 300,
+        max_retries: 1,
+        initial_backoff_ms: 10,
+        max_backoff_ms: 20,
+        logs: false,
+        metrics: false,
+        ..ExporterConfig::default()
+    };
+    let running = common::service::start(config).await;
+    let sdk = common::service::grpc_exporter(&running);
+    let trace = |n: u8| {
+        let t = common::service::now_ns();
+        [
+            common::service::SpanSpec {
+                trace_id: [n; 16],
+                span_id: [0, 0, 0, 0, 0, 0, n, 1],
+                parent: None,
+                name: "invoke_agent".into(),
+                start_ns: t,
+                end_ns: t + 100,
+                attributes: vec![],
+            },
+            common::service::SpanSpec {
+                trace_id: [n; 16],
+                span_id: [0, 0, 0, 0, 0, 0, n, 2],
+                parent: Some([0, 0, 0, 0, 0, 0, n, 1]),
+                name: "a".into(),
+                start_ns: t + 1,
+                end_ns: t + 2,
+                attributes: vec![opentelemetry::KeyValue::new("tool.name", "a")],
+            },
+        ]
+    };
+    common::service::export(&sdk, &trace(81)).await;
+    // Evaluation and the API are unaffected.
+    let r = common::service::wait_for(
+        &running,
+        TraceId([81; 16]),
+        WAIT,
+        common::service::evaluated(1),
+    )
+    .await;
+    assert_eq!(r.scores[0].outcome.score, Some(1.0));
+    // The failed export is counted (polling with a deadline).
+    let failed = "toolscore_exporter_records_dropped_total{reason=\"export_failed\"} 1";
+    let deadline = Instant::now() + WAIT;
+    while !running.metrics.encode().contains(failed) {
+        assert!(
+            Instant::now() < deadline,
+            "the failed export was not counted:\n{}",
+            running.metrics.encode()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The receiver comes back: the next result is exported.
+    let mut downstream = serve(listener);
+    common::service::export(&sdk, &trace(82)).await;
+    loop {
+        let req = next(&mut downstream.traces).await;
+        let span = &req.resource_spans[0].scope_spans[0].spans[0];
+        if span.trace_id == vec![82; 16] {
+            assert_eq!(span.parent_span_id, vec![0, 0, 0, 0, 0, 0, 82, 1]);
+            break;
+        }
+    }
+    running.stop().await.unwrap();
+}
