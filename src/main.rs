@@ -57,6 +57,20 @@ enum Command {
         #[arg(long = "binding-attribute", value_name = "KEY")]
         binding_attributes: Vec<String>,
     },
+    /// Send a sample agent trace to a running `toolscore serve` over OTLP/gRPC
+    /// and print its scores (a first run with no agent at hand).
+    ///
+    /// Exit status: 0 when the scores arrived; 1 when the service could not be
+    /// reached or no result came within 10 s; 2 for an endpoint that is not
+    /// an http://host:port URL.
+    Demo {
+        /// The OTLP/gRPC receiver to send the trace to.
+        #[arg(long, value_name = "URL", default_value = cli::demo::DEFAULT_OTLP_ENDPOINT)]
+        otlp_endpoint: String,
+        /// The gRPC query API to watch for the trace's scores.
+        #[arg(long, value_name = "URL", default_value = cli::demo::DEFAULT_API_ENDPOINT)]
+        api_endpoint: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -85,6 +99,15 @@ fn main() -> ExitCode {
             output,
             min_score,
             binding_attributes,
+        })
+        .into(),
+        Command::Demo {
+            otlp_endpoint,
+            api_endpoint,
+        } => cli::demo::run(&cli::demo::DemoArgs {
+            otlp_endpoint,
+            api_endpoint,
+            timeout: cli::demo::DEFAULT_TIMEOUT,
         })
         .into(),
     }

@@ -1,5 +1,6 @@
 //! Command-line entry points. `main.rs` parses arguments and calls these.
 
+pub mod demo;
 pub mod eval;
 
 /// Process exit codes shared by the subcommands.

@@ -1,0 +1,61 @@
+# toolscore's container image: a cargo build stage, then a small non-root
+# runtime stage. Build it from the repository root:
+#
+#   docker build -t toolscore:0.1.0 .
+#   docker run --rm -p 4317:4317 -p 4318:4318 -p 8080:8080 -p 8081:8081 toolscore:0.1.0
+#
+# The image runs config/container.yaml (the embedded default, binding 0.0.0.0);
+# mount another file over /etc/toolscore/config.yaml to change it. There is no
+# HEALTHCHECK: orchestrators probe GET /healthz and GET /readyz on port 8080
+# (the Helm chart in deploy/helm/toolscore does). tests/deploy.rs checks this
+# file: stages, non-root user, EXPOSEd ports = the ports the config binds.
+
+# The toolchain is pinned (the crate needs Rust 1.85+, edition 2024), and so is
+# Debian: the runtime stage is Debian 12 (bookworm), so the binary is linked
+# against the same glibc.
+ARG RUST_VERSION=1.95.0
+
+FROM docker.io/library/rust:${RUST_VERSION}-slim-bookworm AS build
+WORKDIR /src
+
+# 1. Dependencies only, cached until Cargo.toml, Cargo.lock, build.rs or the
+#    protos change: a stub crate with the real manifest. build.rs compiles
+#    proto/ with a vendored protoc, so no system protoc is needed.
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY proto ./proto
+RUN mkdir src \
+ && echo 'fn main() {}' > src/main.rs \
+ && touch src/lib.rs \
+ && cargo build --release --locked --bin toolscore \
+ && rm -rf src
+
+# 2. The real source. COPY keeps the files' modification times, which can be
+#    older than the stub's build: touching the crate roots makes cargo rebuild
+#    the crate itself (only the crate: the dependencies stay cached).
+COPY src ./src
+COPY config ./config
+RUN touch src/main.rs src/lib.rs \
+ && cargo build --release --locked --bin toolscore \
+ && cp target/release/toolscore /toolscore
+
+# The runtime: glibc and libgcc, no shell, no package manager, user nonroot
+# (uid 65532).
+FROM gcr.io/distroless/cc-debian12:nonroot AS runtime
+
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="toolscore" \
+      org.opencontainers.image.description="Scores how AI agents use their tools, live, from their OpenTelemetry traces" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="gcr.io/distroless/cc-debian12:nonroot"
+
+COPY --from=build /toolscore /usr/local/bin/toolscore
+COPY config/container.yaml /etc/toolscore/config.yaml
+
+# OTLP/gRPC, OTLP/HTTP, HTTP API (scores, /healthz, /readyz, /metrics), gRPC query API.
+EXPOSE 4317 4318 8080 8081
+USER nonroot
+ENTRYPOINT ["/usr/local/bin/toolscore"]
+CMD ["serve", "--config", "/etc/toolscore/config.yaml"]
