@@ -367,16 +367,10 @@ async fn health_readiness_metrics_and_what_is_loaded() {
 async fn watch_scores_streams_new_and_revised_results() {
     use toolscore::api::grpc::pb;
     let mut config = test_config();
-    let cfg = json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 1]}}});
     config
         .evaluators
         .inline
-        .push(toolscore::config::InlineEvaluator {
-            id: "count".into(),
-            kind: "tool-call-count".into(),
-            config: cfg.as_object().cloned().unwrap(),
-            apply_to_all_traces: true,
-        });
+        .push(service::count_evaluator(serde_json::json!({"a": ["=", 1]})));
     let running = service::start(config).await;
     let mut client = pb::scores_service_client::ScoresServiceClient::connect(format!(
         "http://{}",

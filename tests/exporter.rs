@@ -643,16 +643,12 @@ async fn the_service_exports_results_next_to_the_agents_trace() {
     let (listener, endpoint) = listener().await;
     let mut downstream = serve(listener);
     let mut config = common::service::test_config();
-    let cfg = json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 1]}}});
     config
         .evaluators
         .inline
-        .push(toolscore::config::InlineEvaluator {
-            id: "count".into(),
-            kind: "tool-call-count".into(),
-            config: cfg.as_object().cloned().unwrap(),
-            apply_to_all_traces: true,
-        });
+        .push(common::service::count_evaluator(
+            serde_json::json!({"a": ["=", 1]}),
+        ));
     config.exporter = ExporterConfig {
         enabled: true,
         endpoint,
@@ -734,16 +730,12 @@ async fn the_service_keeps_working_while_downstream_is_down_and_then_resumes() {
     // The port is reserved but nothing answers on it until `serve` below.
     let (listener, endpoint) = listener().await;
     let mut config = common::service::test_config();
-    let cfg = json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 1]}}});
     config
         .evaluators
         .inline
-        .push(toolscore::config::InlineEvaluator {
-            id: "count".into(),
-            kind: "tool-call-count".into(),
-            config: cfg.as_object().cloned().unwrap(),
-            apply_to_all_traces: true,
-        });
+        .push(common::service::count_evaluator(
+            serde_json::json!({"a": ["=", 1]}),
+        ));
     config.exporter = ExporterConfig {
         enabled: true,
         endpoint,

@@ -12,7 +12,7 @@ use common::conformance::{self, Case};
 use common::live::{case_rule, case_spans, trace_of};
 use common::service::{self, SpanSpec, evaluated, export, test_config, wait_for};
 use opentelemetry::KeyValue;
-use toolscore::config::{Config, InlineEvaluator};
+use toolscore::config::Config;
 use toolscore::evaluator::stage::Binder;
 use toolscore::span::TraceId;
 use toolscore::store::TraceStatus;
@@ -141,18 +141,13 @@ fn root_span(trace: u8, start: u64) -> SpanSpec {
     }
 }
 
-/// The embedded default's sample rule, but with a count criterion on `a`.
+/// A count evaluator on every trace: `a` called exactly twice.
 fn counting_config() -> Config {
     let mut config = test_config();
-    let cfg: serde_json::Value = serde_json::json!({
-        "defaultEvaluationCriteria": {"toolCallsCount": {"a": ["=", 2]}}
-    });
-    config.evaluators.inline.push(InlineEvaluator {
-        id: "count".into(),
-        kind: "tool-call-count".into(),
-        config: cfg.as_object().cloned().unwrap(),
-        apply_to_all_traces: true,
-    });
+    config
+        .evaluators
+        .inline
+        .push(service::count_evaluator(serde_json::json!({"a": ["=", 2]})));
     config
 }
 

@@ -70,17 +70,9 @@ async fn client(
 
 fn counting_config() -> Config {
     let mut config = test_config();
-    let cfg =
-        serde_json::json!({"defaultEvaluationCriteria": {"toolCallsCount": {"a": [">=", 1]}}});
-    config
-        .evaluators
-        .inline
-        .push(toolscore::config::InlineEvaluator {
-            id: "count".into(),
-            kind: "tool-call-count".into(),
-            config: cfg.as_object().cloned().unwrap(),
-            apply_to_all_traces: true,
-        });
+    config.evaluators.inline.push(service::count_evaluator(
+        serde_json::json!({"a": [">=", 1]}),
+    ));
     config
 }
 

@@ -6,11 +6,15 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::logs::v1::logs_service_client::LogsServiceClient;
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_client::MetricsServiceClient;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -163,34 +167,22 @@ impl Exporter {
         let Some(client) = &self.traces else {
             return Vec::new();
         };
-        let mut failures = Vec::new();
-        for Covering {
-            records,
-            items,
-            request,
-        } in requests
-        {
-            let sent = with_retry(&self.policy, &self.stats, || {
-                let mut client = client.clone();
-                let request = request.clone();
-                async move { client.export(request).await }
-            })
-            .await;
-            match sent {
-                Ok(response) => {
-                    let rejected = response
-                        .into_inner()
-                        .partial_success
-                        .map_or(0, |p| u64::try_from(p.rejected_spans).unwrap_or(0));
-                    self.delivered(&self.stats.spans_exported, items, rejected);
-                }
-                Err(status) => {
-                    self.failed("spans", &status);
-                    failures.push(records);
-                }
-            }
-        }
-        failures
+        let send = |request| {
+            let mut client = client.clone();
+            async move { client.export(request).await }
+        };
+        let rejected = |r: ExportTraceServiceResponse| {
+            r.partial_success
+                .map_or(0, |p| u64::try_from(p.rejected_spans).unwrap_or(0))
+        };
+        self.export_each(
+            "spans",
+            &self.stats.spans_exported,
+            requests,
+            send,
+            rejected,
+        )
+        .await
     }
 
     /// Returns the ranges of records whose log events were not delivered.
@@ -201,6 +193,33 @@ impl Exporter {
         let Some(client) = &self.logs else {
             return Vec::new();
         };
+        let send = |request| {
+            let mut client = client.clone();
+            async move { client.export(request).await }
+        };
+        let rejected = |r: ExportLogsServiceResponse| {
+            r.partial_success
+                .map_or(0, |p| u64::try_from(p.rejected_log_records).unwrap_or(0))
+        };
+        self.export_each("logs", &self.stats.logs_exported, requests, send, rejected)
+            .await
+    }
+
+    /// Sends each request with retries; counts what was delivered (less
+    /// what a partial success refused) and returns the ranges of records
+    /// whose request failed for good.
+    async fn export_each<Req, Resp, Fut>(
+        &self,
+        signal: &'static str,
+        exported: &std::sync::atomic::AtomicU64,
+        requests: Vec<Covering<Req>>,
+        send: impl Fn(Req) -> Fut,
+        rejected: impl Fn(Resp) -> u64,
+    ) -> Vec<Range<usize>>
+    where
+        Req: Clone,
+        Fut: std::future::Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
+    {
         let mut failures = Vec::new();
         for Covering {
             records,
@@ -208,22 +227,10 @@ impl Exporter {
             request,
         } in requests
         {
-            let sent = with_retry(&self.policy, &self.stats, || {
-                let mut client = client.clone();
-                let request = request.clone();
-                async move { client.export(request).await }
-            })
-            .await;
-            match sent {
-                Ok(response) => {
-                    let rejected = response
-                        .into_inner()
-                        .partial_success
-                        .map_or(0, |p| u64::try_from(p.rejected_log_records).unwrap_or(0));
-                    self.delivered(&self.stats.logs_exported, items, rejected);
-                }
+            match with_retry(&self.policy, &self.stats, || send(request.clone())).await {
+                Ok(response) => self.delivered(exported, items, rejected(response.into_inner())),
                 Err(status) => {
-                    self.failed("logs", &status);
+                    self.failed(signal, &status);
                     failures.push(records);
                 }
             }

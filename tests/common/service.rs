@@ -26,6 +26,18 @@ pub fn test_config() -> Config {
     c
 }
 
+/// A tool-call-count evaluator with these `toolCallsCount` criteria as its
+/// default, applied to every trace nothing else binds.
+pub fn count_evaluator(counts: serde_json::Value) -> toolscore::config::InlineEvaluator {
+    let cfg = serde_json::json!({"defaultEvaluationCriteria": {"toolCallsCount": counts}});
+    toolscore::config::InlineEvaluator {
+        id: "count".into(),
+        kind: "tool-call-count".into(),
+        config: cfg.as_object().cloned().unwrap(),
+        apply_to_all_traces: true,
+    }
+}
+
 pub async fn start(config: Config) -> Running {
     let listeners = Listeners::bind(&config).await.unwrap();
     toolscore::app::start(config, None, listeners).unwrap()
