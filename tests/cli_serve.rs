@@ -70,3 +70,15 @@ fn serve_fails_at_once_on_a_taken_port_naming_the_address() {
     assert!(stderr.contains(&addr.to_string()), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// The README's `cargo run --release -- serve` needs one default binary now
+/// that the crate also builds `toolscore-loadgen`.
+#[test]
+fn cargo_run_picks_the_service_binary() {
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("default-run = \"toolscore\""),
+        "Cargo.toml lost default-run"
+    );
+}

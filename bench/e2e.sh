@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: builds release, starts `toolscore serve --config
+# bench/config.yaml`, drives it with toolscore-loadgen at max throughput and
+# then at half that rate, and reports throughput, root→scores latency, memory,
+# CPU and whether every sent trace got scores.
+#
+#   bench/e2e.sh                 # 10 s per phase
+#   DURATION=5 bench/e2e.sh      # shorter
+#   PIN=1 bench/e2e.sh           # toolscore on CPU 0, generator on CPU 1
+#
+# Other knobs: WARMUP (s, default 2), CONCURRENCY (default 4), CHECK (max trace
+# IDs per phase whose scores are queried, default 0 = all), SKIP_BUILD=1.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+CONCURRENCY=${CONCURRENCY:-4}
+CHECK=${CHECK:-0}
+PIN=${PIN:-0}
+GRPC=127.0.0.1:14317
+API=http://127.0.0.1:18080
+WORK=$(mktemp -d /tmp/toolscore-e2e.XXXXXX)
+
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
+fi
+
+SERVER_PIN=() GEN_PIN=()
+if [[ "$PIN" == 1 ]]; then
+  SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1)
+fi
+
+"${SERVER_PIN[@]}" ./target/release/toolscore serve --config bench/config.yaml >"$WORK/server.log" 2>&1 &
+PID=$!
+cleanup() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
+trap cleanup EXIT
+
+for _ in $(seq 100); do
+  curl -fs "$API/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fs "$API/readyz" >/dev/null || { echo "toolscore did not become ready; log:" >&2; cat "$WORK/server.log" >&2; exit 1; }
+
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+vm() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PID/status"; }   # kB
+metrics() { curl -fs "$API/metrics"; }
+BASE_RSS_KB=$(vm VmRSS)
+
+# Samples the buffered traces/bytes gauges (summed over shards) while the generator runs.
+sample_buffered() {
+  local out=$1
+  : >"$out"
+  while :; do
+    metrics | awk '
+      /^toolscore_assembler_buffered_traces[{ ]/ {t += $NF}
+      /^toolscore_assembler_buffered(_bytes)?[{ ]/ && !/traces/ {b += $NF}
+      END {print t + 0, b + 0}' >>"$out" || true
+    sleep 0.2
+  done
+}
+
+# phase NAME LOADGEN-ARGS…
+phase() {
+  local name=$1; shift
+  metrics >"$WORK/$name.before.prom"
+  local t0 c0
+  t0=$(date +%s.%N); c0=$(cpu_ticks)
+  sample_buffered "$WORK/$name.buffered" &
+  local sampler=$!
+  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" \
+    --duration-secs "$DURATION" --warmup-secs "$WARMUP" \
+    --trace-ids-out "$WORK/$name.ids" --json "$@" >"$WORK/$name.json"
+  local t_gen_end
+  t_gen_end=$(date +%s.%N)
+  # Outside check: the last traces sent, queried with wait_ms right away.
+  : >"$WORK/$name.outside"
+  tail -n 20 "$WORK/$name.ids" | while read -r id; do
+    curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$API/traces/$id/scores?wait_ms=5000" >>"$WORK/$name.outside"
+  done
+  # Let the grace period of the last roots pass so all traces are evaluated.
+  sleep 1.5
+  kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
+  local t1 c1
+  t1=$(date +%s.%N); c1=$(cpu_ticks)
+  metrics >"$WORK/$name.after.prom"
+  python3 - "$WORK" "$name" "$t0" "$t1" "$c0" "$c1" "$CLK_TCK" "$CHECK" "$API" "$t_gen_end" <<'PY'
+import json, sys, re, http.client, urllib.parse, random
+work, name, t0, t1, c0, c1, tck, check, api, t_gen_end = sys.argv[1:]
+t0, t1, c0, c1, tck, check, t_gen_end = float(t0), float(t1), int(c0), int(c1), int(tck), int(check), float(t_gen_end)
+gen = json.load(open(f"{work}/{name}.json"))
+
+def prom(path):
+    d = {}
+    for line in open(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        k, v = line.rsplit(" ", 1)
+        d[k] = float(v)
+    return d
+a, b = prom(f"{work}/{name}.before.prom"), prom(f"{work}/{name}.after.prom")
+delta = lambda k: b.get(k, 0.0) - a.get(k, 0.0)
+def delta_prefix(p):
+    return sum(v - a.get(k, 0.0) for k, v in b.items() if k.startswith(p))
+
+# root→scores histogram deltas
+buckets = []
+for k, v in b.items():
+    m = re.match(r'toolscore_root_to_scores_seconds_bucket\{le="([^"]+)"\}', k)
+    if m:
+        buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), v - a.get(k, 0.0)))
+buckets.sort()
+count = delta("toolscore_root_to_scores_seconds_count")
+def quantile(q):
+    if count <= 0:
+        return None
+    rank, prev_le, prev_c = q * count, 0.0, 0.0
+    for le, c in buckets:
+        if c >= rank:
+            if le == float("inf"):
+                return prev_le
+            return prev_le + (le - prev_le) * ((rank - prev_c) / max(c - prev_c, 1e-9))
+        prev_le, prev_c = le, c
+    return prev_le
+max_le = None
+prev = 0.0
+for le, c in buckets:
+    if c > prev:
+        max_le = le
+    prev = c
+
+secs = max(t1 - t0, 1e-9)
+completed = delta('toolscore_traces_total{outcome="completed"}') + delta('toolscore_traces_total{outcome="timed_out"}')
+cpu_s = (c1 - c0) / tck
+spans_acc = gen["spans_accepted"]
+buf = [tuple(map(float, l.split())) for l in open(f"{work}/{name}.buffered") if l.strip()]
+peak_traces = max((t for t, _ in buf), default=0.0)
+peak_bytes = max((x for _, x in buf), default=0.0)
+spans_per_trace = gen["spans_per_request"] / gen["traces_per_request"]
+
+# every sent trace has scores?
+ids = [l.strip() for l in open(f"{work}/{name}.ids") if l.strip()]
+sample = ids if check <= 0 or check >= len(ids) else random.sample(ids, check)
+u = urllib.parse.urlparse(api)
+conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+missing, unscored = [], []
+for tid in sample:
+    conn.request("GET", f"/traces/{tid}/scores?wait_ms=2000")
+    r = conn.getresponse(); body = r.read()
+    if r.status != 200:
+        missing.append((tid, r.status)); continue
+    j = json.loads(body)
+    if j.get("status") != "evaluated" or not j.get("scores"):
+        unscored.append((tid, j.get("status")))
+
+outside = [l.split() for l in open(f"{work}/{name}.outside") if l.strip()]
+outside_ok = [float(t) for c, t in outside if c == "200"]
+ms = lambda s: None if s is None else round(s * 1000, 1)
+report = {
+    "phase": name,
+    "generator": {k: gen[k] for k in ("mode", "spans_sent", "spans_accepted", "spans_rejected_partial", "spans_rejected_by_status", "traces_sent", "traces_accepted", "accepted_spans_per_sec", "latency_ms", "skipped_ticks")},
+    "accepted_spans_per_sec_after_warmup": round(gen["accepted_spans_per_sec"]),
+    "server_spans_accepted_delta": delta("toolscore_spans_accepted_total"),
+    "requests_refused_delta": delta_prefix("toolscore_requests_refused_total"),
+    "traces_evaluated": completed,
+    "traces_evaluated_per_sec_over_phase": round(completed / secs),
+    "phase_wall_secs": round(secs, 2),
+    "root_to_scores_ms": {"count": count, "p50": ms(quantile(0.5)), "p99": ms(quantile(0.99)), "max_bucket_le": ms(max_le)},
+    "outside_last20_wait_ms_query": {"ok": len(outside_ok), "of": len(outside), "max_curl_ms_after_generator_end": ms(max(outside_ok, default=None))},
+    "cpu_secs": round(cpu_s, 2),
+    "cpu_secs_per_million_spans": round(cpu_s / max(spans_acc, 1) * 1e6, 2),
+    "peak_buffered_traces": peak_traces,
+    "peak_buffered_spans_est": round(peak_traces * spans_per_trace),
+    "peak_buffered_bytes_gauge": peak_bytes,
+    "scores_check": {"checked": len(sample), "of": len(ids), "missing": len(missing), "not_evaluated": len(unscored), "examples": (missing + unscored)[:3]},
+}
+print(json.dumps(report, indent=2))
+json.dump(report, open(f"{work}/{name}.report.json", "w"))
+PY
+}
+
+echo "== phase 1: max throughput (concurrency $CONCURRENCY, ${DURATION}s)" >&2
+phase max --mode max --concurrency "$CONCURRENCY"
+MAX_RATE=$(python3 -c "import json;print(int(json.load(open('$WORK/max.json'))['accepted_spans_per_sec']))")
+HALF=$((MAX_RATE / 2))
+echo "== phase 2: half rate ($HALF spans/s, ${DURATION}s)" >&2
+phase half --mode rate --spans-per-sec "$HALF"
+
+HWM_KB=$(vm VmHWM)
+python3 - "$WORK" "$HWM_KB" "$BASE_RSS_KB" "$PIN" <<'PY'
+import json, sys
+work, hwm, base, pin = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+r = [json.load(open(f"{work}/{p}.report.json")) for p in ("max", "half")]
+peak_spans = max(x["peak_buffered_spans_est"] for x in r)
+print("== summary" + (" (pinned: toolscore CPU 0, loadgen CPU 1)" if pin == "1" else " (not pinned)"))
+for x in r:
+    rs = x["root_to_scores_ms"]
+    print(f'{x["phase"]:>4}: accepted {x["accepted_spans_per_sec_after_warmup"]} spans/s; '
+          f'evaluated {x["traces_evaluated_per_sec_over_phase"]} traces/s over {x["phase_wall_secs"]}s; '
+          f'root->scores p50 {rs["p50"]} ms p99 {rs["p99"]} ms max<= {rs["max_bucket_le"]} ms (n={int(rs["count"])}); '
+          f'CPU {x["cpu_secs_per_million_spans"]} s/M spans; '
+          f'scores: {x["scores_check"]["checked"] - x["scores_check"]["missing"] - x["scores_check"]["not_evaluated"]}/{x["scores_check"]["checked"]} checked ok '
+          f'(of {x["scores_check"]["of"]} sent); outside wait_ms check {x["outside_last20_wait_ms_query"]}')
+print(f"peak RSS (VmHWM) {hwm/1024:.1f} MiB, baseline RSS {base/1024:.1f} MiB, peak buffered spans ~{peak_spans}"
+      + (f", RSS/buffered span {hwm*1024/peak_spans:.0f} B ((HWM-baseline)/span {(hwm-base)*1024/peak_spans:.0f} B)" if peak_spans else ""))
+print(f"details: {work}")
+PY

@@ -1,0 +1,269 @@
+//! Micro benchmarks of the pipeline's stages (`cargo bench --bench pipeline`):
+//! OTLP decode + conversion per span, extraction per span, each evaluator per
+//! trace (6 and 200 tool calls), Python repr rendering, assembler push +
+//! complete per span. The trace shape is the load generator's.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use prost::Message;
+use toolscore::assembler::{Limits, Push, Shard};
+use toolscore::config::{Config, OnTimeout};
+use toolscore::evaluator::stage::json_to_py;
+use toolscore::evaluator::{Evaluator, EvaluatorType};
+
+const TOOLS: [&str; 6] = [
+    "get_temperature",
+    "get_weather_condition",
+    "get_humidity",
+    "get_forecast",
+    "get_wind",
+    "get_alerts",
+];
+
+fn kv(k: &str, v: &str) -> KeyValue {
+    KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v.into())),
+        }),
+        ..KeyValue::default()
+    }
+}
+
+/// One agent trace: 3 LLM spans, `tools` tool spans, the root last.
+fn trace_spans(n: u64, tools: usize) -> Vec<Span> {
+    let tid = [&n.to_be_bytes()[..], &[7u8; 8][..]].concat();
+    let sid = |i: usize| ((i + 1) as u64).to_be_bytes().to_vec();
+    let mut spans = Vec::new();
+    for i in 0..3 {
+        spans.push(Span {
+            trace_id: tid.clone(),
+            span_id: sid(i + 1),
+            parent_span_id: sid(0),
+            name: "chat gpt-4o".into(),
+            start_time_unix_nano: 1_000 + i as u64,
+            end_time_unix_nano: 2_000 + i as u64,
+            attributes: vec![
+                kv("gen_ai.operation.name", "chat"),
+                kv("gen_ai.request.model", "gpt-4o"),
+            ],
+            ..Span::default()
+        });
+    }
+    for i in 0..tools {
+        let tool = TOOLS[i % TOOLS.len()];
+        spans.push(Span {
+            trace_id: tid.clone(),
+            span_id: sid(i + 4),
+            parent_span_id: sid(0),
+            name: format!("execute_tool {tool}"),
+            start_time_unix_nano: 3_000 + i as u64,
+            end_time_unix_nano: 4_000 + i as u64,
+            attributes: vec![
+                kv("gen_ai.operation.name", "execute_tool"),
+                kv("tool.name", tool),
+                kv(
+                    "input.value",
+                    &format!(
+                        "{{\"city\": \"Paris\", \"units\": \"metric\", \"step\": {i}, \"detail\": \"hourly\"}}"
+                    ),
+                ),
+                kv(
+                    "output.value",
+                    &format!(
+                        "{{\"content\": {{\"tool\": \"{tool}\", \"city\": \"Paris\", \"value\": 21.5, \"unit\": \"metric\", \"step\": {i}, \"source\": \"station-42\"}}}}"
+                    ),
+                ),
+            ],
+            ..Span::default()
+        });
+    }
+    spans.push(Span {
+        trace_id: tid,
+        span_id: sid(0),
+        name: "invoke_agent weather-agent".into(),
+        start_time_unix_nano: 1_000,
+        end_time_unix_nano: 9_000,
+        attributes: vec![
+            kv("gen_ai.operation.name", "invoke_agent"),
+            kv("eval.case.id", "bench-weather-1"),
+        ],
+        ..Span::default()
+    });
+    spans
+}
+
+fn resource_spans(spans: Vec<Span>) -> ResourceSpans {
+    ResourceSpans {
+        resource: Some(Resource {
+            attributes: vec![kv("service.name", "bench-weather-agent")],
+            ..Resource::default()
+        }),
+        scope_spans: vec![ScopeSpans {
+            spans,
+            ..ScopeSpans::default()
+        }],
+        ..ResourceSpans::default()
+    }
+}
+
+/// A ~512-span request of 10-span traces (6 tools).
+fn request(first: u64) -> ExportTraceServiceRequest {
+    let spans = (0..51).flat_map(|n| trace_spans(first + n, 6)).collect();
+    ExportTraceServiceRequest {
+        resource_spans: vec![resource_spans(spans)],
+    }
+}
+
+fn converted(spans: Vec<Span>) -> Vec<toolscore::span::Span> {
+    let keep = Config::embedded().unwrap().kept_attributes();
+    let (s, rejected) =
+        toolscore::span::from_resource_spans_keeping(&[resource_spans(spans)], &keep);
+    assert!(rejected.is_empty());
+    s
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let req = request(1);
+    let bytes = req.encode_to_vec();
+    let n = req.resource_spans[0].scope_spans[0].spans.len() as u64;
+    let keep = Config::embedded().unwrap().kept_attributes();
+    let mut g = c.benchmark_group("otlp");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("decode_512_span_request", |b| {
+        b.iter(|| ExportTraceServiceRequest::decode(black_box(&bytes[..])).unwrap())
+    });
+    g.bench_function("decode_and_convert_512_span_request", |b| {
+        b.iter(|| {
+            let r = ExportTraceServiceRequest::decode(black_box(&bytes[..])).unwrap();
+            toolscore::span::from_resource_spans_keeping(&r.resource_spans, &keep)
+        })
+    });
+    g.finish();
+}
+
+fn bench_extract(c: &mut Criterion) {
+    let spans = converted(trace_spans(1, 6));
+    let cfg = Config::embedded().unwrap().extract;
+    let mut g = c.benchmark_group("extract");
+    g.throughput(Throughput::Elements(spans.len() as u64));
+    g.bench_function("trace_10_spans", |b| {
+        b.iter(|| toolscore::extract::extract(black_box(&spans), &cfg))
+    });
+    g.finish();
+}
+
+fn criteria(kind: EvaluatorType, calls: usize) -> serde_json::Value {
+    let names: Vec<&str> = (0..calls).map(|i| TOOLS[i % TOOLS.len()]).collect();
+    match kind {
+        EvaluatorType::Count => {
+            serde_json::json!({"toolCallsCount": TOOLS.iter().map(|t| (t.to_string(), serde_json::json!(["=", calls.div_ceil(TOOLS.len())]))).collect::<serde_json::Map<_, _>>()})
+        }
+        EvaluatorType::Order => serde_json::json!({"toolCallsOrder": names}),
+        EvaluatorType::Args => {
+            serde_json::json!({"toolCalls": names.iter().enumerate().map(|(i, n)| serde_json::json!({"name": n, "args": {"city": "Paris", "step": i}})).collect::<Vec<_>>()})
+        }
+        EvaluatorType::Output => {
+            serde_json::json!({"toolOutputs": names.iter().map(|n| serde_json::json!({"name": n, "output": "{'tool': 'x'}"})).collect::<Vec<_>>()})
+        }
+        EvaluatorType::ToolCorrectness => {
+            serde_json::json!({"expectedTools": names.iter().map(|n| serde_json::json!({"name": n})).collect::<Vec<_>>()})
+        }
+    }
+}
+
+fn bench_evaluators(c: &mut Criterion) {
+    let cfg = Config::embedded().unwrap().extract;
+    for tools in [6usize, 200] {
+        let spans = converted(trace_spans(1, tools));
+        let calls = toolscore::extract::extract(&spans, &cfg);
+        assert_eq!(calls.len(), tools);
+        let mut g = c.benchmark_group(format!("evaluate_{tools}_calls"));
+        g.throughput(Throughput::Elements(tools as u64));
+        for kind in [
+            EvaluatorType::Count,
+            EvaluatorType::Order,
+            EvaluatorType::Args,
+            EvaluatorType::Output,
+            EvaluatorType::ToolCorrectness,
+        ] {
+            let ev = Evaluator::with_defaults("bench", kind);
+            let crit = ev
+                .parse_criteria(&json_to_py(&criteria(kind, tools)))
+                .unwrap();
+            g.bench_function(kind.id(), |b| {
+                b.iter(|| ev.evaluate(black_box(&calls), &crit))
+            });
+        }
+        g.finish();
+    }
+}
+
+fn bench_repr(c: &mut Criterion) {
+    let v = json_to_py(&serde_json::json!({
+        "content": {"tool": "get_temperature", "city": "São Paulo", "value": 21.5,
+                    "unit": "metric", "steps": [1, 2, 3], "ok": true, "note": null,
+                    "quote": "it's \"fine\"\n"}
+    }));
+    let mut g = c.benchmark_group("pyvalue");
+    g.bench_function("repr_tool_output", |b| b.iter(|| black_box(&v).repr()));
+    g.finish();
+}
+
+fn bench_assembler(c: &mut Criterion) {
+    let traces = 200u64;
+    let spans: Vec<_> = (0..traces)
+        .flat_map(|n| converted(trace_spans(n + 1, 6)))
+        .collect();
+    let limits = Limits {
+        grace: Duration::from_millis(0),
+        idle_timeout: Duration::from_secs(300),
+        max_age: Duration::from_secs(3600),
+        late_window: Duration::from_secs(0),
+        on_timeout: OnTimeout::Evaluate,
+        max_traces: usize::MAX / 2,
+        max_spans_per_trace: 10_000,
+        max_bytes: usize::MAX / 2,
+    };
+    let mut g = c.benchmark_group("assembler");
+    g.throughput(Throughput::Elements(spans.len() as u64));
+    g.bench_function("push_and_complete_2000_spans", |b| {
+        b.iter_batched(
+            || spans.clone(),
+            |spans| {
+                let mut shard = Shard::new(limits.clone());
+                let now = Instant::now();
+                for s in spans {
+                    assert_eq!(shard.push(s, now), Push::Accepted);
+                }
+                let ready = shard.expire(now + Duration::from_millis(1));
+                assert_eq!(ready.len(), traces as usize);
+                ready
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_decode, bench_extract, bench_evaluators, bench_repr, bench_assembler
+}
+criterion_main!(benches);
