@@ -48,15 +48,18 @@ vm() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PID/status"; }   # kB
 metrics() { curl -fs "$API/metrics"; }
 BASE_RSS_KB=$(vm VmRSS)
 
-# Samples the buffered traces/bytes gauges (summed over shards) while the generator runs.
+# Samples the buffered traces/spans/encoded-bytes gauges (summed over shards)
+# and the server's RSS while the generator runs.
 sample_buffered() {
   local out=$1
   : >"$out"
   while :; do
-    metrics | awk '
+    { metrics; echo "rss_kb $(vm VmRSS)"; } | awk '
       /^toolscore_assembler_buffered_traces[{ ]/ {t += $NF}
-      /^toolscore_assembler_buffered(_bytes)?[{ ]/ && !/traces/ {b += $NF}
-      END {print t + 0, b + 0}' >>"$out" || true
+      /^toolscore_assembler_buffered_spans[{ ]/ {s += $NF}
+      /^toolscore_assembler_buffered_encoded_bytes[{ ]/ {e += $NF}
+      /^rss_kb / {r = $2}
+      END {print t + 0, s + 0, e + 0, r + 0}' >>"$out" || true
     sleep 0.2
   done
 }
@@ -104,39 +107,45 @@ delta = lambda k: b.get(k, 0.0) - a.get(k, 0.0)
 def delta_prefix(p):
     return sum(v - a.get(k, 0.0) for k, v in b.items() if k.startswith(p))
 
-# root→scores histogram deltas
-buckets = []
-for k, v in b.items():
-    m = re.match(r'toolscore_root_to_scores_seconds_bucket\{le="([^"]+)"\}', k)
-    if m:
-        buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), v - a.get(k, 0.0)))
-buckets.sort()
-count = delta("toolscore_root_to_scores_seconds_count")
-def quantile(q):
-    if count <= 0:
-        return None
-    rank, prev_le, prev_c = q * count, 0.0, 0.0
+# Histogram deltas over the phase: p50/p99 interpolated within buckets,
+# "max <=" the upper bound of the highest non-empty bucket.
+def histogram(name):
+    buckets = []
+    for k, v in b.items():
+        m = re.match(name + r'_bucket\{le="([^"]+)"\}', k)
+        if m:
+            buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), v - a.get(k, 0.0)))
+    buckets.sort()
+    count = delta(name + "_count")
+    def quantile(q):
+        if count <= 0:
+            return None
+        rank, prev_le, prev_c = q * count, 0.0, 0.0
+        for le, c in buckets:
+            if c >= rank:
+                if le == float("inf"):
+                    return prev_le
+                return prev_le + (le - prev_le) * ((rank - prev_c) / max(c - prev_c, 1e-9))
+            prev_le, prev_c = le, c
+        return prev_le
+    max_le, prev = None, 0.0
     for le, c in buckets:
-        if c >= rank:
-            if le == float("inf"):
-                return prev_le
-            return prev_le + (le - prev_le) * ((rank - prev_c) / max(c - prev_c, 1e-9))
-        prev_le, prev_c = le, c
-    return prev_le
-max_le = None
-prev = 0.0
-for le, c in buckets:
-    if c > prev:
-        max_le = le
-    prev = c
+        if c > prev:
+            max_le = le
+        prev = c
+    return count, quantile(0.5), quantile(0.99), max_le
+count, p50, p99, max_le = histogram("toolscore_root_to_scores_seconds")
+due = histogram("toolscore_due_to_scores_seconds")
 
 secs = max(t1 - t0, 1e-9)
 completed = delta('toolscore_traces_total{outcome="completed"}') + delta('toolscore_traces_total{outcome="timed_out"}')
 cpu_s = (c1 - c0) / tck
 spans_acc = gen["spans_accepted"]
 buf = [tuple(map(float, l.split())) for l in open(f"{work}/{name}.buffered") if l.strip()]
-peak_traces = max((t for t, _ in buf), default=0.0)
-peak_bytes = max((x for _, x in buf), default=0.0)
+peak_traces = max((x[0] for x in buf), default=0.0)
+peak_spans = max((x[1] for x in buf), default=0.0)
+peak_encoded = max((x[2] for x in buf), default=0.0)
+peak_rss_sampled_kb = max((x[3] for x in buf), default=0.0)
 spans_per_trace = gen["spans_per_request"] / gen["traces_per_request"]
 
 # every sent trace has scores?
@@ -166,13 +175,15 @@ report = {
     "traces_evaluated": completed,
     "traces_evaluated_per_sec_over_phase": round(completed / secs),
     "phase_wall_secs": round(secs, 2),
-    "root_to_scores_ms": {"count": count, "p50": ms(quantile(0.5)), "p99": ms(quantile(0.99)), "max_bucket_le": ms(max_le)},
+    "root_to_scores_ms": {"count": count, "p50": ms(p50), "p99": ms(p99), "max_bucket_le": ms(max_le)},
+    "due_to_scores_ms": {"count": due[0], "p50": ms(due[1]), "p99": ms(due[2]), "max_bucket_le": ms(due[3])},
     "outside_last20_wait_ms_query": {"ok": len(outside_ok), "of": len(outside), "max_curl_ms_after_generator_end": ms(max(outside_ok, default=None))},
     "cpu_secs": round(cpu_s, 2),
     "cpu_secs_per_million_spans": round(cpu_s / max(spans_acc, 1) * 1e6, 2),
     "peak_buffered_traces": peak_traces,
-    "peak_buffered_spans_est": round(peak_traces * spans_per_trace),
-    "peak_buffered_bytes_gauge": peak_bytes,
+    "peak_buffered_spans": peak_spans,
+    "peak_buffered_encoded_bytes": peak_encoded,
+    "peak_rss_sampled_mib": round(peak_rss_sampled_kb / 1024, 1),
     "scores_check": {"checked": len(sample), "of": len(ids), "missing": len(missing), "not_evaluated": len(unscored), "examples": (missing + unscored)[:3]},
 }
 print(json.dumps(report, indent=2))
@@ -192,17 +203,22 @@ python3 - "$WORK" "$HWM_KB" "$BASE_RSS_KB" "$PIN" <<'PY'
 import json, sys
 work, hwm, base, pin = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 r = [json.load(open(f"{work}/{p}.report.json")) for p in ("max", "half")]
-peak_spans = max(x["peak_buffered_spans_est"] for x in r)
+peak_spans = max(x["peak_buffered_spans"] for x in r)
+peak_encoded = max(x["peak_buffered_encoded_bytes"] for x in r)
 print("== summary" + (" (pinned: toolscore CPU 0, loadgen CPU 1)" if pin == "1" else " (not pinned)"))
 for x in r:
-    rs = x["root_to_scores_ms"]
+    rs, ds = x["root_to_scores_ms"], x["due_to_scores_ms"]
     print(f'{x["phase"]:>4}: accepted {x["accepted_spans_per_sec_after_warmup"]} spans/s; '
           f'evaluated {x["traces_evaluated_per_sec_over_phase"]} traces/s over {x["phase_wall_secs"]}s; '
           f'root->scores p50 {rs["p50"]} ms p99 {rs["p99"]} ms max<= {rs["max_bucket_le"]} ms (n={int(rs["count"])}); '
+          f'due(root+grace)->scores p50 {ds["p50"]} ms p99 {ds["p99"]} ms max<= {ds["max_bucket_le"]} ms; '
           f'CPU {x["cpu_secs_per_million_spans"]} s/M spans; '
           f'scores: {x["scores_check"]["checked"] - x["scores_check"]["missing"] - x["scores_check"]["not_evaluated"]}/{x["scores_check"]["checked"]} checked ok '
           f'(of {x["scores_check"]["of"]} sent); outside wait_ms check {x["outside_last20_wait_ms_query"]}')
-print(f"peak RSS (VmHWM) {hwm/1024:.1f} MiB, baseline RSS {base/1024:.1f} MiB, peak buffered spans ~{peak_spans}"
-      + (f", RSS/buffered span {hwm*1024/peak_spans:.0f} B ((HWM-baseline)/span {(hwm-base)*1024/peak_spans:.0f} B)" if peak_spans else ""))
+budget = 1.5 * peak_encoded + 30 * 1024 * 1024
+print(f"peak RSS (VmHWM) {hwm/1024:.1f} MiB, baseline RSS {base/1024:.1f} MiB, peak buffered spans {peak_spans:.0f} "
+      f"({peak_encoded/2**20:.1f} MiB encoded); target 1.5 x encoded + 30 MiB = {budget/2**20:.1f} MiB: "
+      + ("met" if hwm * 1024 <= budget else "NOT met")
+      + (f"; RSS/buffered span {hwm*1024/peak_spans:.0f} B, encoded/span {peak_encoded/peak_spans:.0f} B" if peak_spans else ""))
 print(f"details: {work}")
 PY

@@ -230,7 +230,9 @@ async fn run(
             ingest.clone(),
             config.receivers.grpc.max_recv_msg_size_bytes,
         );
-        health_reporter.set_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>().await;
+        health_reporter
+            .set_serving::<receiver::grpc::TraceServer>()
+            .await;
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
         let stop = shutdown.clone();
         servers.push(tokio::spawn(async move {
@@ -314,7 +316,7 @@ async fn run(
         .set_service_status("", tonic_health::ServingStatus::NotServing)
         .await;
     health_reporter
-        .set_not_serving::<opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::TraceServiceServer<receiver::grpc::OtlpTraceService>>()
+        .set_not_serving::<receiver::grpc::TraceServer>()
         .await;
     let mut result = Ok(());
     for s in servers {

@@ -6,6 +6,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use toolscore::cli::{self, eval::EvalArgs};
 
+/// jemalloc rather than glibc malloc: the pipeline allocates and frees many
+/// small objects per span on several threads, where glibc spent a third of
+/// the CPU (and mimalloc's huge-page arenas most of it zeroing fresh pages);
+/// see bench/README.md.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(
     name = "toolscore",

@@ -305,6 +305,33 @@ pub fn from_resource_spans(
     from_resource_spans_keeping(resource_spans, &KeepAttributes::all())
 }
 
+/// [`from_resource_spans_keeping`], with each kept span's encoded size
+/// (prost's `encoded_len`), as the protobuf decoder reports it.
+pub fn from_resource_spans_sized(
+    resource_spans: &[otlp::ResourceSpans],
+    keep: &KeepAttributes,
+) -> (Vec<Span>, Vec<u32>, Vec<RejectedSpan>) {
+    use prost::Message;
+    let (spans, rejected) = from_resource_spans_keeping(resource_spans, keep);
+    let mut refused = rejected
+        .iter()
+        .map(|r| (r.resource, r.scope, r.index))
+        .peekable();
+    let mut sizes = Vec::with_capacity(spans.len());
+    for (ri, rs) in resource_spans.iter().enumerate() {
+        for (si, ss) in rs.scope_spans.iter().enumerate() {
+            for (i, s) in ss.spans.iter().enumerate() {
+                if refused.peek() == Some(&(ri, si, i)) {
+                    refused.next();
+                } else {
+                    sizes.push(u32::try_from(s.encoded_len()).unwrap_or(u32::MAX));
+                }
+            }
+        }
+    }
+    (spans, sizes, rejected)
+}
+
 /// Converts and validates every span of an OTLP request body.
 ///
 /// Spans with bad IDs are refused one by one (returned in the second vector);
@@ -341,6 +368,21 @@ pub fn from_resource_spans_keeping(
     (spans, rejected)
 }
 
+/// A non-empty `parent_span_id` from the wire, with errors naming it.
+pub fn parent_id(bytes: &[u8]) -> Result<SpanId, IdError> {
+    SpanId::from_bytes(bytes).map_err(|e| match e {
+        IdError::Length { want, got, .. } => IdError::Length {
+            what: "parent span ID",
+            want,
+            got,
+        },
+        IdError::Zero { .. } => IdError::Zero {
+            what: "parent span ID",
+        },
+        other => other,
+    })
+}
+
 fn convert(
     s: &otlp::Span,
     service_name: Option<Arc<str>>,
@@ -351,17 +393,7 @@ fn convert(
     let parent_span_id = if s.parent_span_id.is_empty() {
         None
     } else {
-        Some(SpanId::from_bytes(&s.parent_span_id).map_err(|e| match e {
-            IdError::Length { want, got, .. } => IdError::Length {
-                what: "parent span ID",
-                want,
-                got,
-            },
-            IdError::Zero { .. } => IdError::Zero {
-                what: "parent span ID",
-            },
-            other => other,
-        })?)
+        Some(parent_id(&s.parent_span_id)?)
     };
     Ok(Span {
         trace_id,

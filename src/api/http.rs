@@ -469,6 +469,7 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
         revision: 1,
         reason: Reason::Complete,
         root_arrived: None,
+        due: std::time::Instant::now(),
     };
     match json.get("evaluators") {
         None | Some(Json::Null) => Ok(evaluate_ready(

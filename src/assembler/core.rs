@@ -9,6 +9,8 @@
 //! de-duplicated by span ID, since exporters retry.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+
+use foldhash::fast::RandomState;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -84,6 +86,9 @@ pub struct Ready {
     pub reason: Reason,
     /// When the root span arrived, for the root → scores latency.
     pub root_arrived: Option<Instant>,
+    /// When the trace was due for evaluation (its deadline: root + grace for
+    /// a complete trace), for the due → scores latency.
+    pub due: Instant,
 }
 
 #[derive(Debug)]
@@ -95,14 +100,27 @@ enum State {
     Emitted { revision: u32 },
 }
 
+/// Traces with more spans than this keep a span-ID set for de-duplication;
+/// smaller ones scan their spans, which is faster and costs no memory.
+const ID_SET_FROM: usize = 32;
+
 #[derive(Debug)]
 struct Buffer {
     spans: Arc<Vec<Span>>,
-    ids: HashSet<SpanId>,
+    /// What the spans took on the wire.
+    encoded: usize,
+    /// Span IDs, once the trace has more than [`ID_SET_FROM`] spans.
+    ids: Option<HashSet<SpanId, RandomState>>,
     bytes: usize,
     first_seen: Instant,
     root_arrived: Option<Instant>,
+    /// When the trace is due.
     deadline: Instant,
+    /// The key of its entry in `Shard::deadlines`: at or before `deadline`.
+    /// A deadline that only moves later (an idle timeout pushed back by each
+    /// new span) is not re-indexed; `expire` re-files the entry when it
+    /// comes up early. That keeps the sorted index off the per-span path.
+    indexed: Instant,
     state: State,
     /// A late span arrived since the last emission.
     dirty: bool,
@@ -124,16 +142,19 @@ pub struct Counts {
 #[derive(Debug)]
 pub struct Shard {
     limits: Limits,
-    traces: HashMap<TraceId, Buffer>,
+    /// Keyed by client-chosen IDs: foldhash, randomly seeded per process.
+    traces: HashMap<TraceId, Buffer, RandomState>,
     /// (deadline, trace): one entry per buffered trace; the smallest is next.
     deadlines: BTreeSet<(Instant, TraceId)>,
     /// Emitted traces kept for late spans, oldest emission first (may hold stale entries).
     emitted_order: std::collections::VecDeque<(Instant, TraceId)>,
     /// Traces forgotten after emission, so a too-late span is dropped rather
     /// than starting a phantom trace; bounded FIFO of `max_traces` entries.
-    tombstones: HashSet<TraceId>,
+    tombstones: HashSet<TraceId, RandomState>,
     tombstone_order: std::collections::VecDeque<TraceId>,
     bytes: usize,
+    spans: usize,
+    encoded: usize,
     open: usize,
     pub counts: Counts,
 }
@@ -142,12 +163,14 @@ impl Shard {
     pub fn new(limits: Limits) -> Shard {
         Shard {
             limits,
-            traces: HashMap::new(),
+            traces: HashMap::default(),
             deadlines: BTreeSet::new(),
             emitted_order: std::collections::VecDeque::new(),
-            tombstones: HashSet::new(),
+            tombstones: HashSet::default(),
             tombstone_order: std::collections::VecDeque::new(),
             bytes: 0,
+            spans: 0,
+            encoded: 0,
             open: 0,
             counts: Counts::default(),
         }
@@ -171,16 +194,48 @@ impl Shard {
         self.bytes
     }
 
-    /// The earliest deadline, for the driver's one timer.
-    pub fn next_deadline(&self) -> Option<Instant> {
-        self.deadlines.first().map(|(d, _)| *d)
+    /// Spans buffered (open traces and those kept for late spans).
+    pub fn spans(&self) -> usize {
+        self.spans
+    }
+
+    /// The encoded (wire) size of the buffered spans, where it was given.
+    pub fn encoded_bytes(&self) -> usize {
+        self.encoded
+    }
+
+    /// The earliest deadline, for the driver's one timer. Entries filed
+    /// early (see `Buffer::indexed`) are re-filed first, so the timer does
+    /// not wake for them.
+    pub fn next_deadline(&mut self) -> Option<Instant> {
+        loop {
+            let &(key, id) = self.deadlines.first()?;
+            match self.traces.get(&id) {
+                Some(b) if b.deadline > key => {
+                    self.deadlines.pop_first();
+                    self.reindex(id);
+                }
+                _ => return Some(key),
+            }
+        }
     }
 
     fn set_deadline(&mut self, id: TraceId, new: Instant) {
         if let Some(b) = self.traces.get_mut(&id) {
-            self.deadlines.remove(&(b.deadline, id));
             b.deadline = new;
-            self.deadlines.insert((new, id));
+            if new < b.indexed {
+                self.deadlines.remove(&(b.indexed, id));
+                b.indexed = new;
+                self.deadlines.insert((new, id));
+            }
+        }
+    }
+
+    /// Files a trace under its (new) deadline after its entry was popped.
+    fn reindex(&mut self, id: TraceId) {
+        if let Some(b) = self.traces.get_mut(&id) {
+            b.indexed = b.deadline;
+            self.deadlines.insert((b.deadline, id));
         }
     }
 
@@ -218,8 +273,10 @@ impl Shard {
 
     fn forget(&mut self, id: TraceId) {
         if let Some(b) = self.traces.remove(&id) {
-            self.deadlines.remove(&(b.deadline, id));
+            self.deadlines.remove(&(b.indexed, id));
             self.bytes -= b.bytes;
+            self.spans -= b.spans.len();
+            self.encoded -= b.encoded;
             if matches!(b.state, State::Open) {
                 self.open -= 1;
             }
@@ -228,6 +285,11 @@ impl Shard {
 
     /// Adds one span. The caller counts the outcome.
     pub fn push(&mut self, span: Span, now: Instant) -> Push {
+        self.push_sized(span, 0, now)
+    }
+
+    /// [`push`](Self::push), with the span's encoded size for the accounting.
+    pub fn push_sized(&mut self, span: Span, encoded: usize, now: Instant) -> Push {
         let id = span.trace_id;
         let size = span.size_hint();
         if self.tombstones.contains(&id) {
@@ -235,7 +297,11 @@ impl Shard {
             return Push::TooLate;
         }
         if let Some(b) = self.traces.get(&id) {
-            if b.ids.contains(&span.span_id) {
+            let dup = match &b.ids {
+                Some(ids) => ids.contains(&span.span_id),
+                None => b.spans.iter().any(|s| s.span_id == span.span_id),
+            };
+            if dup {
                 return Push::Duplicate;
             }
             if b.spans.len() >= self.limits.max_spans_per_trace {
@@ -250,9 +316,20 @@ impl Shard {
         let mut new_deadline = None;
         match self.traces.get_mut(&id) {
             Some(b) => {
-                b.ids.insert(span.span_id);
                 b.bytes += size;
-                push_compact(Arc::make_mut(&mut b.spans), span);
+                b.encoded += encoded;
+                let span_id = span.span_id;
+                let spans = Arc::make_mut(&mut b.spans);
+                push_compact(spans, span);
+                match &mut b.ids {
+                    Some(ids) => {
+                        ids.insert(span_id);
+                    }
+                    None if spans.len() > ID_SET_FROM => {
+                        b.ids = Some(spans.iter().map(|s| s.span_id).collect());
+                    }
+                    None => {}
+                }
                 match b.state {
                     State::Open => {
                         if is_root && b.root_arrived.is_none() {
@@ -275,10 +352,10 @@ impl Shard {
                     }
                 }
                 self.bytes += size;
+                self.spans += 1;
+                self.encoded += encoded;
             }
             None => {
-                let mut ids = HashSet::new();
-                ids.insert(span.span_id);
                 let deadline = if is_root {
                     now + limits.grace
                 } else {
@@ -288,17 +365,21 @@ impl Shard {
                     id,
                     Buffer {
                         spans: Arc::new(vec![span]),
-                        ids,
+                        encoded,
+                        ids: None,
                         bytes: size,
                         first_seen: now,
                         root_arrived: is_root.then_some(now),
                         deadline,
+                        indexed: deadline,
                         state: State::Open,
                         dirty: false,
                     },
                 );
                 self.deadlines.insert((deadline, id));
                 self.bytes += size;
+                self.spans += 1;
+                self.encoded += encoded;
                 self.open += 1;
             }
         }
@@ -316,6 +397,11 @@ impl Shard {
                 break;
             }
             self.deadlines.pop_first();
+            if self.traces.get(&id).is_some_and(|b| b.deadline > now) {
+                // Filed early (its deadline moved later since): file it again.
+                self.reindex(id);
+                continue;
+            }
             if let Some(r) = self.on_deadline(id, now) {
                 out.push(r);
             }
@@ -331,7 +417,6 @@ impl Shard {
                 let complete = b.root_arrived.is_some();
                 if !complete && limits.on_timeout == OnTimeout::Drop {
                     self.counts.timed_out_dropped += 1;
-                    self.deadlines.insert((b.deadline, id));
                     self.forget(id);
                     return None;
                 }
@@ -353,9 +438,10 @@ impl Shard {
                         Reason::TimedOut
                     },
                     root_arrived: b.root_arrived,
+                    due: b.deadline,
                 };
                 b.deadline = now + limits.late_window;
-                self.deadlines.insert((b.deadline, id));
+                self.reindex(id);
                 self.emitted_order.push_back((now, id));
                 Some(ready)
             }
@@ -372,15 +458,15 @@ impl Shard {
                     revision: revision + 1,
                     reason: Reason::Revised,
                     root_arrived: b.root_arrived,
+                    due: b.deadline,
                 };
                 b.deadline = now + limits.late_window;
-                self.deadlines.insert((b.deadline, id));
+                self.reindex(id);
                 self.emitted_order.push_back((now, id));
                 Some(ready)
             }
             State::Emitted { .. } => {
                 // The late window closed: forget the trace, remember its ID.
-                self.deadlines.insert((b.deadline, id));
                 self.forget(id);
                 self.tombstone(id);
                 None
@@ -415,6 +501,7 @@ impl Shard {
                     revision,
                     reason: Reason::Shutdown,
                     root_arrived: b.root_arrived,
+                    due: b.deadline,
                 });
             } else if matches!(b.state, State::Open) {
                 self.counts.timed_out_dropped += 1;

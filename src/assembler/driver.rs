@@ -22,6 +22,8 @@ use crate::telemetry::{Metrics, ShardLabel};
 /// Spans for one shard and where to send the verdicts.
 pub struct Batch {
     pub spans: Vec<Span>,
+    /// Each span's encoded size (0 where unknown).
+    pub encoded: Vec<u32>,
     pub reply: oneshot::Sender<Vec<Push>>,
 }
 
@@ -38,25 +40,33 @@ impl AssemblerHandle {
         self.senders.len()
     }
 
-    /// Submits spans; returns one verdict per span, in input order.
-    pub async fn submit(&self, spans: Vec<Span>) -> Vec<Push> {
+    /// Submits spans (with their encoded sizes, where known); returns one
+    /// verdict per span, in input order.
+    pub async fn submit(&self, spans: Vec<Span>, encoded: Vec<u32>) -> Vec<Push> {
         let n = self.senders.len();
         let total = spans.len();
-        let mut parts: Vec<(Vec<usize>, Vec<Span>)> =
-            (0..n).map(|_| (Vec::new(), Vec::new())).collect();
+        let mut parts: Vec<(Vec<usize>, Vec<Span>, Vec<u32>)> = (0..n)
+            .map(|_| (Vec::new(), Vec::new(), Vec::new()))
+            .collect();
+        let mut sizes = encoded.into_iter();
         for (i, s) in spans.into_iter().enumerate() {
             let part = &mut parts[shard_of(&s.trace_id, n)];
             part.0.push(i);
             part.1.push(s);
+            part.2.push(sizes.next().unwrap_or(0));
         }
         let mut verdicts = vec![Push::Full; total];
         let mut pending = Vec::new();
-        for (shard, (idx, spans)) in parts.into_iter().enumerate() {
+        for (shard, (idx, spans, encoded)) in parts.into_iter().enumerate() {
             if spans.is_empty() {
                 continue;
             }
             let (tx, rx) = oneshot::channel();
-            let batch = Batch { spans, reply: tx };
+            let batch = Batch {
+                spans,
+                encoded,
+                reply: tx,
+            };
             let sent =
                 tokio::time::timeout(self.send_timeout, self.senders[shard].send(batch)).await;
             if matches!(sent, Ok(Ok(()))) {
@@ -120,6 +130,7 @@ async fn run_shard(
         shard: index.to_string(),
     };
     let mut seen = Counts::default();
+    let mut new_traces = Vec::new();
     loop {
         let deadline = shard.next_deadline().map(Instant::from_std);
         tokio::select! {
@@ -127,15 +138,20 @@ async fn run_shard(
                 let Some(batch) = batch else { break };
                 let now = Instant::now().into_std();
                 let mut verdicts = Vec::with_capacity(batch.spans.len());
+                new_traces.clear();
+                let mut sizes = batch.encoded.into_iter();
                 for span in batch.spans {
+                    let encoded = sizes.next().unwrap_or(0);
                     let trace_id = span.trace_id;
                     let known = shard.contains(&trace_id);
-                    let v = shard.push(span, now);
+                    let v = shard.push_sized(span, encoded as usize, now);
                     if v == Push::Accepted && !known {
-                        store.mark_pending(trace_id, now);
+                        new_traces.push(trace_id);
                     }
                     verdicts.push(v);
                 }
+                // One store lock per batch, not per trace.
+                store.mark_pending_many(&new_traces, now);
                 // The receiver may have given up (timeout): nothing to do then.
                 let _ = batch.reply.send(verdicts);
             }
@@ -191,4 +207,12 @@ fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metri
         .buffered_bytes
         .get_or_create(label)
         .set(shard.bytes() as i64);
+    metrics
+        .buffered_spans
+        .get_or_create(label)
+        .set(shard.spans() as i64);
+    metrics
+        .buffered_encoded_bytes
+        .get_or_create(label)
+        .set(shard.encoded_bytes() as i64);
 }

@@ -337,8 +337,14 @@ pub fn json_to_py(v: &Json) -> Value {
     pyvalue::json::loads(&v.to_string()).unwrap_or(Value::None)
 }
 
+/// Ready traces handed to the blocking pool at once. Under load, one
+/// hand-off, one store lock and one broadcast pass per batch instead of per
+/// trace; when traffic is light a batch is a single trace, so no trace
+/// waits for others.
+const MAX_BATCH: usize = 64;
+
 /// Takes ready traces off `rx` and stores their results, evaluating at most
-/// `workers` traces at once on the blocking pool. Returns when `rx` closes
+/// `workers` batches at once on the blocking pool. Returns when `rx` closes
 /// and every evaluation has finished (the drain).
 pub async fn run(
     mut rx: mpsc::Receiver<Ready>,
@@ -351,11 +357,20 @@ pub async fn run(
 ) {
     let workers = workers.max(1);
     let permits = Arc::new(Semaphore::new(workers));
-    while let Some(ready) = rx.recv().await {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         metrics.evaluation_queue_depth.set(rx.len() as i64);
         let Ok(permit) = permits.clone().acquire_owned().await else {
             break;
         };
+        // Traces that became ready while waiting for a worker join this batch.
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        let ready = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
         let (binder, extract_cfg, store, metrics, exporter) = (
             binder.clone(),
             extract_cfg.clone(),
@@ -364,29 +379,52 @@ pub async fn run(
             exporter.clone(),
         );
         tokio::task::spawn_blocking(move || {
-            let _span = tracing::info_span!(
-                "evaluate_trace",
-                trace_id = %ready.trace_id,
-                revision = ready.revision,
-                spans = ready.spans.len()
-            )
-            .entered();
-            let started = Instant::now();
-            let record = evaluate_ready(&binder, &extract_cfg, &ready, SystemTime::now());
-            metrics.record_evaluation(&record, started.elapsed());
-            let stored = store.put(record, Instant::now());
-            // Never blocks: a full export queue drops (and counts) the record.
-            if let (Some(exporter), Some(record)) = (&exporter, stored) {
-                exporter.offer(record);
-            }
-            if let Some(root) = ready.root_arrived {
-                metrics
-                    .root_to_scores_seconds
-                    .observe(root.elapsed().as_secs_f64());
-            }
+            evaluate_batch(
+                &ready,
+                &binder,
+                &extract_cfg,
+                &*store,
+                &metrics,
+                exporter.as_ref(),
+            );
             drop(permit);
         });
     }
     // Drain: wait for the evaluations still running.
     let _ = permits.acquire_many(workers as u32).await;
+}
+
+/// Evaluates a batch of ready traces and stores (and offers for export) the results.
+fn evaluate_batch(
+    batch: &[Ready],
+    binder: &Binder,
+    extract_cfg: &ExtractConfig,
+    store: &dyn ResultStore,
+    metrics: &Metrics,
+    exporter: Option<&crate::exporter::ExporterHandle>,
+) {
+    let mut records = Vec::with_capacity(batch.len());
+    for ready in batch {
+        let _span = tracing::info_span!(
+            "evaluate_trace",
+            trace_id = %ready.trace_id,
+            revision = ready.revision,
+            spans = ready.spans.len()
+        )
+        .entered();
+        let started = Instant::now();
+        let record = evaluate_ready(binder, extract_cfg, ready, SystemTime::now());
+        metrics.record_evaluation(&record, started.elapsed());
+        records.push(record);
+    }
+    let stored = store.put_many(records, Instant::now());
+    for ready in batch {
+        metrics.observe_scores_latency(ready);
+    }
+    // Never blocks: a full export queue drops (and counts) the record.
+    if let Some(exporter) = exporter {
+        for record in stored.into_iter().flatten() {
+            exporter.offer(record);
+        }
+    }
 }

@@ -1,52 +1,149 @@
 //! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+//!
+//! The service is written out by hand rather than generated, for one reason:
+//! its codec decodes the request straight into [`Span`](crate::span::Span)s
+//! (`wire.rs`) instead of building prost's `ExportTraceServiceRequest` first.
+//! Everything else is what tonic's generated server does: gzip in and out,
+//! the decoded size capped, `Unimplemented` for other methods.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
-    TraceService, TraceServiceServer,
-};
-use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
-};
-use tonic::codec::CompressionEncoding;
-use tonic::{Code, Request, Response, Status};
+use bytes::Buf;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
+use tonic::body::Body;
+use tonic::codec::{BufferSettings, Codec, CompressionEncoding, DecodeBuf, Decoder};
+use tonic::codegen::{BoxFuture, StdError};
+use tonic::server::{Grpc, NamedService, UnaryService};
+use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use super::wire::{self, Decoded};
 use super::{Ingest, Refused, ingest};
 
-pub struct OtlpTraceService {
+const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/// The `TraceService` server.
+#[derive(Clone)]
+pub struct TraceServer {
     ctx: Arc<Ingest>,
+    max_decoding_message_size: usize,
+}
+
+impl NamedService for TraceServer {
+    const NAME: &'static str = "opentelemetry.proto.collector.trace.v1.TraceService";
 }
 
 /// The `TraceService` server: gzip in and out, decoded size capped.
-pub fn service(
-    ctx: Arc<Ingest>,
-    max_decoding_message_size: usize,
-) -> TraceServiceServer<OtlpTraceService> {
-    TraceServiceServer::new(OtlpTraceService { ctx })
-        .accept_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Gzip)
-        .max_decoding_message_size(max_decoding_message_size)
+pub fn service(ctx: Arc<Ingest>, max_decoding_message_size: usize) -> TraceServer {
+    TraceServer {
+        ctx,
+        max_decoding_message_size,
+    }
 }
 
-#[tonic::async_trait]
-impl TraceService for OtlpTraceService {
-    async fn export(
-        &self,
-        request: Request<ExportTraceServiceRequest>,
-    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
-        let req = request.into_inner();
-        match ingest(&self.ctx, "grpc", &req.resource_spans).await {
-            Ok(done) => Ok(Response::new(done.response())),
-            Err(Refused::Unavailable { retry_after }) => Err(Status::with_error_details(
-                Code::Unavailable,
-                format!(
-                    "toolscore is at capacity; retry after {}s",
-                    retry_after.as_secs()
-                ),
-                ErrorDetails::with_retry_info(Some(retry_after)),
-            )),
-            Err(Refused::Invalid(msg)) => Err(Status::invalid_argument(msg)),
+impl<B> tower::Service<http::Request<B>> for TraceServer
+where
+    B: tonic::codegen::Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let (ctx, max) = (self.ctx.clone(), self.max_decoding_message_size);
+        Box::pin(async move {
+            if req.uri().path() != EXPORT {
+                return Ok(Status::unimplemented("unknown method").into_http());
+            }
+            let codec = SpanCodec { ctx: ctx.clone() };
+            let mut grpc = Grpc::new(codec)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .send_compressed(CompressionEncoding::Gzip)
+                .max_decoding_message_size(max);
+            Ok(grpc.unary(Export(ctx), req).await)
+        })
+    }
+}
+
+struct Export(Arc<Ingest>);
+
+impl UnaryService<Decoded> for Export {
+    type Response = ExportTraceServiceResponse;
+    type Future = BoxFuture<tonic::Response<Self::Response>, Status>;
+
+    fn call(&mut self, request: tonic::Request<Decoded>) -> Self::Future {
+        let ctx = self.0.clone();
+        Box::pin(async move {
+            match ingest(&ctx, "grpc", request.into_inner()).await {
+                Ok(done) => Ok(tonic::Response::new(done.response())),
+                Err(Refused::Unavailable { retry_after }) => Err(Status::with_error_details(
+                    Code::Unavailable,
+                    format!(
+                        "toolscore is at capacity; retry after {}s",
+                        retry_after.as_secs()
+                    ),
+                    ErrorDetails::with_retry_info(Some(retry_after)),
+                )),
+                Err(Refused::Invalid(msg)) => Err(Status::invalid_argument(msg)),
+            }
+        })
+    }
+}
+
+/// Decodes requests with `wire::decode_request`; encodes responses with prost.
+struct SpanCodec {
+    ctx: Arc<Ingest>,
+}
+
+impl Codec for SpanCodec {
+    type Encode = ExportTraceServiceResponse;
+    type Decode = Decoded;
+    type Encoder = tonic_prost::ProstEncoder<ExportTraceServiceResponse>;
+    type Decoder = SpanDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        tonic_prost::ProstEncoder::new(BufferSettings::default())
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        SpanDecoder {
+            ctx: self.ctx.clone(),
+        }
+    }
+}
+
+struct SpanDecoder {
+    ctx: Arc<Ingest>,
+}
+
+impl Decoder for SpanDecoder {
+    type Item = Decoded;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Decoded>, Status> {
+        let len = src.remaining();
+        // tonic hands over one contiguous buffer per message; copy only if not.
+        let decoded = if src.chunk().len() == len {
+            let d = wire::decode_request(src.chunk(), &self.ctx.keep);
+            src.advance(len);
+            d
+        } else {
+            let bytes = src.copy_to_bytes(len);
+            wire::decode_request(&bytes, &self.ctx.keep)
+        };
+        match decoded {
+            Ok(d) => Ok(Some(d)),
+            Err(e) => {
+                self.ctx.metrics.refuse("malformed");
+                Err(Status::invalid_argument(e.to_string()))
+            }
         }
     }
 }

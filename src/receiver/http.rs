@@ -13,8 +13,10 @@ use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
+use super::wire::{self, Decoded};
 use super::{Ingest, Refused, ingest};
 use crate::config::HttpReceiverConfig;
+use crate::span::{self, KeepAttributes};
 
 pub struct HttpState {
     pub ctx: Arc<Ingest>,
@@ -148,14 +150,14 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     } else {
         raw
     };
-    let request = match decode(format, &bytes) {
+    let decoded = match decode(format, &bytes, &st.ctx.keep) {
         Ok(r) => r,
         Err(message) => {
             st.ctx.metrics.refuse("malformed");
             return error(format, StatusCode::BAD_REQUEST, message);
         }
     };
-    match ingest(&st.ctx, "http", &request.resource_spans).await {
+    match ingest(&st.ctx, "http", decoded).await {
         Ok(done) => {
             let response = done.response();
             let body = match format {
@@ -205,17 +207,21 @@ fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
     Ok(Bytes::from(out))
 }
 
-fn decode(format: Format, bytes: &[u8]) -> Result<ExportTraceServiceRequest, String> {
+fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
     match format {
-        Format::Protobuf => {
-            ExportTraceServiceRequest::decode(bytes).map_err(|e| format!("invalid protobuf: {e}"))
-        }
+        Format::Protobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
         Format::Json => {
             let de = &mut serde_json::Deserializer::from_slice(bytes);
             let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
                 .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
             de.end().map_err(|e| format!("invalid OTLP JSON: {e}"))?;
-            Ok(req)
+            let (spans, encoded, rejected) =
+                span::from_resource_spans_sized(&req.resource_spans, keep);
+            Ok(Decoded {
+                spans,
+                encoded,
+                rejected,
+            })
         }
     }
 }

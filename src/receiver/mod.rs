@@ -7,17 +7,18 @@
 
 pub mod grpc;
 pub mod http;
+pub mod wire;
 
 use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
-use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 
 use crate::assembler::{AssemblerHandle, Push};
-use crate::span::{self, KeepAttributes};
+use crate::span::KeepAttributes;
 use crate::telemetry::{Metrics, ReceiverLabel};
+use wire::Decoded;
 
 /// A request's result when it was (at least partly) taken.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -68,10 +69,14 @@ pub struct Ingest {
 pub async fn ingest(
     ctx: &Ingest,
     receiver: &'static str,
-    resource_spans: &[ResourceSpans],
+    decoded: Decoded,
 ) -> Result<Ingested, Refused> {
     let (handle, metrics, retry_after) = (&ctx.handle, &ctx.metrics, ctx.retry_after);
-    let (spans, bad_ids) = span::from_resource_spans_keeping(resource_spans, &ctx.keep);
+    let Decoded {
+        spans,
+        encoded,
+        rejected: bad_ids,
+    } = decoded;
     let total = spans.len() + bad_ids.len();
     metrics
         .spans_received
@@ -94,7 +99,7 @@ pub async fn ingest(
             reasons.join("; ")
         )));
     }
-    let verdicts = handle.submit(spans).await;
+    let verdicts = handle.submit(spans, encoded).await;
     let (mut accepted, mut dup, mut trace_full, mut late, mut full) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     for v in &verdicts {

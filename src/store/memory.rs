@@ -99,20 +99,44 @@ impl ResultStore for MemoryStore {
     }
 
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
-        let record = Arc::new(record);
+        self.put_many(vec![record], now).pop().flatten()
+    }
+
+    fn put_many(&self, records: Vec<TraceRecord>, now: Instant) -> Vec<Option<Arc<TraceRecord>>> {
+        let mut stored = Vec::with_capacity(records.len());
         {
             let mut inner = self.lock();
-            if let Some(e) = inner.map.get(&record.trace_id) {
+            for record in records {
                 // An older revision never replaces a newer one.
-                if e.record.revision > record.revision {
-                    return None;
+                if inner
+                    .map
+                    .get(&record.trace_id)
+                    .is_some_and(|e| e.record.revision > record.revision)
+                {
+                    stored.push(None);
+                    continue;
                 }
+                let record = Arc::new(record);
+                self.insert(&mut inner, record.clone(), now);
+                stored.push(Some(record));
             }
-            self.insert(&mut inner, record.clone(), now);
         }
         // No subscribers is fine; a lagging one sees `Lagged` and catches up.
-        let _ = self.updates.send(record.clone());
-        Some(record)
+        if self.updates.receiver_count() > 0 {
+            for record in stored.iter().flatten() {
+                let _ = self.updates.send(record.clone());
+            }
+        }
+        stored
+    }
+
+    fn mark_pending_many(&self, trace_ids: &[TraceId], now: Instant) {
+        let mut inner = self.lock();
+        for id in trace_ids {
+            if !inner.map.contains_key(id) {
+                self.insert(&mut inner, Arc::new(TraceRecord::pending(*id)), now);
+            }
+        }
     }
 
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {

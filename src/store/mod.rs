@@ -118,6 +118,16 @@ pub trait ResultStore: Send + Sync + 'static {
     /// Stores a record, replacing an older revision, and publishes it.
     /// Returns the stored record, or `None` when a newer revision was kept.
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>>;
+    /// [`put`](Self::put) for several records; a store may take its lock once.
+    fn put_many(&self, records: Vec<TraceRecord>, now: Instant) -> Vec<Option<Arc<TraceRecord>>> {
+        records.into_iter().map(|r| self.put(r, now)).collect()
+    }
+    /// [`mark_pending`](Self::mark_pending) for several traces.
+    fn mark_pending_many(&self, trace_ids: &[TraceId], now: Instant) {
+        for id in trace_ids {
+            self.mark_pending(*id, now);
+        }
+    }
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;

@@ -62,11 +62,17 @@ pub struct Metrics {
     pub traces: Family<OutcomeLabel, Counter>,
     pub buffered_traces: Family<ShardLabel, Gauge>,
     pub buffered_bytes: Family<ShardLabel, Gauge>,
+    pub buffered_spans: Family<ShardLabel, Gauge>,
+    /// What the buffered spans took on the wire (their protobuf encoding).
+    pub buffered_encoded_bytes: Family<ShardLabel, Gauge>,
     pub assembler_queue_depth: Family<ShardLabel, Gauge>,
     pub evaluation_queue_depth: Gauge,
     pub evaluation_seconds: Histogram,
     /// From a trace's root span being accepted to its scores being stored.
     pub root_to_scores_seconds: Histogram,
+    /// From a complete trace being due (root + grace) to its scores being
+    /// stored: what toolscore adds on top of the configured grace period.
+    pub due_to_scores_seconds: Histogram,
     pub results: Family<ResultLabel, Counter>,
     pub store_evicted: Counter,
     pub store_traces: Gauge,
@@ -93,10 +99,20 @@ impl Metrics {
             traces: Family::default(),
             buffered_traces: Family::default(),
             buffered_bytes: Family::default(),
+            buffered_spans: Family::default(),
+            buffered_encoded_bytes: Family::default(),
             assembler_queue_depth: Family::default(),
             evaluation_queue_depth: Gauge::default(),
             evaluation_seconds: Histogram::new(exponential_buckets(0.000_01, 2.0, 20)),
             root_to_scores_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            // Fine around the ≤ 10 ms that toolscore aims to add to the grace period.
+            due_to_scores_seconds: Histogram::new(
+                [
+                    0.000_5, 0.001, 0.002, 0.003, 0.004, 0.005, 0.007_5, 0.01, 0.012_5, 0.015,
+                    0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
+                ]
+                .into_iter(),
+            ),
             results: Family::default(),
             store_evicted: Counter::default(),
             store_traces: Gauge::default(),
@@ -144,6 +160,17 @@ impl Metrics {
             m.buffered_bytes.clone(),
         );
         registry.register(
+            "assembler_buffered_spans",
+            "Spans buffered per shard (open traces and those kept for late spans)",
+            m.buffered_spans.clone(),
+        );
+        registry.register_with_unit(
+            "assembler_buffered_encoded",
+            "Protobuf-encoded size of the spans buffered per shard, as received",
+            Unit::Bytes,
+            m.buffered_encoded_bytes.clone(),
+        );
+        registry.register(
             "assembler_queue_depth",
             "Span batches queued per shard",
             m.assembler_queue_depth.clone(),
@@ -164,6 +191,12 @@ impl Metrics {
             "Time from a trace's root span being accepted to its scores being queryable",
             Unit::Seconds,
             m.root_to_scores_seconds.clone(),
+        );
+        registry.register_with_unit(
+            "due_to_scores",
+            "Time from a complete trace being due for evaluation (root span + grace) to its scores being queryable",
+            Unit::Seconds,
+            m.due_to_scores_seconds.clone(),
         );
         registry.register(
             "evaluation_results",
@@ -233,6 +266,20 @@ impl Metrics {
                 .get_or_create(&OutcomeLabel { outcome })
                 .inc_by(n);
         }
+    }
+
+    /// Root → scores and due → scores latencies of one stored result
+    /// (complete traces on their first evaluation only).
+    pub fn observe_scores_latency(&self, ready: &crate::assembler::Ready) {
+        if ready.reason != crate::assembler::Reason::Complete {
+            return;
+        }
+        if let Some(root) = ready.root_arrived {
+            self.root_to_scores_seconds
+                .observe(root.elapsed().as_secs_f64());
+        }
+        self.due_to_scores_seconds
+            .observe(ready.due.elapsed().as_secs_f64());
     }
 
     pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {

@@ -1,0 +1,755 @@
+//! OTLP trace requests decoded straight from protobuf bytes into [`Span`]s.
+//!
+//! prost would first build the whole `ExportTraceServiceRequest` — a
+//! `String` for every key and every value of every attribute, an LLM span's
+//! prompt included — only for the conversion to copy out the few attributes
+//! toolscore reads and drop the rest. This decoder walks the wire format once
+//! and allocates only what a buffered span keeps: its name and the kept
+//! attributes. On the service's hot path that is most of the receive cost.
+//!
+//! What it checks: the wire format everywhere (tags, wire types of the fields
+//! it reads, lengths, varints, nesting depth), UTF-8 of every string it
+//! keeps or compares (names, attribute keys, kept values), and the IDs (as
+//! [`span::from_resource_spans_keeping`] does, one span at a time). Fields
+//! toolscore never reads (events, links, status, scope, unkept attribute
+//! values) are skipped without being validated beyond the wire format. On
+//! well-formed input the result is exactly that of prost followed by
+//! [`span::from_resource_spans_keeping`]; the tests check it.
+
+use std::sync::Arc;
+
+use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan, Span, SpanId, TraceId};
+
+/// Spans taken from one request, and those refused one by one.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub spans: Vec<Span>,
+    /// Each kept span's encoded size in bytes (its protobuf message), for the
+    /// assembler's accounting of what it buffers against what was sent.
+    pub encoded: Vec<u32>,
+    pub rejected: Vec<RejectedSpan>,
+}
+
+/// The request is not a well-formed `ExportTraceServiceRequest`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid protobuf: {what} at byte {offset}")]
+pub struct WireError {
+    pub what: &'static str,
+    pub offset: usize,
+}
+
+/// prost's nesting limit, so both accept the same messages.
+const MAX_DEPTH: u32 = 100;
+
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const START_GROUP: u8 = 3;
+const END_GROUP: u8 = 4;
+const FIXED32: u8 = 5;
+
+/// Decodes an `ExportTraceServiceRequest`, keeping the attributes `keep` names.
+pub fn decode_request(buf: &[u8], keep: &KeepAttributes) -> Result<Decoded, WireError> {
+    let mut out = Decoded {
+        // A guess from the usual span size; it only saves regrowth.
+        spans: Vec::with_capacity(buf.len() / 320),
+        encoded: Vec::with_capacity(buf.len() / 320),
+        rejected: Vec::new(),
+    };
+    let mut scratch = Vec::new();
+    let mut r = Reader::new(buf, 0);
+    let mut resource = 0;
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (1, LEN) => {
+                let rs = r.message()?;
+                resource_spans(rs, resource, keep, &mut out, &mut scratch, MAX_DEPTH - 1)?;
+                resource += 1;
+            }
+            (1, _) => return Err(r.error("wrong wire type for resource_spans")),
+            _ => r.skip(field, wt, MAX_DEPTH)?,
+        }
+    }
+    Ok(out)
+}
+
+/// A cursor over one message's bytes; `base` is its offset in the request.
+#[derive(Clone, Copy)]
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8], base: usize) -> Reader<'a> {
+        Reader { buf, pos: 0, base }
+    }
+
+    fn error(&self, what: &'static str) -> WireError {
+        WireError {
+            what,
+            offset: self.base + self.pos,
+        }
+    }
+
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(self.error("truncated varint"));
+            };
+            self.pos += 1;
+            if i == 9 && b > 1 {
+                return Err(self.error("varint overflows 64 bits"));
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(self.error("varint longer than 10 bytes"))
+    }
+
+    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], WireError> {
+        let end = self.pos + N;
+        let bytes = self
+            .buf
+            .get(self.pos..end)
+            .and_then(|s| <[u8; N]>::try_from(s).ok())
+            .ok_or_else(|| self.error("truncated fixed-width field"))?;
+        self.pos = end;
+        Ok(bytes)
+    }
+
+    fn fixed64(&mut self) -> Result<u64, WireError> {
+        self.fixed::<8>().map(u64::from_le_bytes)
+    }
+
+    /// The next field's number and wire type, or `None` at the end.
+    fn field(&mut self) -> Result<Option<(u32, u8)>, WireError> {
+        if self.pos >= self.buf.len() {
+            return Ok(None);
+        }
+        let key = self.varint()?;
+        let field = u32::try_from(key >> 3).map_err(|_| self.error("field number too large"))?;
+        if field == 0 {
+            return Err(self.error("field number 0"));
+        }
+        let wt = (key & 7) as u8;
+        if wt > FIXED32 {
+            return Err(self.error("unknown wire type"));
+        }
+        Ok(Some((field, wt)))
+    }
+
+    /// A length-delimited field's bytes.
+    fn bytes(&mut self) -> Result<&'a [u8], WireError> {
+        let at = self.pos;
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| self.error("length too large"))?;
+        let end = self
+            .pos
+            .checked_add(len)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or(WireError {
+                what: "length past the end of the message",
+                offset: self.base + at,
+            })?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    /// A nested message, as a reader of its own.
+    fn message(&mut self) -> Result<Reader<'a>, WireError> {
+        let bytes = self.bytes()?;
+        Ok(Reader::new(bytes, self.base + self.pos - bytes.len()))
+    }
+
+    fn str(&mut self) -> Result<&'a str, WireError> {
+        let at = self.error("string is not valid UTF-8");
+        std::str::from_utf8(self.bytes()?).map_err(|_| at)
+    }
+
+    /// Skips a field of any wire type (groups included, as prost does).
+    fn skip(&mut self, field: u32, wt: u8, depth: u32) -> Result<(), WireError> {
+        match wt {
+            VARINT => self.varint().map(drop),
+            FIXED64 => self.fixed::<8>().map(drop),
+            FIXED32 => self.fixed::<4>().map(drop),
+            LEN => self.bytes().map(drop),
+            START_GROUP => {
+                let depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| self.error("nesting too deep"))?;
+                loop {
+                    let Some((f, w)) = self.field()? else {
+                        return Err(self.error("group without end"));
+                    };
+                    if w == END_GROUP {
+                        if f != field {
+                            return Err(self.error("mismatched end group"));
+                        }
+                        return Ok(());
+                    }
+                    self.skip(f, w, depth)?;
+                }
+            }
+            _ => Err(self.error("unexpected end group")),
+        }
+    }
+}
+
+fn resource_spans(
+    r: Reader<'_>,
+    ri: usize,
+    keep: &KeepAttributes,
+    out: &mut Decoded,
+    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    depth: u32,
+) -> Result<(), WireError> {
+    // First pass: the resource's `service.name` (the resource may follow the spans).
+    let mut service: Option<ValueRef<'_>> = None;
+    let mut first = r;
+    while let Some((field, wt)) = first.field()? {
+        match (field, wt) {
+            (1, LEN) => {
+                let mut res = first.message()?;
+                while let Some((f, w)) = res.field()? {
+                    match (f, w) {
+                        (1, LEN) => {
+                            let kv = res.message()?;
+                            let (key, value) = key_value(kv)?;
+                            if key == "service.name" {
+                                service = Some(value);
+                            }
+                        }
+                        (1, _) => return Err(res.error("wrong wire type for attributes")),
+                        _ => res.skip(f, w, depth)?,
+                    }
+                }
+            }
+            (1 | 2, _) if wt != LEN => {
+                return Err(first.error("wrong wire type in resource_spans"));
+            }
+            _ => first.skip(field, wt, depth)?,
+        }
+    }
+    let service_name: Option<Arc<str>> = match service {
+        None => None,
+        Some(value) => Some(Arc::from(any_value_of(value, depth)?.py_str())),
+    };
+    let mut second = r;
+    let mut scope = 0;
+    while let Some((field, wt)) = second.field()? {
+        if (field, wt) == (2, LEN) {
+            let ss = second.message()?;
+            scope_spans(ss, ri, scope, &service_name, keep, out, scratch, depth - 1)?;
+            scope += 1;
+        } else {
+            second.skip(field, wt, depth)?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scope_spans(
+    mut r: Reader<'_>,
+    ri: usize,
+    si: usize,
+    service_name: &Option<Arc<str>>,
+    keep: &KeepAttributes,
+    out: &mut Decoded,
+    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    depth: u32,
+) -> Result<(), WireError> {
+    let mut index = 0;
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (2, LEN) => {
+                let s = r.message()?;
+                let size = u32::try_from(s.buf.len()).unwrap_or(u32::MAX);
+                match span(s, service_name, keep, scratch, depth - 1)? {
+                    Ok(span) => {
+                        out.spans.push(span);
+                        out.encoded.push(size);
+                    }
+                    Err(reason) => out.rejected.push(RejectedSpan {
+                        resource: ri,
+                        scope: si,
+                        index,
+                        reason,
+                    }),
+                }
+                index += 1;
+            }
+            (1 | 2, _) if wt != LEN => return Err(r.error("wrong wire type in scope_spans")),
+            _ => r.skip(field, wt, depth)?,
+        }
+    }
+    Ok(())
+}
+
+/// One span: a wire error fails the request; a bad ID refuses this span only.
+fn span(
+    mut r: Reader<'_>,
+    service_name: &Option<Arc<str>>,
+    keep: &KeepAttributes,
+    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    depth: u32,
+) -> Result<Result<Span, IdError>, WireError> {
+    let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (&[], &[], &[]);
+    let mut name = "";
+    let (mut start, mut end) = (0u64, 0u64);
+    scratch.clear();
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (1, LEN) => trace_id = r.bytes()?,
+            (2, LEN) => span_id = r.bytes()?,
+            (4, LEN) => parent = r.bytes()?,
+            (5, LEN) => name = r.str()?,
+            (7, FIXED64) => start = r.fixed64()?,
+            (8, FIXED64) => end = r.fixed64()?,
+            (9, LEN) => {
+                let kv = r.message()?;
+                let (key, value) = key_value(kv)?;
+                if let Some(k) = keep.intern(key) {
+                    scratch.push((k, any_value_of(value, depth - 1)?));
+                }
+            }
+            (1 | 2 | 4 | 5 | 9, _) | (7 | 8, _) => {
+                return Err(r.error("wrong wire type in span"));
+            }
+            _ => r.skip(field, wt, depth)?,
+        }
+    }
+    let ids = (|| -> Result<_, IdError> {
+        let trace_id = TraceId::from_bytes(trace_id)?;
+        let span_id = SpanId::from_bytes(span_id)?;
+        let parent_span_id = if parent.is_empty() {
+            None
+        } else {
+            Some(span::parent_id(parent)?)
+        };
+        Ok((trace_id, span_id, parent_span_id))
+    })();
+    let (trace_id, span_id, parent_span_id) = match ids {
+        Ok(ids) => ids,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(Span {
+        trace_id,
+        span_id,
+        parent_span_id,
+        name: name.to_owned(),
+        start_time_unix_nano: start,
+        end_time_unix_nano: end,
+        // Exactly sized: no spare slots in a buffered span.
+        attributes: scratch.drain(..).collect(),
+        service_name: service_name.clone(),
+    }))
+}
+
+/// A `KeyValue`'s value, not decoded yet: most attributes are not kept, and
+/// their values are never looked at.
+#[derive(Clone, Copy)]
+enum ValueRef<'a> {
+    Absent,
+    One(Reader<'a>),
+    /// The value field given more than once (the whole `KeyValue`):
+    /// protobuf merges the occurrences.
+    Many(Reader<'a>),
+}
+
+/// A `KeyValue`'s key (checked UTF-8) and its value, undecoded.
+fn key_value(mut r: Reader<'_>) -> Result<(&str, ValueRef<'_>), WireError> {
+    let whole = r;
+    let mut key = "";
+    let mut value = ValueRef::Absent;
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (1, LEN) => key = r.str()?,
+            (2, LEN) => {
+                let v = r.message()?;
+                value = match value {
+                    ValueRef::Absent => ValueRef::One(v),
+                    _ => ValueRef::Many(whole),
+                };
+            }
+            (1 | 2, _) => return Err(r.error("wrong wire type in key-value")),
+            _ => r.skip(field, wt, MAX_DEPTH)?,
+        }
+    }
+    Ok((key, value))
+}
+
+/// Decodes a value (absent: `Empty`, as `span::attr_of` has it).
+fn any_value_of(value: ValueRef<'_>, depth: u32) -> Result<AttrValue, WireError> {
+    let mut v = AttrValue::Empty;
+    match value {
+        ValueRef::Absent => {}
+        ValueRef::One(r) => merge_any(r, &mut v, depth)?,
+        ValueRef::Many(mut kv) => {
+            while let Some((field, wt)) = kv.field()? {
+                if (field, wt) == (2, LEN) {
+                    merge_any(kv.message()?, &mut v, depth)?;
+                } else {
+                    kv.skip(field, wt, depth)?;
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// Merges one `AnyValue` message into `into`: the last member of the oneof
+/// wins, and an array or key-value list given again is appended to.
+fn merge_any(mut r: Reader<'_>, into: &mut AttrValue, depth: u32) -> Result<(), WireError> {
+    let depth = depth
+        .checked_sub(1)
+        .ok_or_else(|| r.error("nesting too deep"))?;
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (1, LEN) => *into = AttrValue::Str(r.str()?.to_owned()),
+            (2, VARINT) => *into = AttrValue::Bool(r.varint()? != 0),
+            (3, VARINT) => *into = AttrValue::Int(r.varint()? as i64),
+            (4, FIXED64) => *into = AttrValue::Double(f64::from_bits(r.fixed64()?)),
+            (5, LEN) => {
+                if !matches!(into, AttrValue::Array(_)) {
+                    *into = AttrValue::Array(Vec::new());
+                }
+                let mut arr = r.message()?;
+                while let Some((f, w)) = arr.field()? {
+                    match (f, w) {
+                        (1, LEN) => {
+                            let mut item = AttrValue::Empty;
+                            merge_any(arr.message()?, &mut item, depth)?;
+                            if let AttrValue::Array(items) = into {
+                                items.push(item);
+                            }
+                        }
+                        (1, _) => return Err(arr.error("wrong wire type in array value")),
+                        _ => arr.skip(f, w, depth)?,
+                    }
+                }
+            }
+            (6, LEN) => {
+                if !matches!(into, AttrValue::KvList(_)) {
+                    *into = AttrValue::KvList(Vec::new());
+                }
+                let mut list = r.message()?;
+                while let Some((f, w)) = list.field()? {
+                    match (f, w) {
+                        (1, LEN) => {
+                            let (key, value) = key_value(list.message()?)?;
+                            let item = (key.to_owned(), any_value_of(value, depth)?);
+                            if let AttrValue::KvList(items) = into {
+                                items.push(item);
+                            }
+                        }
+                        (1, _) => return Err(list.error("wrong wire type in key-value list")),
+                        _ => list.skip(f, w, depth)?,
+                    }
+                }
+            }
+            (7, LEN) => *into = AttrValue::Bytes(r.bytes()?.to_vec()),
+            // A string-table index only meaningful in profiles (see `span.rs`).
+            (8, VARINT) => {
+                r.varint()?;
+                *into = AttrValue::Empty;
+            }
+            (1..=8, _) => return Err(r.error("wrong wire type in any-value")),
+            _ => r.skip(field, wt, depth)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{
+        AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList, any_value,
+    };
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use opentelemetry_proto::tonic::trace::v1::{self as otlp, ResourceSpans, ScopeSpans, span};
+    use proptest::prelude::*;
+    use prost::Message;
+
+    use super::*;
+
+    /// What prost + the conversion make of the same bytes: the oracle.
+    fn oracle(buf: &[u8], keep: &KeepAttributes) -> Option<(Vec<Span>, Vec<RejectedSpan>)> {
+        let req = ExportTraceServiceRequest::decode(buf).ok()?;
+        Some(crate::span::from_resource_spans_keeping(
+            &req.resource_spans,
+            keep,
+        ))
+    }
+
+    fn same(buf: &[u8], keep: &KeepAttributes) {
+        let ours = decode_request(buf, keep).expect("prost-encoded input decodes");
+        let (spans, rejected) = oracle(buf, keep).expect("oracle decodes");
+        let req = ExportTraceServiceRequest::decode(buf).unwrap();
+        let sizes: Vec<u32> = req
+            .resource_spans
+            .iter()
+            .flat_map(|rs| &rs.scope_spans)
+            .flat_map(|ss| &ss.spans)
+            .filter(|s| {
+                TraceId::from_bytes(&s.trace_id).is_ok()
+                    && SpanId::from_bytes(&s.span_id).is_ok()
+                    && (s.parent_span_id.is_empty()
+                        || crate::span::parent_id(&s.parent_span_id).is_ok())
+            })
+            .map(|s| s.encoded_len() as u32)
+            .collect();
+        assert_eq!(ours.encoded, sizes);
+        assert_eq!(ours.spans, spans);
+        assert_eq!(ours.rejected, rejected);
+    }
+
+    fn any_value() -> impl Strategy<Value = AnyValue> {
+        let leaf = prop_oneof![
+            ".{0,12}".prop_map(any_value::Value::StringValue),
+            any::<bool>().prop_map(any_value::Value::BoolValue),
+            any::<i64>().prop_map(any_value::Value::IntValue),
+            any::<f64>().prop_map(any_value::Value::DoubleValue),
+            prop::collection::vec(any::<u8>(), 0..6).prop_map(any_value::Value::BytesValue),
+            any::<i32>().prop_map(any_value::Value::StringValueStrindex),
+        ]
+        .prop_map(|v| AnyValue { value: Some(v) });
+        leaf.prop_recursive(3, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|values| AnyValue {
+                    value: Some(any_value::Value::ArrayValue(ArrayValue { values })),
+                }),
+                prop::collection::vec(("[a-c]{1,2}", inner), 0..3).prop_map(|kvs| AnyValue {
+                    value: Some(any_value::Value::KvlistValue(KeyValueList {
+                        values: kvs
+                            .into_iter()
+                            .map(|(key, v)| KeyValue {
+                                key,
+                                value: Some(v),
+                                ..KeyValue::default()
+                            })
+                            .collect(),
+                    })),
+                }),
+                Just(AnyValue { value: None }),
+            ]
+        })
+    }
+
+    fn key_values() -> impl Strategy<Value = Vec<KeyValue>> {
+        let key = prop_oneof![
+            Just("tool.name".to_owned()),
+            Just("input.value".to_owned()),
+            Just("service.name".to_owned()),
+            "[a-z.]{1,8}",
+        ];
+        prop::collection::vec(
+            (key, prop::option::weighted(0.9, any_value())).prop_map(|(key, value)| KeyValue {
+                key,
+                value,
+                ..KeyValue::default()
+            }),
+            0..5,
+        )
+    }
+
+    fn id(len: usize) -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            8 => prop::collection::vec(1u8..=255, len..=len),
+            1 => Just(vec![0; len]),
+            1 => prop::collection::vec(any::<u8>(), 0..20),
+        ]
+    }
+
+    fn spans() -> impl Strategy<Value = otlp::Span> {
+        (
+            id(16),
+            id(8),
+            prop_oneof![Just(Vec::new()), id(8)],
+            ".{0,10}",
+            any::<u64>(),
+            any::<u64>(),
+            key_values(),
+        )
+            .prop_map(
+                |(trace_id, span_id, parent_span_id, name, s, e, attributes)| otlp::Span {
+                    trace_id,
+                    span_id,
+                    parent_span_id,
+                    name,
+                    start_time_unix_nano: s,
+                    end_time_unix_nano: e,
+                    attributes,
+                    kind: 3,
+                    events: vec![span::Event {
+                        name: "ev".into(),
+                        ..span::Event::default()
+                    }],
+                    status: Some(otlp::Status {
+                        message: "ok".into(),
+                        code: 1,
+                    }),
+                    ..otlp::Span::default()
+                },
+            )
+    }
+
+    fn requests() -> impl Strategy<Value = ExportTraceServiceRequest> {
+        let scope = prop::collection::vec(spans(), 0..4).prop_map(|spans| ScopeSpans {
+            scope: Some(InstrumentationScope {
+                name: "scope".into(),
+                ..InstrumentationScope::default()
+            }),
+            spans,
+            schema_url: String::new(),
+        });
+        let resource = (
+            prop::option::of(key_values()),
+            prop::collection::vec(scope, 0..3),
+        )
+            .prop_map(|(attrs, scope_spans)| ResourceSpans {
+                resource: attrs.map(|attributes| Resource {
+                    attributes,
+                    ..Resource::default()
+                }),
+                scope_spans,
+                schema_url: "https://opentelemetry.io/schemas/1.26.0".into(),
+            });
+        prop::collection::vec(resource, 0..3)
+            .prop_map(|resource_spans| ExportTraceServiceRequest { resource_spans })
+    }
+
+    fn keep_some() -> KeepAttributes {
+        KeepAttributes::only(["tool.name".to_owned(), "input.value".to_owned()])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn decodes_what_prost_and_the_conversion_make(req in requests()) {
+            let buf = req.encode_to_vec();
+            same(&buf, &KeepAttributes::all());
+            same(&buf, &keep_some());
+        }
+
+        /// Corrupted input never panics, and whatever prost accepts we
+        /// accept with the same result (we may accept more: unread fields
+        /// are not validated).
+        #[test]
+        fn corrupted_input_is_an_error_or_agrees_with_prost(
+            req in requests(),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut buf = req.encode_to_vec();
+            if buf.is_empty() {
+                return Ok(());
+            }
+            for (at, byte) in flips {
+                let i = at.index(buf.len());
+                buf[i] = byte;
+            }
+            let keep = KeepAttributes::all();
+            let ours = decode_request(&buf, &keep);
+            if let Some((spans, rejected)) = oracle(&buf, &keep) {
+                let ours = ours.expect("prost accepted it");
+                prop_assert_eq!(ours.spans, spans);
+                prop_assert_eq!(ours.rejected, rejected);
+            }
+            let truncated = &buf[..cut.index(buf.len())];
+            let _ = decode_request(truncated, &keep);
+        }
+    }
+
+    #[test]
+    fn resource_after_the_spans_still_names_the_service() {
+        let req = ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                resource: Some(Resource {
+                    attributes: vec![KeyValue {
+                        key: "service.name".into(),
+                        value: Some(AnyValue {
+                            value: Some(any_value::Value::StringValue("agent".into())),
+                        }),
+                        ..KeyValue::default()
+                    }],
+                    ..Resource::default()
+                }),
+                scope_spans: vec![ScopeSpans {
+                    spans: vec![otlp::Span {
+                        trace_id: vec![1; 16],
+                        span_id: vec![2; 8],
+                        ..otlp::Span::default()
+                    }],
+                    ..ScopeSpans::default()
+                }],
+                schema_url: String::new(),
+            }],
+        };
+        let rs = &req.resource_spans[0];
+        // Field 2 (scope_spans) first, then field 1 (resource).
+        let mut body = Vec::new();
+        for ss in &rs.scope_spans {
+            prost::encoding::message::encode(2, ss, &mut body);
+        }
+        if let Some(r) = &rs.resource {
+            prost::encoding::message::encode(1, r, &mut body);
+        }
+        let mut buf = Vec::new();
+        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut buf);
+        prost::encoding::encode_varint(body.len() as u64, &mut buf);
+        buf.extend_from_slice(&body);
+        let d = decode_request(&buf, &KeepAttributes::all()).unwrap();
+        assert_eq!(d.spans[0].service_name.as_deref(), Some("agent"));
+        same(&buf, &KeepAttributes::all());
+    }
+
+    #[test]
+    fn malformed_input_names_the_problem_and_where() {
+        let e = decode_request(&[0x0a, 0x05, 0x01], &KeepAttributes::all()).unwrap_err();
+        assert_eq!(e.what, "length past the end of the message");
+        assert_eq!(e.offset, 1);
+        let e = decode_request(&[0x10, 0x80], &KeepAttributes::all()).unwrap_err();
+        assert_eq!(e.what, "truncated varint");
+        assert!(decode_request(&[0x00], &KeepAttributes::all()).is_err());
+        // Deeply nested arrays stop at the depth limit instead of the stack.
+        let mut v = AnyValue {
+            value: Some(any_value::Value::StringValue("x".into())),
+        };
+        for _ in 0..200 {
+            v = AnyValue {
+                value: Some(any_value::Value::ArrayValue(ArrayValue { values: vec![v] })),
+            };
+        }
+        let req = ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans {
+                    spans: vec![otlp::Span {
+                        trace_id: vec![1; 16],
+                        span_id: vec![2; 8],
+                        attributes: vec![KeyValue {
+                            key: "deep".into(),
+                            value: Some(v),
+                            ..KeyValue::default()
+                        }],
+                        ..otlp::Span::default()
+                    }],
+                    ..ScopeSpans::default()
+                }],
+                ..ResourceSpans::default()
+            }],
+        };
+        let e = decode_request(&req.encode_to_vec(), &KeepAttributes::all()).unwrap_err();
+        assert_eq!(e.what, "nesting too deep");
+        // The same attribute, not kept, is skipped without being decoded.
+        assert!(decode_request(&req.encode_to_vec(), &keep_some()).is_ok());
+    }
+}
