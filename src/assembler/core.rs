@@ -14,6 +14,7 @@ use foldhash::fast::RandomState;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::compact::Compact;
 use crate::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
 
@@ -104,9 +105,36 @@ enum State {
 /// smaller ones scan their spans, which is faster and costs no memory.
 const ID_SET_FROM: usize = 32;
 
+/// A buffered trace's spans.
+#[derive(Debug)]
+enum Held {
+    /// An open trace, or an evaluated one that a late span re-opened.
+    Spans(Arc<Vec<Span>>),
+    /// An evaluated trace waiting out the late-span window: most of the
+    /// buffer at a steady rate, so kept compact (see `compact.rs`).
+    Compact(Compact),
+}
+
+impl Held {
+    fn len(&self) -> usize {
+        match self {
+            Held::Spans(s) => s.len(),
+            Held::Compact(c) => c.span_count(),
+        }
+    }
+
+    /// The accounted size: the spans' size hints, or the compact buffer's.
+    fn bytes(&self) -> usize {
+        match self {
+            Held::Spans(s) => s.iter().map(Span::size_hint).sum(),
+            Held::Compact(c) => std::mem::size_of::<Compact>() + c.heap_bytes(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Buffer {
-    spans: Arc<Vec<Span>>,
+    held: Held,
     /// What the spans took on the wire.
     encoded: usize,
     /// Span IDs, once the trace has more than [`ID_SET_FROM`] spans.
@@ -275,7 +303,7 @@ impl Shard {
         if let Some(b) = self.traces.remove(&id) {
             self.deadlines.remove(&(b.indexed, id));
             self.bytes -= b.bytes;
-            self.spans -= b.spans.len();
+            self.spans -= b.held.len();
             self.encoded -= b.encoded;
             if matches!(b.state, State::Open) {
                 self.open -= 1;
@@ -297,19 +325,23 @@ impl Shard {
             return Push::TooLate;
         }
         if let Some(b) = self.traces.get(&id) {
-            let dup = match &b.ids {
-                Some(ids) => ids.contains(&span.span_id),
-                None => b.spans.iter().any(|s| s.span_id == span.span_id),
+            let dup = match (&b.held, &b.ids) {
+                (Held::Compact(c), _) => c.contains(&span.span_id),
+                (Held::Spans(_), Some(ids)) => ids.contains(&span.span_id),
+                (Held::Spans(spans), None) => spans.iter().any(|s| s.span_id == span.span_id),
             };
             if dup {
                 return Push::Duplicate;
             }
-            if b.spans.len() >= self.limits.max_spans_per_trace {
+            if b.held.len() >= self.limits.max_spans_per_trace {
                 return Push::TraceFull;
             }
         }
         if !self.make_room(size, !self.traces.contains_key(&id)) {
             return Push::Full;
+        }
+        if !self.reopen(id) {
+            return Push::TooLate;
         }
         let is_root = span.is_root();
         let limits = self.limits.clone();
@@ -319,7 +351,11 @@ impl Shard {
                 b.bytes += size;
                 b.encoded += encoded;
                 let span_id = span.span_id;
-                let spans = Arc::make_mut(&mut b.spans);
+                let Held::Spans(spans) = &mut b.held else {
+                    // `reopen` above made it spans.
+                    return Push::TooLate;
+                };
+                let spans = Arc::make_mut(spans);
                 push_compact(spans, span);
                 match &mut b.ids {
                     Some(ids) => {
@@ -364,7 +400,7 @@ impl Shard {
                 self.traces.insert(
                     id,
                     Buffer {
-                        spans: Arc::new(vec![span]),
+                        held: Held::Spans(Arc::new(vec![span])),
                         encoded,
                         ids: None,
                         bytes: size,
@@ -429,7 +465,7 @@ impl Shard {
                 self.open -= 1;
                 let ready = Ready {
                     trace_id: id,
-                    spans: b.spans.clone(),
+                    spans: Arc::new(Vec::new()),
                     complete,
                     revision: 1,
                     reason: if complete {
@@ -443,7 +479,10 @@ impl Shard {
                 b.deadline = now + limits.late_window;
                 self.reindex(id);
                 self.emitted_order.push_back((now, id));
-                Some(ready)
+                Some(Ready {
+                    spans: self.compact(id),
+                    ..ready
+                })
             }
             State::Emitted { revision } if b.dirty => {
                 b.dirty = false;
@@ -453,7 +492,7 @@ impl Shard {
                 self.counts.revised += 1;
                 let ready = Ready {
                     trace_id: id,
-                    spans: b.spans.clone(),
+                    spans: Arc::new(Vec::new()),
                     complete: b.root_arrived.is_some(),
                     revision: revision + 1,
                     reason: Reason::Revised,
@@ -463,7 +502,10 @@ impl Shard {
                 b.deadline = now + limits.late_window;
                 self.reindex(id);
                 self.emitted_order.push_back((now, id));
-                Some(ready)
+                Some(Ready {
+                    spans: self.compact(id),
+                    ..ready
+                })
             }
             State::Emitted { .. } => {
                 // The late window closed: forget the trace, remember its ID.
@@ -472,6 +514,51 @@ impl Shard {
                 None
             }
         }
+    }
+
+    /// Makes a trace's spans editable again (a late span for a compacted
+    /// trace). False if the compact form does not decode, which would be a
+    /// bug: the trace is then forgotten rather than evaluated wrongly.
+    fn reopen(&mut self, id: TraceId) -> bool {
+        let Some(b) = self.traces.get_mut(&id) else {
+            return true;
+        };
+        let Held::Compact(c) = &b.held else {
+            return true;
+        };
+        match c.decode(id) {
+            Ok(spans) => {
+                b.held = Held::Spans(Arc::new(spans));
+                let bytes = b.held.bytes();
+                self.bytes = self.bytes - b.bytes + bytes;
+                b.bytes = bytes;
+                true
+            }
+            Err(e) => {
+                tracing::error!(trace_id = %id, error = %e, "dropping a buffered trace");
+                self.forget(id);
+                self.tombstone(id);
+                self.counts.late_dropped += 1;
+                false
+            }
+        }
+    }
+
+    /// Hands an emitted trace's spans to evaluation and keeps them compact.
+    fn compact(&mut self, id: TraceId) -> Arc<Vec<Span>> {
+        let Some(b) = self.traces.get_mut(&id) else {
+            return Arc::new(Vec::new());
+        };
+        let spans = match &b.held {
+            Held::Spans(spans) => spans.clone(),
+            Held::Compact(c) => return Arc::new(c.decode(id).unwrap_or_default()),
+        };
+        b.held = Held::Compact(Compact::encode(&spans));
+        b.ids = None;
+        let bytes = b.held.bytes();
+        self.bytes = self.bytes - b.bytes + bytes;
+        b.bytes = bytes;
+        spans
     }
 
     /// Shutdown: emits every open trace (complete ones as complete; rootless
@@ -488,7 +575,14 @@ impl Shard {
                 State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
                 State::Emitted { revision } => (revision + 1, b.dirty),
             };
-            if emit {
+            let open = matches!(b.state, State::Open);
+            if emit && self.reopen(id) {
+                let Some(b) = self.traces.get(&id) else {
+                    continue;
+                };
+                let Held::Spans(spans) = &b.held else {
+                    continue;
+                };
                 match (&b.state, complete) {
                     (State::Emitted { .. }, _) => self.counts.revised += 1,
                     (State::Open, true) => self.counts.completed += 1,
@@ -496,14 +590,14 @@ impl Shard {
                 }
                 out.push(Ready {
                     trace_id: id,
-                    spans: b.spans.clone(),
+                    spans: spans.clone(),
                     complete,
                     revision,
                     reason: Reason::Shutdown,
                     root_arrived: b.root_arrived,
                     due: b.deadline,
                 });
-            } else if matches!(b.state, State::Open) {
+            } else if open {
                 self.counts.timed_out_dropped += 1;
             }
             self.forget(id);
