@@ -3,7 +3,7 @@ use std::fmt::Write as _;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-use super::Value;
+use super::{Dict, Value};
 
 impl Value {
     /// Python `repr(self)`.
@@ -51,18 +51,7 @@ impl Value {
                     out.push('}');
                 }
             }
-            Value::Dict(d) => {
-                out.push('{');
-                for (n, (k, v)) in d.iter().enumerate() {
-                    if n > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out);
-                    out.push_str(": ");
-                    v.write_repr(out);
-                }
-                out.push('}');
-            }
+            Value::Dict(d) => d.write_repr(out),
         }
     }
 
@@ -72,6 +61,29 @@ impl Value {
             Value::Str(s) => s.clone(),
             other => other.repr(),
         }
+    }
+}
+
+impl Dict {
+    /// Python `repr()` of the dict (no need to wrap it in a [`Value`]).
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    /// Appends Python `repr()` of the dict to `out`.
+    pub fn write_repr(&self, out: &mut String) {
+        out.push('{');
+        for (n, (k, v)) in self.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            k.write_repr(out);
+            out.push_str(": ");
+            v.write_repr(out);
+        }
+        out.push('}');
     }
 }
 
