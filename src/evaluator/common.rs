@@ -56,11 +56,17 @@ pub fn sanitize_cow(name: &str) -> Cow<'_, str> {
 }
 
 /// Small ids for strings, so that matching inside O(n·m) loops compares
-/// integers instead of strings (and sanitises each name once).
+/// integers instead of strings (and sanitises each name once). Ids are
+/// `0..len` in first-seen order. A few strings are found by a linear scan;
+/// past [`SMALL`] a hash index is built.
 #[derive(Default)]
 pub(crate) struct Interner<'a> {
-    ids: HashMap<Cow<'a, str>, u32>,
+    strings: Vec<Cow<'a, str>>,
+    index: Option<HashMap<Cow<'a, str>, u32>>,
 }
+
+/// Up to this many entries, a linear scan beats hashing.
+const SMALL: usize = 16;
 
 /// The id of a string that was never interned: equal to no interned id.
 pub(crate) const ABSENT: u32 = u32::MAX;
@@ -68,24 +74,58 @@ pub(crate) const ABSENT: u32 = u32::MAX;
 impl<'a> Interner<'a> {
     pub(crate) fn with_capacity(n: usize) -> Interner<'a> {
         Interner {
-            ids: HashMap::with_capacity(n),
+            strings: Vec::with_capacity(n.min(SMALL)),
+            index: None,
         }
-    }
-
-    /// The id of `s`, interning it if new.
-    pub(crate) fn intern(&mut self, s: Cow<'a, str>) -> u32 {
-        let next = u32::try_from(self.ids.len()).unwrap_or(ABSENT - 1);
-        *self.ids.entry(s).or_insert(next)
     }
 
     /// How many distinct strings were interned (ids are `0..len`).
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.strings.len()
+    }
+
+    /// The interned strings, by id.
+    pub(crate) fn strings(&self) -> &[Cow<'a, str>] {
+        &self.strings
+    }
+
+    /// The id of `s`, interning it if new.
+    pub(crate) fn intern(&mut self, s: Cow<'a, str>) -> u32 {
+        let found = self.get(&s);
+        if found != ABSENT {
+            return found;
+        }
+        let id = u32::try_from(self.strings.len()).unwrap_or(ABSENT - 1);
+        match &mut self.index {
+            Some(index) => {
+                index.insert(s.clone(), id);
+            }
+            None if self.strings.len() >= SMALL => {
+                let mut index: HashMap<Cow<'a, str>, u32> =
+                    HashMap::with_capacity(2 * self.strings.len());
+                for (i, k) in self.strings.iter().enumerate() {
+                    index.insert(k.clone(), u32::try_from(i).unwrap_or(ABSENT - 1));
+                }
+                index.insert(s.clone(), id);
+                self.index = Some(index);
+            }
+            None => {}
+        }
+        self.strings.push(s);
+        id
     }
 
     /// The id of `s`, or [`ABSENT`].
     pub(crate) fn get(&self, s: &str) -> u32 {
-        self.ids.get(s).copied().unwrap_or(ABSENT)
+        match &self.index {
+            Some(index) => index.get(s).copied().unwrap_or(ABSENT),
+            None => self
+                .strings
+                .iter()
+                .position(|k| k == s)
+                .and_then(|i| u32::try_from(i).ok())
+                .unwrap_or(ABSENT),
+        }
     }
 }
 

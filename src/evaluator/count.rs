@@ -1,14 +1,14 @@
 //! UiPath `ToolCallCountEvaluator` (`uipath-tool-call-count`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use indexmap::IndexMap;
 use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
 use super::common::{
-    Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, sanitize_cow,
+    ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, sanitize_cow,
 };
 use super::{Outcome, justification, result_message};
 use crate::extract::ToolCall;
@@ -118,10 +118,10 @@ fn expected_repr(entries: &[(String, String, Int)]) -> String {
 }
 
 /// `repr()` of the actual count map, `{'a': 2, 'b': 1}` (keys are distinct).
-fn actual_repr(counts: &IndexMap<&str, i64>) -> String {
+fn actual_repr(keys: &Interner<'_>, counts: &[i64]) -> String {
     let mut out = String::with_capacity(2 + counts.len() * 24);
     out.push('{');
-    for (i, (k, n)) in counts.iter().enumerate() {
+    for (i, (k, n)) in keys.strings().iter().zip(counts).enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
@@ -134,12 +134,22 @@ fn actual_repr(counts: &IndexMap<&str, i64>) -> String {
 }
 
 pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> Outcome {
-    let mut counts: IndexMap<&str, i64> = IndexMap::new();
+    // One bucket per call key, in first-seen order.
+    let mut keys = Interner::with_capacity(calls.len());
+    let mut counts: Vec<i64> = Vec::new();
     for c in calls {
-        *counts.entry(call_key(c)).or_insert(0) += 1;
+        let id = keys.intern(Cow::Borrowed(call_key(c))) as usize;
+        match counts.get_mut(id) {
+            Some(n) => *n += 1,
+            None => counts.push(1),
+        }
     }
+    let count_of = |key: &str| {
+        let id = keys.get(key);
+        (id != ABSENT).then(|| counts.get(id as usize).copied().unwrap_or(0))
+    };
     let expected_repr = expected_repr(&criteria.entries);
-    let actual_repr = actual_repr(&counts);
+    let actual_repr = actual_repr(&keys, &counts);
     let done = |score: f64, explained: Json| {
         Outcome::ok(
             score,
@@ -169,12 +179,12 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
     let mut explained = Map::new();
     let mut total = 0.0;
     for (key, op, n) in &criteria.entries {
-        let actual = match counts.get(key.as_str()) {
-            Some(a) => *a,
+        let actual = match count_of(key) {
+            Some(a) => a,
             None => match sanitize_cow(key) {
                 // Already clean: the same lookup again would miss too.
-                std::borrow::Cow::Borrowed(_) => 0,
-                std::borrow::Cow::Owned(s) => counts.get(s.as_str()).copied().unwrap_or(0),
+                Cow::Borrowed(_) => 0,
+                Cow::Owned(s) => count_of(&s).unwrap_or(0),
             },
         };
         let ok = match apply(op, actual, n) {
