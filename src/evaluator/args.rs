@@ -3,12 +3,11 @@
 //! `subset` is accepted and ignored: in the reference both modes test "every
 //! expected key is present with an equal value" (SEMANTICS §1.5).
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value as Json};
 
 use super::common::{
-    Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float,
+    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
+    name_ids,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -74,27 +73,41 @@ pub(crate) fn repr_opt(s: Option<&str>, out: &mut String) {
     }
 }
 
-fn repr_tool_call(name: &str, args: &Dict, id: Option<&str>, out: &mut String) {
+/// Appends `ToolCall(name=…, args=…, id=…)` and returns where the args
+/// repr lies in `out`, so each args repr is rendered once per evaluation.
+fn repr_tool_call(
+    name: &str,
+    args: &Dict,
+    id: Option<&str>,
+    out: &mut String,
+) -> std::ops::Range<usize> {
     out.push_str("ToolCall(name=");
     crate::pyvalue::repr::str_repr(name, out);
     out.push_str(", args=");
-    // A Dict is rendered through Value to share the repr code.
-    Value::Dict(args.clone()).write_repr(out);
+    let start = out.len();
+    args.write_repr(out);
+    let end = out.len();
     out.push_str(", id=");
     repr_opt(id, out);
     out.push(')');
+    start..end
 }
 
-fn repr_list<T>(items: &[T], mut one: impl FnMut(&T, &mut String)) -> String {
-    let mut out = String::from("[");
-    for (i, item) in items.iter().enumerate() {
+/// The list repr of `items`, and the range of each item's args repr in it.
+fn repr_list<'a>(
+    items: impl ExactSizeIterator<Item = (&'a str, &'a Dict, Option<&'a str>)>,
+) -> (String, Vec<std::ops::Range<usize>>) {
+    let mut ranges = Vec::with_capacity(items.len());
+    let mut out = String::with_capacity(64 * items.len() + 2);
+    out.push('[');
+    for (i, (name, args, id)) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        one(item, &mut out);
+        ranges.push(repr_tool_call(name, args, id, &mut out));
     }
     out.push(']');
-    out
+    (out, ranges)
 }
 
 /// Every expected key present in `actual` with a Python-equal value.
@@ -115,60 +128,57 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
         }
     }
     let expected = &criteria.calls;
-    let expected_repr = repr_list(expected, |e, out| {
-        repr_tool_call(&e.name, &e.args, e.id.as_deref(), out)
-    });
-    let actual_repr = repr_list(calls, |c, out| {
-        if let Ok(d) = c.args.dict() {
-            repr_tool_call(&c.name, d, c.id.as_deref(), out);
+    let (expected_repr, expected_ranges) = repr_list(
+        expected
+            .iter()
+            .map(|e| (e.name.as_str(), &e.args, e.id.as_deref())),
+    );
+    let (actual_repr, actual_ranges) = repr_list(
+        calls
+            .iter()
+            .zip(&actual_args)
+            .map(|(c, d)| (c.name.as_str(), *d, c.id.as_deref())),
+    );
+    let empty = match (expected.is_empty(), calls.is_empty()) {
+        (true, true) => Some((1.0, "Both expected and actual tool calls are empty")),
+        (true, false) | (false, true) => {
+            Some((0.0, "Either expected or actual tool calls are empty"))
         }
-    });
-    let done = |score: f64, explained: Json| {
-        Outcome::ok(
+        (false, false) => None,
+    };
+    if let Some((score, message)) = empty {
+        return Outcome::ok(
             score,
             justification(
-                expected_repr.clone(),
-                actual_repr.clone(),
+                expected_repr,
+                actual_repr,
                 "explained_tool_calls_args",
-                explained,
+                result_message(message),
             ),
-        )
-    };
-    match (expected.is_empty(), calls.is_empty()) {
-        (true, true) => {
-            return done(
-                1.0,
-                result_message("Both expected and actual tool calls are empty"),
-            );
-        }
-        (true, false) | (false, true) => {
-            return done(
-                0.0,
-                result_message("Either expected or actual tool calls are empty"),
-            );
-        }
-        (false, false) => {}
+        );
     }
+    let matcher = Matcher::new(calls);
+    let (name_ids, names) = name_ids(calls);
     let mut consumed = vec![false; calls.len()];
-    let mut attempts: HashMap<&str, usize> = HashMap::new();
+    let mut attempts = vec![0usize; names];
     let mut explained = Map::new();
     let mut matched = 0usize;
-    for exp in expected {
-        for (idx, call) in calls.iter().enumerate() {
-            if consumed[idx] || !call_matches(call, &exp.name, exp.id.as_deref()) {
+    for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
+        let key = matcher.expected(&exp.name, exp.id.as_deref());
+        for (idx, call) in matcher.calls.iter().enumerate() {
+            if consumed[idx] || !call.matches(key) {
                 continue;
             }
-            let n = attempts.entry(call.name.as_str()).or_insert(0);
-            let key = format!("{}_{}", call.name, n);
+            let n = &mut attempts[name_ids[idx] as usize];
+            let entry = attempt_key(&calls[idx].name, *n);
             *n += 1;
             let ok = args_match(&exp.args, actual_args[idx]);
             explained.insert(
-                key,
-                Json::String(format!(
-                    "Actual: {}, Expected: {}, Score: {}",
-                    Value::Dict(actual_args[idx].clone()).repr(),
-                    Value::Dict(exp.args.clone()).repr(),
-                    py_float(if ok { 1.0 } else { 0.0 })
+                entry,
+                Json::String(attempt_line(
+                    &actual_repr[actual_ranges[idx].clone()],
+                    &expected_repr[exp_range.clone()],
+                    ok,
                 )),
             );
             if ok {
@@ -183,5 +193,13 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     } else {
         ratio(matched, expected.len())
     };
-    done(score, Json::Object(explained))
+    Outcome::ok(
+        score,
+        justification(
+            expected_repr,
+            actual_repr,
+            "explained_tool_calls_args",
+            Json::Object(explained),
+        ),
+    )
 }

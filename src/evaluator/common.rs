@@ -1,6 +1,9 @@
 //! Pieces every UiPath evaluator shares: name sanitising, the call-matching
 //! rule, and pydantic-style lax validation of config and criteria values.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Int, Value};
 
@@ -36,6 +39,213 @@ pub fn call_matches(actual: &ToolCall, expected_name: &str, expected_id: Option<
         Some(id) => expected_id.unwrap_or(expected_name) == id,
         None => sanitize(expected_name) == sanitize(&actual.name),
     }
+}
+
+/// [`sanitize`] without allocating when the name is already clean (every
+/// character ASCII `[A-Za-z0-9_-]`, at most 64 of them), the common case.
+pub fn sanitize_cow(name: &str) -> Cow<'_, str> {
+    let clean = name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if clean {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(sanitize(name))
+    }
+}
+
+/// Small ids for strings, so that matching inside O(n·m) loops compares
+/// integers instead of strings (and sanitises each name once). Ids are
+/// `0..len` in first-seen order. A few strings are found by a linear scan;
+/// past [`SMALL`] a hash index is built.
+#[derive(Default)]
+pub(crate) struct Interner<'a> {
+    strings: Vec<Cow<'a, str>>,
+    index: Option<HashMap<Cow<'a, str>, u32>>,
+}
+
+/// Up to this many entries, a linear scan beats hashing.
+const SMALL: usize = 16;
+
+/// The id of a string that was never interned: equal to no interned id.
+pub(crate) const ABSENT: u32 = u32::MAX;
+
+impl<'a> Interner<'a> {
+    pub(crate) fn with_capacity(n: usize) -> Interner<'a> {
+        Interner {
+            strings: Vec::with_capacity(n.min(SMALL)),
+            index: None,
+        }
+    }
+
+    /// How many distinct strings were interned (ids are `0..len`).
+    pub(crate) fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// The interned strings, by id.
+    pub(crate) fn strings(&self) -> &[Cow<'a, str>] {
+        &self.strings
+    }
+
+    /// The id of `s`, interning it if new.
+    pub(crate) fn intern(&mut self, s: Cow<'a, str>) -> u32 {
+        let found = self.get(&s);
+        if found != ABSENT {
+            return found;
+        }
+        let id = u32::try_from(self.strings.len()).unwrap_or(ABSENT - 1);
+        match &mut self.index {
+            Some(index) => {
+                index.insert(s.clone(), id);
+            }
+            None if self.strings.len() >= SMALL => {
+                let mut index: HashMap<Cow<'a, str>, u32> =
+                    HashMap::with_capacity(2 * self.strings.len());
+                for (i, k) in self.strings.iter().enumerate() {
+                    index.insert(k.clone(), u32::try_from(i).unwrap_or(ABSENT - 1));
+                }
+                index.insert(s.clone(), id);
+                self.index = Some(index);
+            }
+            None => {}
+        }
+        self.strings.push(s);
+        id
+    }
+
+    /// The id of `s`, or [`ABSENT`].
+    pub(crate) fn get(&self, s: &str) -> u32 {
+        match &self.index {
+            Some(index) => index.get(s).copied().unwrap_or(ABSENT),
+            None => self
+                .strings
+                .iter()
+                .position(|k| k == s)
+                .and_then(|i| u32::try_from(i).ok())
+                .unwrap_or(ABSENT),
+        }
+    }
+}
+
+/// A call's side of the §1.2 match, precomputed once per call: its id in
+/// the raw-string table if it has a `tool.id`, else its sanitised name's id
+/// in the sanitised table.
+#[derive(Clone, Copy)]
+pub(crate) struct CallKey {
+    pub(crate) has_id: bool,
+    pub(crate) key: u32,
+}
+
+/// An expected item's side of the match: the id of `expected_id or name`
+/// among the calls' ids, and of its sanitised name among the calls' names.
+#[derive(Clone, Copy)]
+pub(crate) struct ExpectedKey {
+    pub(crate) raw: u32,
+    pub(crate) san: u32,
+}
+
+impl CallKey {
+    /// Exactly [`call_matches`] for the strings these keys were made from.
+    #[inline]
+    pub(crate) fn matches(self, e: ExpectedKey) -> bool {
+        if self.has_id {
+            self.key == e.raw
+        } else {
+            self.key == e.san
+        }
+    }
+}
+
+/// Precomputed match keys for a trace's calls, against which expected
+/// names/ids are looked up once each.
+pub(crate) struct Matcher<'a> {
+    raw: Interner<'a>,
+    san: Interner<'a>,
+    pub(crate) calls: Vec<CallKey>,
+}
+
+impl<'a> Matcher<'a> {
+    pub(crate) fn new(calls: &'a [ToolCall]) -> Matcher<'a> {
+        let mut raw = Interner::default();
+        let mut san = Interner::with_capacity(calls.len());
+        let calls = calls
+            .iter()
+            .map(|c| match &c.id {
+                Some(id) => CallKey {
+                    has_id: true,
+                    key: raw.intern(Cow::Borrowed(id.as_str())),
+                },
+                None => CallKey {
+                    has_id: false,
+                    key: san.intern(sanitize_cow(&c.name)),
+                },
+            })
+            .collect();
+        Matcher { raw, san, calls }
+    }
+
+    pub(crate) fn expected(&self, name: &str, id: Option<&str>) -> ExpectedKey {
+        ExpectedKey {
+            raw: self.raw.get(id.unwrap_or(name)),
+            san: self.san.get(&sanitize_cow(name)),
+        }
+    }
+}
+
+/// Ids of the calls' raw names (`{name}_{counter}` counters are per raw name).
+pub(crate) fn name_ids(calls: &[ToolCall]) -> (Vec<u32>, usize) {
+    let mut names = Interner::with_capacity(calls.len());
+    let ids: Vec<u32> = calls
+        .iter()
+        .map(|c| names.intern(Cow::Borrowed(c.name.as_str())))
+        .collect();
+    (ids, names.len())
+}
+
+/// `{name}_{n}`, the justification key of an attempt.
+pub(crate) fn attempt_key(name: &str, n: usize) -> String {
+    let mut key = String::with_capacity(name.len() + 4);
+    key.push_str(name);
+    key.push('_');
+    push_usize(n, &mut key);
+    key
+}
+
+/// Appends the decimal digits of `n`.
+pub(crate) fn push_usize(n: usize, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        // n % 10 < 10: the cast is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            buf[i] = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &b in &buf[i..] {
+        out.push(char::from(b));
+    }
+}
+
+/// `Actual: {actual}, Expected: {expected}, Score: {1.0|0.0}`.
+pub(crate) fn attempt_line(actual: &str, expected: &str, ok: bool) -> String {
+    let score = if ok { "1.0" } else { "0.0" };
+    let mut s = String::with_capacity(actual.len() + expected.len() + 32);
+    s.push_str("Actual: ");
+    s.push_str(actual);
+    s.push_str(", Expected: ");
+    s.push_str(expected);
+    s.push_str(", Score: ");
+    s.push_str(score);
+    s
 }
 
 /// The key a call is counted and listed under: its id, else its raw name.
@@ -214,6 +424,35 @@ mod tests {
         assert_eq!(sanitize("Get_Weather"), "Get_Weather");
         assert_eq!(sanitize("a\tb\nc"), "a_b_c");
         assert_eq!(sanitize("a\u{1f}b"), "a_b");
+    }
+
+    #[test]
+    fn sanitize_cow_agrees_with_sanitize() {
+        let long = "x".repeat(70);
+        for name in [
+            "get_weather",
+            "get weather",
+            "a.b",
+            "café",
+            "get-weather",
+            "!!!",
+            "",
+            long.as_str(),
+            "Get_Weather",
+            "a\u{1f}b",
+        ] {
+            assert_eq!(sanitize_cow(name), sanitize(name), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn push_usize_writes_decimal() {
+        for n in [0usize, 7, 10, 99, 12345, usize::MAX] {
+            let mut s = String::new();
+            push_usize(n, &mut s);
+            assert_eq!(s, n.to_string());
+        }
+        assert_eq!(attempt_key("a", 12), "a_12");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use serde_json::Value as Json;
 
 use super::common::{
-    Invalid, call_key, call_matches, expect_dict, expect_list, expect_str, field, join,
+    CallKey, ExpectedKey, Invalid, Matcher, call_key, expect_dict, expect_list, expect_str, field,
+    join,
 };
 use super::{Outcome, justification, ratio, repr_str_list};
 use crate::extract::ToolCall;
@@ -48,45 +49,58 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> O
         (true, false) | (false, true) => return Outcome::ok(0.0, details(&[])),
         (false, false) => {}
     }
+    // Each call's and each expected key's side of the match, computed once.
+    let matcher = Matcher::new(calls);
+    let keys: Vec<ExpectedKey> = expected
+        .iter()
+        .map(|e| matcher.expected(e, None))
+        .collect();
     if strict {
         let all = expected.len() == calls.len()
-            && calls
+            && matcher
+                .calls
                 .iter()
-                .zip(expected)
-                .all(|(c, e)| call_matches(c, e, None));
+                .zip(&keys)
+                .all(|(c, e)| c.matches(*e));
         if all {
             let lcs: Vec<&str> = expected.iter().map(String::as_str).collect();
             return Outcome::ok(1.0, details(&lcs));
         }
         return Outcome::ok(0.0, details(&[]));
     }
-    let lcs = lcs(calls, expected);
+    let lcs = lcs(&matcher.calls, &keys, expected);
     Outcome::ok(ratio(lcs.len(), expected.len()), details(&lcs))
 }
 
 /// The reference's LCS: rows are actual calls, columns expected keys; the
 /// walk back prefers stepping left (dropping the expected key) on a tie.
-fn lcs<'a>(calls: &[ToolCall], expected: &'a [String]) -> Vec<&'a str> {
-    let (n, m) = (calls.len(), expected.len());
+fn lcs<'a>(calls: &[CallKey], keys: &[ExpectedKey], expected: &'a [String]) -> Vec<&'a str> {
+    let (n, m) = (calls.len(), keys.len());
     let w = m + 1;
+    // The expected keys a call compares against: ids for a call with an
+    // id, sanitised names otherwise (`CallKey::matches`).
+    let raw: Vec<u32> = keys.iter().map(|k| k.raw).collect();
+    let san: Vec<u32> = keys.iter().map(|k| k.san).collect();
+    let column = |c: CallKey| if c.has_id { &raw } else { &san };
     let mut dp = vec![0u32; (n + 1) * w];
-    let matches: Vec<Vec<bool>> = calls
-        .iter()
-        .map(|c| expected.iter().map(|e| call_matches(c, e, None)).collect())
-        .collect();
-    for i in 1..=n {
+    for (i, &c) in calls.iter().enumerate() {
+        let col = column(c);
+        let (prev, cur) = dp.split_at_mut((i + 1) * w);
+        let prev = &prev[i * w..];
+        let cur = &mut cur[..w];
         for j in 1..=m {
-            dp[i * w + j] = if matches[i - 1][j - 1] {
-                dp[(i - 1) * w + j - 1] + 1
+            cur[j] = if col[j - 1] == c.key {
+                prev[j - 1] + 1
             } else {
-                dp[(i - 1) * w + j].max(dp[i * w + j - 1])
+                prev[j].max(cur[j - 1])
             };
         }
     }
     let mut out = Vec::new();
     let (mut i, mut j) = (n, m);
     while i > 0 && j > 0 {
-        if matches[i - 1][j - 1] {
+        let c = calls[i - 1];
+        if column(c)[j - 1] == c.key {
             out.push(expected[j - 1].as_str());
             i -= 1;
             j -= 1;

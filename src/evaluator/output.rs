@@ -1,12 +1,11 @@
 //! UiPath `ToolCallOutputEvaluator` (`uipath-tool-call-output`).
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
 use super::common::{
-    Invalid, call_matches, expect_dict, expect_list, expect_str, field, join, py_float,
+    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
+    name_ids,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -65,8 +64,11 @@ fn repr_tool_output(name: &str, output: &str, id: Option<&str>, out: &mut String
     out.push(')');
 }
 
-fn repr_outputs<'a>(items: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>) -> String {
-    let mut out = String::from("[");
+fn repr_outputs<'a>(
+    items: impl ExactSizeIterator<Item = (&'a str, &'a str, Option<&'a str>)>,
+) -> String {
+    let mut out = String::with_capacity(64 * items.len() + 2);
+    out.push('[');
     for (i, (name, output, id)) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -93,8 +95,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         Outcome::ok(
             score,
             justification(
-                expected_repr.clone(),
-                actual_repr.clone(),
+                expected_repr,
+                actual_repr,
                 "explained_tool_calls_outputs",
                 explained,
             ),
@@ -115,28 +117,27 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         }
         (false, false) => {}
     }
+    let matcher = Matcher::new(calls);
+    let (name_ids, names) = name_ids(calls);
     let mut consumed = vec![false; calls.len()];
-    let mut attempts: HashMap<&str, usize> = HashMap::new();
+    let mut attempts = vec![0usize; names];
     let mut explained = Map::new();
     let mut matched = 0usize;
     for exp in expected {
+        let key = matcher.expected(&exp.name, exp.id.as_deref());
         let mut found = false;
-        for (idx, call) in calls.iter().enumerate() {
-            if consumed[idx] || !call_matches(call, &exp.name, exp.id.as_deref()) {
+        for (idx, call_key) in matcher.calls.iter().enumerate() {
+            if consumed[idx] || !call_key.matches(key) {
                 continue;
             }
-            let n = attempts.entry(call.name.as_str()).or_insert(0);
-            let key = format!("{}_{}", call.name, n);
+            let call = &calls[idx];
+            let n = &mut attempts[name_ids[idx] as usize];
+            let entry = attempt_key(&call.name, *n);
             *n += 1;
             let ok = call.output == exp.output;
-            let line = Json::String(format!(
-                "Actual: {}, Expected: {}, Score: {}",
-                call.output,
-                exp.output,
-                py_float(if ok { 1.0 } else { 0.0 })
-            ));
+            let line = Json::String(attempt_line(&call.output, &exp.output, ok));
             if ok {
-                explained.insert(key, line);
+                explained.insert(entry, line);
                 matched += 1;
                 consumed[idx] = true;
                 found = true;
@@ -144,10 +145,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             }
             if strict {
                 let mut only = Map::new();
-                only.insert(key, line);
+                only.insert(entry, line);
                 return done(0.0, Json::Object(only));
             }
-            explained.insert(key, line);
+            explained.insert(entry, line);
         }
         if strict && !found {
             return done(

@@ -5,13 +5,18 @@
 //! Tools called are the trace's tool calls: `name`, `input_parameters` = the
 //! call's parsed args, `output` = the raw output attribute (absent = None).
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use serde_json::{Map, Value as Json};
 
 use super::common::{
-    Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float,
+    self, Interner, Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool,
+    lax_float,
 };
 use super::{CriteriaError, Outcome, repr_str_list};
 use crate::extract::ToolCall;
+use crate::pyvalue::eq::eq_hash;
 use crate::pyvalue::{Dict, Value};
 
 /// deepeval's metric parameters (snake_case or camelCase keys).
@@ -134,30 +139,6 @@ pub struct DeepevalTool {
     pub reasoning: Option<String>,
 }
 
-impl DeepevalTool {
-    /// deepeval's `ToolCall.__eq__`: name, params and output.
-    fn value_eq(&self, other: &DeepevalTool) -> bool {
-        self.name == other.name
-            && opt_dict_eq(
-                self.input_parameters.as_ref(),
-                other.input_parameters.as_ref(),
-            )
-            && opt_eq(self.output.as_ref(), other.output.as_ref())
-    }
-}
-
-fn opt_dict_eq(a: Option<&Dict>, b: Option<&Dict>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Value::Dict(a.clone()).py_eq(&Value::Dict(b.clone())),
-        _ => false,
-    }
-}
-
-fn opt_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
-    a.unwrap_or(&Value::None).py_eq(b.unwrap_or(&Value::None))
-}
-
 /// The criteria: `expected_tools`.
 #[derive(Debug, Clone)]
 pub struct ExpectedTools {
@@ -235,6 +216,69 @@ pub fn tools_called(calls: &[ToolCall]) -> Result<Vec<DeepevalTool>, String> {
         .collect()
 }
 
+/// A deepeval `ToolCall` as the scorer reads it, borrowed from the criteria
+/// or from a trace's tool call: no params or output is cloned.
+#[derive(Clone, Copy)]
+struct Tool<'a> {
+    name: &'a str,
+    input_parameters: Option<&'a Dict>,
+    output: Option<&'a Value>,
+    description: Option<&'a str>,
+    reasoning: Option<&'a str>,
+}
+
+impl<'a> Tool<'a> {
+    fn expected(t: &'a DeepevalTool) -> Tool<'a> {
+        Tool {
+            name: &t.name,
+            input_parameters: t.input_parameters.as_ref(),
+            output: t.output.as_ref(),
+            description: t.description.as_deref(),
+            reasoning: t.reasoning.as_deref(),
+        }
+    }
+
+    /// As [`tools_called`] builds it: params = the parsed args, output =
+    /// the raw output attribute.
+    fn called(c: &'a ToolCall) -> Result<Tool<'a>, &'a str> {
+        Ok(Tool {
+            name: &c.name,
+            input_parameters: Some(c.args.dict()?),
+            output: c.raw_output.as_ref(),
+            description: None,
+            reasoning: None,
+        })
+    }
+
+    /// deepeval's `ToolCall.__eq__`: name, params and output.
+    fn value_eq(&self, other: &Tool<'_>) -> bool {
+        self.name == other.name
+            && opt_dict_eq(self.input_parameters, other.input_parameters)
+            && opt_eq(self.output, other.output)
+    }
+
+    /// A hash of params and output such that `value_eq` implies equal
+    /// hashes (names are compared apart): pairs with different hashes need
+    /// no `py_eq`.
+    fn eq_hash(&self) -> u64 {
+        let params = self.input_parameters.map_or(0x6e6f_6e65, Dict::eq_hash);
+        let output = eq_hash(self.output.unwrap_or(&Value::None));
+        params.rotate_left(17) ^ output
+    }
+}
+
+fn opt_dict_eq(a: Option<&Dict>, b: Option<&Dict>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.py_eq(b),
+        _ => false,
+    }
+}
+
+fn opt_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
+    a.unwrap_or(&Value::None).py_eq(b.unwrap_or(&Value::None))
+}
+
 /// deepeval's `_compare_dicts(expected, called)`; `Err` is its AttributeError
 /// when exactly one side is None.
 fn compare_dicts(expected: Option<&Dict>, called: Option<&Dict>) -> Result<f64, String> {
@@ -257,21 +301,73 @@ fn compare_dicts(expected: Option<&Dict>, called: Option<&Dict>) -> Result<f64, 
     Ok(score)
 }
 
-struct Scorer<'a> {
-    cfg: &'a DeepevalConfig,
-    expected: &'a [DeepevalTool],
-    called: &'a [DeepevalTool],
+/// Lazily computed [`Tool::eq_hash`]es.
+struct Hashes(Vec<Option<u64>>);
+
+impl Hashes {
+    fn new(n: usize) -> Hashes {
+        Hashes(vec![None; n])
+    }
+
+    fn get(&mut self, i: usize, tools: &[Tool<'_>]) -> u64 {
+        match self.0[i] {
+            Some(h) => h,
+            None => {
+                let h = tools[i].eq_hash();
+                self.0[i] = Some(h);
+                h
+            }
+        }
+    }
 }
 
-impl Scorer<'_> {
+struct Scorer<'a> {
+    cfg: &'a DeepevalConfig,
+    expected: Vec<Tool<'a>>,
+    called: Vec<Tool<'a>>,
+    /// Ids of the called tools' names (equal names, equal ids).
+    called_name: Vec<u32>,
+    /// Each expected tool's name id among the called names, or `ABSENT`.
+    expected_name: Vec<u32>,
+    /// How many distinct called names there are.
+    names: usize,
+}
+
+/// What the score was computed from, for the reason.
+enum Scored {
+    Exact,
+    /// The weighted LCS (indices into the expected tools).
+    Ordered(Vec<usize>),
+    Unordered,
+}
+
+impl<'a> Scorer<'a> {
+    fn new(cfg: &'a DeepevalConfig, expected: Vec<Tool<'a>>, called: Vec<Tool<'a>>) -> Self {
+        let mut names = Interner::with_capacity(called.len());
+        let called_name: Vec<u32> = called
+            .iter()
+            .map(|c| names.intern(Cow::Borrowed(c.name)))
+            .collect();
+        let expected_name = expected.iter().map(|e| names.get(e.name)).collect();
+        let distinct = names.len();
+        Scorer {
+            cfg,
+            expected,
+            called,
+            called_name,
+            expected_name,
+            names: distinct,
+        }
+    }
+
     /// The weight of a name-matching pair: 1, times the params similarity,
     /// zeroed by an output mismatch.
-    fn weight(&self, e: &DeepevalTool, c: &DeepevalTool) -> Result<f64, String> {
+    fn weight(&self, e: &Tool<'_>, c: &Tool<'_>) -> Result<f64, String> {
         let mut w = 1.0;
         if self.cfg.input_parameters {
-            w *= compare_dicts(e.input_parameters.as_ref(), c.input_parameters.as_ref())?;
+            w *= compare_dicts(e.input_parameters, c.input_parameters)?;
         }
-        if self.cfg.output && !opt_eq(e.output.as_ref(), c.output.as_ref()) {
+        if self.cfg.output && !opt_eq(e.output, c.output) {
             w = 0.0;
         }
         Ok(w)
@@ -281,59 +377,86 @@ impl Scorer<'_> {
         if self.expected.len() != self.called.len() {
             return 0.0;
         }
-        let same = self.expected.iter().zip(self.called).all(|(e, c)| {
+        let same = self.expected.iter().zip(&self.called).all(|(e, c)| {
             e.name == c.name
                 && (!self.cfg.input_parameters
-                    || opt_dict_eq(e.input_parameters.as_ref(), c.input_parameters.as_ref()))
-                && (!self.cfg.output || opt_eq(e.output.as_ref(), c.output.as_ref()))
+                    || opt_dict_eq(e.input_parameters, c.input_parameters))
+                && (!self.cfg.output || opt_eq(e.output, c.output))
         });
         if same { 1.0 } else { 0.0 }
     }
 
     /// Greedy matching in expected order; "already matched" is a set of
     /// values, so a call equal to a matched one counts as used too.
+    ///
+    /// Equal values have equal names, so only matched tools of the same
+    /// name are compared, and only when their hashes agree; a tool found
+    /// used stays used (the matched set only grows).
     fn unordered(&self) -> Result<f64, String> {
         if self.expected.is_empty() {
             return Ok(if self.called.is_empty() { 1.0 } else { 0.0 });
         }
-        let mut matched: Vec<&DeepevalTool> = Vec::new();
+        let n = self.called.len();
+        let mut hashes = Hashes::new(n);
+        let mut used = vec![false; n];
+        let mut matched: Vec<Vec<usize>> = vec![Vec::new(); self.names];
+        // Without params similarity every weight is 0 or 1: the first
+        // weight-1 candidate is the one kept.
+        let binary = !self.cfg.input_parameters;
         let mut total = 0.0;
-        for e in self.expected {
+        for (e, &name) in self.expected.iter().zip(&self.expected_name) {
+            let Some(same_name) = matched.get(name as usize) else {
+                continue;
+            };
             let mut best = 0.0;
-            let mut best_tool = None;
-            for c in self.called {
-                if matched.iter().any(|m| m.value_eq(c)) || e.name != c.name {
+            let mut best_j = None;
+            for j in 0..n {
+                if self.called_name[j] != name || used[j] {
                     continue;
                 }
-                let w = self.weight(e, c)?;
+                if !same_name.is_empty() {
+                    let h = hashes.get(j, &self.called);
+                    let c = &self.called[j];
+                    if same_name
+                        .iter()
+                        .any(|&m| hashes.get(m, &self.called) == h && self.called[m].value_eq(c))
+                    {
+                        used[j] = true;
+                        continue;
+                    }
+                }
+                let w = self.weight(e, &self.called[j])?;
                 if w > best {
                     best = w;
-                    best_tool = Some(c);
+                    best_j = Some(j);
+                    if binary {
+                        break;
+                    }
                 }
             }
-            if let Some(c) = best_tool {
+            if let Some(j) = best_j {
                 total += best;
-                matched.push(c);
+                matched[name as usize].push(j);
             }
         }
         Ok(total / self.expected.len() as f64)
     }
 
-    /// Weighted LCS; returns the LCS (expected tools) and its total weight.
-    fn weighted_lcs(&self) -> Result<(Vec<&DeepevalTool>, f64), String> {
+    /// Weighted LCS; returns the LCS (indices of expected tools) and its total weight.
+    fn weighted_lcs(&self) -> Result<(Vec<usize>, f64), String> {
         let (m, n) = (self.expected.len(), self.called.len());
         let w = n + 1;
         let mut dp = vec![0.0f64; (m + 1) * w];
         for i in 1..=m {
+            let (e, name) = (&self.expected[i - 1], self.expected_name[i - 1]);
             for j in 1..=n {
-                let (e, c) = (&self.expected[i - 1], &self.called[j - 1]);
                 let up = dp[(i - 1) * w + j];
                 let left = dp[i * w + j - 1];
-                if e.name != c.name {
+                if self.called_name[j - 1] != name {
                     dp[i * w + j] = up.max(left);
                     continue;
                 }
-                let s = self.weight(e, c)?;
+                let s = self.weight(e, &self.called[j - 1])?;
                 let diag = if s > 0.0 {
                     dp[(i - 1) * w + j - 1] + s
                 } else {
@@ -351,7 +474,7 @@ impl Scorer<'_> {
             } else if cell == dp[i * w + j - 1] {
                 j -= 1;
             } else {
-                lcs.push(&self.expected[i - 1]);
+                lcs.push(i - 1);
                 total += cell - dp[(i - 1) * w + j - 1];
                 i -= 1;
                 j -= 1;
@@ -361,85 +484,110 @@ impl Scorer<'_> {
         Ok((lcs, total))
     }
 
-    fn ordered(&self) -> Result<f64, String> {
-        if self.expected.is_empty() {
-            return Ok(if self.called.is_empty() { 1.0 } else { 0.0 });
-        }
-        Ok(self.weighted_lcs()?.1 / self.expected.len() as f64)
-    }
-
-    fn score(&self) -> Result<f64, String> {
+    /// The deterministic score, and what the reason needs of its computation.
+    fn score(&self) -> Result<(f64, Scored), String> {
         if self.cfg.should_exact_match {
-            Ok(self.exact())
+            Ok((self.exact(), Scored::Exact))
         } else if self.cfg.should_consider_ordering {
-            self.ordered()
+            if self.expected.is_empty() {
+                let s = if self.called.is_empty() { 1.0 } else { 0.0 };
+                return Ok((s, Scored::Ordered(Vec::new())));
+            }
+            let (lcs, weight) = self.weighted_lcs()?;
+            Ok((
+                weight / self.expected.len() as f64,
+                Scored::Ordered(lcs),
+            ))
         } else {
-            self.unordered()
+            Ok((self.unordered()?, Scored::Unordered))
         }
     }
 
-    fn reason(&self) -> Result<String, String> {
-        let e_names = repr_str_list(self.expected.iter().map(|t| t.name.as_str()));
-        let c_names = repr_str_list(self.called.iter().map(|t| t.name.as_str()));
-        if self.cfg.should_exact_match {
-            let verdict = if self.exact() != 0.0 {
-                "Exact match"
-            } else {
-                "Not an exact match"
-            };
-            return Ok(format!(
-                "{verdict}: expected {e_names}, called {c_names}. See details above."
-            ));
-        }
-        if self.cfg.should_consider_ordering {
-            let (lcs, weight) = self.weighted_lcs()?;
-            let score = if self.expected.is_empty() {
-                if self.called.is_empty() { 1.0 } else { 0.0 }
-            } else {
-                weight / self.expected.len() as f64
-            };
-            if score == 1.0 {
-                return Ok(format!(
-                    "Correct ordering: all expected tools {e_names} were called in the correct order."
-                ));
+    /// The reason for a score `score` (before strict mode) computed as `how`.
+    fn reason(&self, score: f64, how: &Scored) -> String {
+        let e_names = repr_str_list(self.expected.iter().map(|t| t.name));
+        let c_names = repr_str_list(self.called.iter().map(|t| t.name));
+        match how {
+            Scored::Exact => {
+                let verdict = if score != 0.0 {
+                    "Exact match"
+                } else {
+                    "Not an exact match"
+                };
+                format!("{verdict}: expected {e_names}, called {c_names}. See details above.")
             }
-            let missing =
-                name_set_difference(self.expected, |n| self.called.iter().any(|c| c.name == n));
-            let out_of_order =
-                name_set_difference(self.expected, |n| lcs.iter().any(|c| c.name == n));
-            let mut issues = Vec::new();
-            if !missing.is_empty() {
-                issues.push(format!("missing tools {}", repr_str_list(missing)));
+            Scored::Ordered(lcs) => {
+                if score == 1.0 {
+                    return format!(
+                        "Correct ordering: all expected tools {e_names} were called in the correct order."
+                    );
+                }
+                let missing = name_set_difference(&self.expected, |i| {
+                    self.expected_name[i] != common::ABSENT
+                });
+                let in_lcs: HashSet<&str> = lcs.iter().map(|&i| self.expected[i].name).collect();
+                let out_of_order =
+                    name_set_difference(&self.expected, |i| in_lcs.contains(self.expected[i].name));
+                let mut issues = Vec::new();
+                if !missing.is_empty() {
+                    issues.push(format!("missing tools {}", repr_str_list(missing)));
+                }
+                if !out_of_order.is_empty() {
+                    issues.push(format!(
+                        "out-of-order tools {}",
+                        repr_str_list(out_of_order)
+                    ));
+                }
+                format!(
+                    "Incorrect tool usage: {}; expected {e_names}, called {c_names}. See more details above.",
+                    issues.join(" and ")
+                )
             }
-            if !out_of_order.is_empty() {
-                issues.push(format!(
-                    "out-of-order tools {}",
-                    repr_str_list(out_of_order)
-                ));
-            }
-            return Ok(format!(
-                "Incorrect tool usage: {}; expected {e_names}, called {c_names}. See more details above.",
-                issues.join(" and ")
-            ));
-        }
-        if self.unordered()? == 1.0 {
-            return Ok(format!(
-                "All expected tools {e_names} were called (order not considered)."
-            ));
-        }
-        // list(set(expected) - set(called)): distinct expected tools equal to no called one.
-        let mut missing: Vec<&DeepevalTool> = Vec::new();
-        for e in self.expected {
-            if !self.called.iter().any(|c| c.value_eq(e)) && !missing.iter().any(|m| m.value_eq(e))
-            {
-                missing.push(e);
+            Scored::Unordered => {
+                if score == 1.0 {
+                    return format!(
+                        "All expected tools {e_names} were called (order not considered)."
+                    );
+                }
+                let missing: Vec<String> = self
+                    .missing_tools()
+                    .into_iter()
+                    .map(|i| tool_repr(&self.expected[i]))
+                    .collect();
+                format!(
+                    "Incomplete tool usage: missing tools [{}]; expected {e_names}, called {c_names}. See more details above.",
+                    missing.join(", ")
+                )
             }
         }
-        let missing: Vec<String> = missing.iter().map(|t| tool_repr(t)).collect();
-        Ok(format!(
-            "Incomplete tool usage: missing tools [{}]; expected {e_names}, called {c_names}. See more details above.",
-            missing.join(", ")
-        ))
+    }
+
+    /// `list(set(expected) - set(called))`: distinct expected tools equal to
+    /// no called one (indices, first-seen order).
+    fn missing_tools(&self) -> Vec<usize> {
+        let mut called_hashes = Hashes::new(self.called.len());
+        let mut expected_hashes = Hashes::new(self.expected.len());
+        let mut missing: Vec<usize> = Vec::new();
+        for (i, e) in self.expected.iter().enumerate() {
+            let name = self.expected_name[i];
+            let h = expected_hashes.get(i, &self.expected);
+            let called = name != common::ABSENT
+                && (0..self.called.len()).any(|j| {
+                    self.called_name[j] == name
+                        && called_hashes.get(j, &self.called) == h
+                        && self.called[j].value_eq(e)
+                });
+            if called {
+                continue;
+            }
+            let seen = missing.iter().any(|&k| {
+                expected_hashes.get(k, &self.expected) == h && self.expected[k].value_eq(e)
+            });
+            if !seen {
+                missing.push(i);
+            }
+        }
+        missing
     }
 }
 
@@ -455,40 +603,37 @@ fn py_max3(a: f64, b: f64, c: f64) -> f64 {
     m
 }
 
-/// `list(set(expected names) - {names where present(name)})`, in first-seen order.
-fn name_set_difference(expected: &[DeepevalTool], present: impl Fn(&str) -> bool) -> Vec<&str> {
+/// `list(set(expected names) - {names of the tools where present(index)})`,
+/// in first-seen order.
+fn name_set_difference<'a>(expected: &[Tool<'a>], present: impl Fn(usize) -> bool) -> Vec<&'a str> {
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut out: Vec<&str> = Vec::new();
-    for t in expected {
-        if !present(&t.name) && !out.contains(&t.name.as_str()) {
-            out.push(&t.name);
+    for (i, t) in expected.iter().enumerate() {
+        if !present(i) && seen.insert(t.name) {
+            out.push(t.name);
         }
     }
     out
 }
 
 /// deepeval's multi-line `ToolCall.__repr__`.
-fn tool_repr(t: &DeepevalTool) -> String {
+fn tool_repr(t: &Tool<'_>) -> String {
     let mut fields = Vec::new();
     if !t.name.is_empty() {
         fields.push(format!("name=\"{}\"", t.name));
     }
     fields.push("type=\"FUNCTION\"".to_owned());
-    if let Some(d) = t.description.as_deref().filter(|d| !d.is_empty()) {
+    if let Some(d) = t.description.filter(|d| !d.is_empty()) {
         fields.push(format!("description=\"{d}\""));
     }
-    if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
+    if let Some(r) = t.reasoning.filter(|r| !r.is_empty()) {
         fields.push(format!("reasoning=\"{r}\""));
     }
-    if let Some(p) = t.input_parameters.as_ref().filter(|p| !p.is_empty()) {
-        fields.push(indent_field(
-            "input_parameters",
-            &json_dumps(&Value::Dict(p.clone())),
-        ));
+    if let Some(p) = t.input_parameters.filter(|p| !p.is_empty()) {
+        fields.push(indent_field("input_parameters", &json_dumps_dict(p)));
     }
-    match &t.output {
-        Some(Value::Dict(d)) => {
-            fields.push(indent_field("output", &json_dumps(&Value::Dict(d.clone()))))
-        }
+    match t.output {
+        Some(Value::Dict(d)) => fields.push(indent_field("output", &json_dumps_dict(d))),
         Some(v) => fields.push(format!("output={}", v.repr())),
         None => {}
     }
@@ -502,18 +647,19 @@ fn indent_field(name: &str, formatted: &str) -> String {
     format!("{name}={first}\n{}", rest.join("\n"))
 }
 
-/// Python's `json.dumps(v, indent=4, ensure_ascii=False)` for JSON-like values.
-fn json_dumps(v: &Value) -> String {
+/// Python's `json.dumps(d, indent=4, ensure_ascii=False)` for a JSON-like dict.
+fn json_dumps_dict(d: &Dict) -> String {
     let mut out = String::new();
-    dump(v, 0, &mut out);
+    dump_dict(d, 0, &mut out);
     out
 }
 
+fn pad(out: &mut String, d: usize) {
+    out.push('\n');
+    out.extend(std::iter::repeat_n(' ', 4 * d));
+}
+
 fn dump(v: &Value, depth: usize, out: &mut String) {
-    let pad = |out: &mut String, d: usize| {
-        out.push('\n');
-        out.extend(std::iter::repeat_n(' ', 4 * d));
-    };
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -539,30 +685,32 @@ fn dump(v: &Value, depth: usize, out: &mut String) {
             pad(out, depth);
             out.push(']');
         }
-        Value::Dict(d) => {
-            if d.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, (k, val)) in d.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                pad(out, depth + 1);
-                match k {
-                    Value::Str(s) => json_str(s, out),
-                    other => json_str(&dump_key(other), out),
-                }
-                out.push_str(": ");
-                dump(val, depth + 1, out);
-            }
-            pad(out, depth);
-            out.push('}');
-        }
+        Value::Dict(d) => dump_dict(d, depth, out),
         // Not JSON-serialisable in Python; only reachable from Python-literal args.
         other => json_str(&other.repr(), out),
     }
+}
+
+fn dump_dict(d: &Dict, depth: usize, out: &mut String) {
+    if d.is_empty() {
+        out.push_str("{}");
+        return;
+    }
+    out.push('{');
+    for (i, (k, val)) in d.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        pad(out, depth + 1);
+        match k {
+            Value::Str(s) => json_str(s, out),
+            other => json_str(&dump_key(other), out),
+        }
+        out.push_str(": ");
+        dump(val, depth + 1, out);
+    }
+    pad(out, depth);
+    out.push('}');
 }
 
 fn dump_key(k: &Value) -> String {
@@ -590,23 +738,19 @@ fn json_str(s: &str, out: &mut String) {
 }
 
 pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
-    let called = match tools_called(calls) {
+    let called = match calls.iter().map(Tool::called).collect::<Result<Vec<_>, _>>() {
         Ok(c) => c,
         Err(e) => return Outcome::error(format!("ValidationError: {e}")),
     };
-    let scorer = Scorer {
-        cfg,
-        expected: &criteria.tools,
-        called: &called,
-    };
+    let expected = criteria.tools.iter().map(Tool::expected).collect();
+    let scorer = Scorer::new(cfg, expected, called);
     let (threshold, threshold_is_int) = if cfg.strict_mode {
         (1.0, true)
     } else {
         (cfg.threshold, cfg.threshold_is_int)
     };
-    let result = scorer.score().and_then(|s| Ok((s, scorer.reason()?)));
-    let (raw, reason) = match result {
-        Ok(r) => r,
+    let (raw, reason) = match scorer.score() {
+        Ok((raw, how)) => (raw, scorer.reason(raw, &how)),
         Err(e) => return Outcome::error(e),
     };
     // strict: a score under the threshold (1) becomes the int 0.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::span::Span;
+use crate::span::{AttrValue, Span};
 
 /// How a convention recognises a tool span: the attribute is truthy and, if
 /// `equals` is given, its string form equals it.
@@ -50,7 +50,11 @@ pub struct Convention {
 impl Convention {
     pub fn detects(&self, span: &Span) -> bool {
         self.detect.iter().any(|d| match span.attr(&d.attribute) {
-            Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| v.py_str() == *want),
+            Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
+                // A string is its own `str()`: compare without copying it.
+                AttrValue::Str(s) => s == want,
+                other => other.py_str() == *want,
+            }),
             _ => false,
         })
     }

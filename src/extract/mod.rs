@@ -173,23 +173,23 @@ fn check_str_keys(d: &Dict) -> Result<(), String> {
 /// any other attribute type as its Python `str()` (so an int 0 is `"0"`);
 /// a falsy selected value is `""`.
 pub fn output_text(attr: Option<&AttrValue>) -> String {
-    let selected = match attr {
+    let parsed = match attr {
         None => return String::new(),
         Some(AttrValue::Str(s)) => match json::loads(s) {
-            Ok(Value::Dict(d)) => d.get_str("content").cloned().unwrap_or(Value::None),
+            Ok(v @ Value::Dict(_)) => v,
             _ => return s.clone(),
         },
-        Some(AttrValue::KvList(_)) => match attr.map(AttrValue::to_py) {
-            Some(Value::Dict(d)) => d.get_str("content").cloned().unwrap_or(Value::None),
-            _ => Value::None,
-        },
+        Some(AttrValue::KvList(_)) => attr.map(AttrValue::to_py).unwrap_or(Value::None),
         // Stringified before the falsy check: an int 0 or `False` is "0"/"False".
-        Some(other) => Value::Str(other.py_str()),
+        Some(other) => return other.py_str(),
     };
-    if selected.truthy() {
-        selected.py_str()
-    } else {
-        String::new()
+    let selected = match &parsed {
+        Value::Dict(d) => d.get_str("content"),
+        _ => None,
+    };
+    match selected {
+        Some(v) if v.truthy() => v.py_str(),
+        _ => String::new(),
     }
 }
 

@@ -32,6 +32,124 @@ impl Value {
     }
 }
 
+impl Dict {
+    /// Python `a == b` for two dicts: exactly `Value::Dict(a).py_eq(&Value::Dict(b))`,
+    /// without wrapping (cloning) them.
+    pub fn py_eq(&self, other: &Dict) -> bool {
+        dict_eq(self, other)
+    }
+
+    /// [`eq_hash`] of the dict as a value.
+    pub fn eq_hash(&self) -> u64 {
+        let mut h = FxHasher::default();
+        hash_dict(self, &mut h);
+        h.finish()
+    }
+}
+
+/// A 64-bit hash of any value, hashable in Python or not (lists, dicts,
+/// sets included), consistent with Python equality: `a.py_eq(b)` (or `a ==
+/// b` inside a container) implies `eq_hash(a) == eq_hash(b)`. It is not
+/// CPython's `hash()` and orders nothing: it only rules pairs out before
+/// `py_eq` decides, so that matching loops need not compare every pair.
+pub fn eq_hash(v: &Value) -> u64 {
+    let mut h = FxHasher::default();
+    hash_any(v, &mut h);
+    h.finish()
+}
+
+fn hash_any<H: Hasher>(v: &Value, state: &mut H) {
+    match v {
+        Value::List(items) => {
+            state.write_u8(20);
+            state.write_usize(items.len());
+            items.iter().for_each(|i| hash_any(i, state));
+        }
+        // A tuple never equals a list; its items compare as nested values.
+        Value::Tuple(items) => {
+            state.write_u8(4);
+            state.write_usize(items.len());
+            items.iter().for_each(|i| hash_any(i, state));
+        }
+        // Dicts and sets are equal regardless of order: sum the entries' hashes.
+        Value::Dict(d) => hash_dict(d, state),
+        Value::Set(items) => {
+            state.write_u8(22);
+            state.write_usize(items.len());
+            let acc = items
+                .iter()
+                .fold(0u64, |acc, i| acc.wrapping_add(eq_hash(i)));
+            state.write_u64(acc);
+        }
+        // Numbers (equal across bool/int/float/complex), None, str, bytes.
+        other => hash_value(other, state),
+    }
+}
+
+fn hash_dict<H: Hasher>(d: &Dict, state: &mut H) {
+    state.write_u8(21);
+    state.write_usize(d.len());
+    let mut acc = 0u64;
+    for (k, val) in d.iter() {
+        let mut h = FxHasher::default();
+        hash_any(k, &mut h);
+        hash_any(val, &mut h);
+        acc = acc.wrapping_add(h.finish());
+    }
+    state.write_u64(acc);
+}
+
+/// A fast, unkeyed hasher (the Fx hash) for [`eq_hash`]; collisions only
+/// cost an extra `py_eq`.
+#[derive(Default)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
 /// `a == b` as seen from inside a container (`x is y or x == y`).
 pub(crate) fn nested_eq(a: &Value, b: &Value) -> bool {
     eq_impl(a, b, true)
@@ -359,6 +477,35 @@ mod tests {
             let (va, vb) = (lit(a), lit(b));
             assert_eq!(va.py_eq(&vb), expected, "{a} == {b}");
             assert_eq!(vb.py_eq(&va), expected, "{b} == {a}");
+        }
+    }
+
+    #[test]
+    fn eq_hash_agrees_with_equality() {
+        for &(a, b, expected) in LITERAL_CASES {
+            let (va, vb) = (lit(a), lit(b));
+            if expected {
+                assert_eq!(eq_hash(&va), eq_hash(&vb), "{a} == {b}");
+            }
+            for v in [&va, &vb] {
+                let wrapped = Value::List(vec![v.clone(), v.clone()]);
+                assert_eq!(eq_hash(&wrapped), eq_hash(&wrapped.clone()));
+            }
+        }
+        for (a, b) in [
+            ("{\"a\": 1, \"b\": [1, 2]}", "{\"b\": [1.0, 2], \"a\": true}"),
+            ("[NaN]", "[NaN]"),
+            ("{\"x\": {\"p\": 1, \"q\": 2}}", "{\"x\": {\"q\": 2.0, \"p\": true}}"),
+        ] {
+            assert!(js(a).py_eq(&js(b)) || a.contains("NaN"));
+            assert_eq!(eq_hash(&js(a)), eq_hash(&js(b)), "{a} == {b}");
+        }
+        assert_ne!(eq_hash(&js("{\"a\": 1}")), eq_hash(&js("{\"a\": 2}")));
+        assert_ne!(eq_hash(&lit("(1, 2)")), eq_hash(&lit("[1, 2]")));
+        let (da, db) = (js("{\"a\": 1, \"b\": 2}"), js("{\"b\": 2, \"a\": 1.0}"));
+        if let (Some(x), Some(y)) = (da.as_dict(), db.as_dict()) {
+            assert!(x.py_eq(y));
+            assert!(!x.py_eq(&Dict::new()));
         }
     }
 

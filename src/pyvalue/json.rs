@@ -39,6 +39,8 @@ pub fn loads(s: &str) -> Result<Value, JsonError> {
         s,
         b: s.as_bytes(),
         depth: 0,
+        entries: Vec::new(),
+        items: Vec::new(),
     };
     p.decode().map_err(|e| e.into_error(s))
 }
@@ -92,6 +94,11 @@ struct Parser<'a> {
     s: &'a str,
     b: &'a [u8],
     depth: usize,
+    /// Members of the objects being parsed (innermost last), so that each
+    /// dict is built once at its final size.
+    entries: Vec<(String, Value)>,
+    /// Elements of the arrays being parsed, likewise.
+    items: Vec<Value>,
 }
 
 fn is_ws(c: u8) -> bool {
@@ -180,8 +187,24 @@ impl Parser<'_> {
     }
 
     /// `_parse_object_unicode`; `idx` is just past the `{`.
-    fn parse_object(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
-        let mut d = Dict::new();
+    fn parse_object(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
+        let base = self.entries.len();
+        let r = self.parse_members(idx);
+        let r = r.map(|end| {
+            // Inserting in order keeps a repeated key at its first position
+            // with its last value, as the dict the scanner fills does.
+            let mut d = Dict::with_capacity(self.entries.len() - base);
+            for (k, v) in self.entries.drain(base..) {
+                d.insert_str(k, v);
+            }
+            (Value::Dict(d), end)
+        });
+        self.entries.truncate(base);
+        r
+    }
+
+    /// The members of an object onto `self.entries`; the index past the `}`.
+    fn parse_members(&mut self, mut idx: usize) -> Result<usize, Scan> {
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b'}') {
             loop {
@@ -198,7 +221,7 @@ impl Parser<'_> {
                 }
                 idx = self.skip_ws(idx + 1);
                 let (val, next) = self.scan_once(idx)?;
-                d.insert_str(key, val);
+                self.entries.push((key, val));
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b'}') => break,
@@ -208,17 +231,25 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok((Value::Dict(d), idx + 1))
+        Ok(idx + 1)
     }
 
     /// `_parse_array_unicode`; `idx` is just past the `[`.
-    fn parse_array(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
-        let mut items = Vec::new();
+    fn parse_array(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
+        let base = self.items.len();
+        let r = self.parse_elements(idx);
+        let r = r.map(|end| (Value::List(self.items.drain(base..).collect()), end));
+        self.items.truncate(base);
+        r
+    }
+
+    /// The elements of an array onto `self.items`; the index past the `]`.
+    fn parse_elements(&mut self, mut idx: usize) -> Result<usize, Scan> {
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b']') {
             loop {
                 let (val, next) = self.scan_once(idx)?;
-                items.push(val);
+                self.items.push(val);
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b']') => break,
@@ -228,7 +259,7 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok((Value::List(items), idx + 1))
+        Ok(idx + 1)
     }
 
     fn is_digit(&self, idx: usize) -> bool {

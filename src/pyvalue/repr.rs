@@ -3,7 +3,7 @@ use std::fmt::Write as _;
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-use super::Value;
+use super::{Dict, Value};
 
 impl Value {
     /// Python `repr(self)`.
@@ -51,18 +51,7 @@ impl Value {
                     out.push('}');
                 }
             }
-            Value::Dict(d) => {
-                out.push('{');
-                for (n, (k, v)) in d.iter().enumerate() {
-                    if n > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out);
-                    out.push_str(": ");
-                    v.write_repr(out);
-                }
-                out.push('}');
-            }
+            Value::Dict(d) => d.write_repr(out),
         }
     }
 
@@ -72,6 +61,29 @@ impl Value {
             Value::Str(s) => s.clone(),
             other => other.repr(),
         }
+    }
+}
+
+impl Dict {
+    /// Python `repr()` of the dict (no need to wrap it in a [`Value`]).
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    /// Appends Python `repr()` of the dict to `out`.
+    pub fn write_repr(&self, out: &mut String) {
+        out.push('{');
+        for (n, (k, v)) in self.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            k.write_repr(out);
+            out.push_str(": ");
+            v.write_repr(out);
+        }
+        out.push('}');
     }
 }
 
@@ -175,38 +187,67 @@ pub(crate) fn is_printable(c: char) -> bool {
 }
 
 /// Python `repr()` of a string.
+///
+/// Runs of printable ASCII other than the backslash and the quote are
+/// copied at once; everything else goes character by character.
 pub fn str_repr(s: &str, out: &mut String) {
     let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
+        b'"'
     } else {
-        '\''
+        b'\''
     };
     out.reserve(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable(c) => out.push(c),
-            c => {
-                let cp = u32::from(c);
-                let _ = if cp < 0x100 {
-                    write!(out, "\\x{cp:02x}")
-                } else if cp < 0x10000 {
-                    write!(out, "\\u{cp:04x}")
-                } else {
-                    write!(out, "\\U{cp:08x}")
-                };
-            }
+    out.push(char::from(quote));
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
+            i += 1;
+            continue;
         }
+        out.push_str(&s[start..i]);
+        if b < 0x80 {
+            match b {
+                b'\\' => out.push_str("\\\\"),
+                b'\n' => out.push_str("\\n"),
+                b'\r' => out.push_str("\\r"),
+                b'\t' => out.push_str("\\t"),
+                _ if b == quote => {
+                    out.push('\\');
+                    out.push(char::from(b));
+                }
+                // Other controls and DEL.
+                _ => push_hex_escape(u32::from(b), out),
+            }
+            i += 1;
+        } else {
+            // `i` is on a character boundary: only whole characters were skipped.
+            let Some(c) = s[i..].chars().next() else {
+                break;
+            };
+            if is_printable(c) {
+                out.push(c);
+            } else {
+                push_hex_escape(u32::from(c), out);
+            }
+            i += c.len_utf8();
+        }
+        start = i;
     }
-    out.push(quote);
+    out.push_str(&s[start..]);
+    out.push(char::from(quote));
+}
+
+/// `\xNN`, `\uNNNN` or `\UNNNNNNNN` for a non-printable code point.
+fn push_hex_escape(cp: u32, out: &mut String) {
+    let _ = if cp < 0x100 {
+        write!(out, "\\x{cp:02x}")
+    } else if cp < 0x10000 {
+        write!(out, "\\u{cp:04x}")
+    } else {
+        write!(out, "\\U{cp:08x}")
+    };
 }
 
 /// Python `repr()` of a bytes object.
@@ -540,7 +581,70 @@ mod tests {
         trimmed.to_string()
     }
 
+    /// The character-by-character `str_repr` the run-copying one replaced.
+    fn str_repr_by_char(s: &str) -> String {
+        let mut out = String::new();
+        let quote = if s.contains('\'') && !s.contains('"') {
+            '"'
+        } else {
+            '\''
+        };
+        out.push(quote);
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c == quote => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c if is_printable(c) => out.push(c),
+                c => {
+                    let cp = u32::from(c);
+                    let _ = if cp < 0x100 {
+                        write!(out, "\\x{cp:02x}")
+                    } else if cp < 0x10000 {
+                        write!(out, "\\u{cp:04x}")
+                    } else {
+                        write!(out, "\\U{cp:08x}")
+                    };
+                }
+            }
+        }
+        out.push(quote);
+        out
+    }
+
+    #[test]
+    fn str_repr_fixed_cases() {
+        for s in [
+            "",
+            "plain",
+            "it's",
+            "say \"hi\"",
+            "both ' and \"",
+            "back\\slash",
+            "a\u{1}b\tc\nd\re\u{7f}",
+            "caf\u{e9} \u{a0} \u{2028} \u{1f527} \u{e000} \u{10ffff}",
+            "\u{897}",
+        ] {
+            assert_eq!(sr(s), str_repr_by_char(s), "{s:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn str_repr_matches_char_by_char(s in any::<String>()) {
+            prop_assert_eq!(sr(&s), str_repr_by_char(&s));
+        }
+
+        #[test]
+        fn str_repr_matches_char_by_char_ascii(s in "[ -~\\t\\n\\x00-\\x1f\\x7f'\"\\\\]{0,40}") {
+            prop_assert_eq!(sr(&s), str_repr_by_char(&s));
+        }
+
         #[test]
         fn float_repr_round_trips(bits in any::<u64>()) {
             let f = f64::from_bits(bits);
