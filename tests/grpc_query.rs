@@ -112,7 +112,7 @@ async fn get_scores_maps_every_field() {
     let call = |name: &str| ToolCallSummary {
         name: name.into(),
         id: None,
-        args: json!({"city": "Paris"}),
+        args: json!({"city": "Paris"}).into(),
         output: "sunny".into(),
         span_id: SpanId::from_bytes(&[7; 8]).unwrap(),
         start_time_unix_nano: 5,

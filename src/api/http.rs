@@ -278,7 +278,7 @@ async fn get_trace(
                         json!({
                             "name": c.name,
                             "id": c.id,
-                            "args": c.args,
+                            "args": c.args.to_json(),
                             "output": c.output,
                             "span_id": c.span_id.to_hex(),
                             "start": rfc3339_nanos(c.start_time_unix_nano),

@@ -16,10 +16,12 @@ use super::{Criteria, Evaluator, EvaluatorType};
 use crate::assembler::Ready;
 use crate::config::{Config, RuleConfig};
 use crate::criteria::{Binding, BindingConfig, Catalog, LoadError, find_binding_value};
-use crate::extract::{self, Args, ExtractConfig, ToolCall};
+use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::pyvalue::{self, Value};
 use crate::span::Span;
-use crate::store::{ResultStore, RootSummary, Score, ToolCallSummary, TraceRecord, TraceStatus};
+use crate::store::{
+    ResultStore, RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord, TraceStatus,
+};
 use crate::telemetry::Metrics;
 
 /// Evaluators and their criteria for one trace.
@@ -289,21 +291,19 @@ pub fn evaluate_ready(
         root,
         binding: bound.map(|b| b.binding),
         content_captured: calls.iter().all(|c| c.content_captured),
-        tool_calls: calls.iter().map(summarise).collect(),
+        tool_calls: calls.into_iter().map(summarise).collect(),
         scores,
         span_count: spans.len(),
     }
 }
 
-fn summarise(c: &ToolCall) -> ToolCallSummary {
+/// The record keeps what extraction made, moved rather than copied.
+fn summarise(c: ToolCall) -> ToolCallSummary {
     ToolCallSummary {
-        name: c.name.clone(),
-        id: c.id.clone(),
-        args: match &c.args {
-            Args::Dict(d) => py_to_json(&Value::Dict(d.clone())),
-            Args::Invalid(e) => serde_json::json!({"error": e}),
-        },
-        output: c.output.clone(),
+        name: c.name,
+        id: c.id,
+        args: StoredArgs::Extracted(c.args),
+        output: c.output,
         span_id: c.span_id,
         start_time_unix_nano: c.start_time_unix_nano,
         end_time_unix_nano: c.end_time_unix_nano,

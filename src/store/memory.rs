@@ -23,7 +23,8 @@ struct Entry {
 
 #[derive(Default)]
 struct Inner {
-    map: HashMap<TraceId, Entry>,
+    /// Keyed by client-chosen IDs: foldhash, randomly seeded per process.
+    map: HashMap<TraceId, Entry, foldhash::fast::RandomState>,
     order: VecDeque<(u64, TraceId)>,
     seq: u64,
 }
@@ -79,10 +80,20 @@ impl MemoryStore {
                 evicted += 1;
             }
         }
-        // Keep the queue from growing with stale entries of re-put traces.
-        if inner.order.len() > inner.map.len() * 2 + 64 {
-            let live: HashMap<TraceId, u64> = inner.map.iter().map(|(k, e)| (*k, e.seq)).collect();
-            inner.order.retain(|(s, id)| live.get(id) == Some(s));
+        // Every evaluated trace leaves a stale queue entry behind (its
+        // `pending` one). Dropping them when they reach the front keeps the
+        // queue within about twice the map at O(1) per insert; a full sweep
+        // (O(n), under the lock) is only a safety valve for traces revised
+        // over and over, so it never stalls the steady state.
+        while let Some(&(s, id)) = inner.order.front() {
+            if inner.map.get(&id).is_some_and(|e| e.seq == s) {
+                break;
+            }
+            inner.order.pop_front();
+        }
+        if inner.order.len() > inner.map.len() * 4 + 1024 {
+            let Inner { map, order, .. } = inner;
+            order.retain(|(s, id)| map.get(id).is_some_and(|e| e.seq == *s));
         }
         self.evicted
             .fetch_add(evicted, std::sync::atomic::Ordering::Relaxed);

@@ -43,13 +43,48 @@ pub struct RootSummary {
     pub end_time_unix_nano: u64,
 }
 
+/// A tool call's arguments as stored: in the form extraction produced them,
+/// turned into JSON only when the API shows them (most results are never
+/// read, and the conversion was a tenth of the evaluation stage's time).
+#[derive(Debug, Clone)]
+pub enum StoredArgs {
+    Extracted(crate::extract::Args),
+    Json(serde_json::Value),
+}
+
+impl StoredArgs {
+    /// The Python repr-free JSON view of the arguments (or the error).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
+                crate::evaluator::stage::py_to_json(&crate::pyvalue::Value::Dict(d.clone()))
+            }
+            StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => {
+                serde_json::json!({ "error": e })
+            }
+            StoredArgs::Json(j) => j.clone(),
+        }
+    }
+}
+
+impl From<serde_json::Value> for StoredArgs {
+    fn from(j: serde_json::Value) -> Self {
+        StoredArgs::Json(j)
+    }
+}
+
+impl PartialEq for StoredArgs {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_json() == other.to_json()
+    }
+}
+
 /// One extracted tool call, as the API shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallSummary {
     pub name: String,
     pub id: Option<String>,
-    /// Python repr-free JSON view of the arguments (or the error).
-    pub args: serde_json::Value,
+    pub args: StoredArgs,
     pub output: String,
     pub span_id: SpanId,
     pub start_time_unix_nano: u64,
