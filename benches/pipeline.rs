@@ -147,6 +147,10 @@ fn bench_decode(c: &mut Criterion) {
             toolscore::span::from_resource_spans_keeping(&r.resource_spans, &keep)
         })
     });
+    // What the service does: the wire decoder straight into kept spans.
+    g.bench_function("wire_decode_512_span_request", |b| {
+        b.iter(|| toolscore::receiver::wire::decode_request(black_box(&bytes[..]), &keep).unwrap())
+    });
     g.finish();
 }
 

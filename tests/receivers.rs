@@ -434,3 +434,82 @@ async fn grpc_health_reports_serving() {
     );
     running.stop().await.unwrap();
 }
+
+/// Sends bytes as they are: a malformed `ExportTraceServiceRequest`.
+#[derive(Debug, Clone, Copy, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
+    type Encoder = RawCodec;
+    type Decoder = tonic_prost::ProstDecoder<Self::Decode>;
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+    fn decoder(&mut self) -> Self::Decoder {
+        tonic_prost::ProstDecoder::new(tonic::codec::BufferSettings::default())
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        bytes::BufMut::put_slice(dst, &item);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_grpc_protobuf_is_invalid_argument_and_counted() {
+    let running = service::start(counting_config()).await;
+    let channel =
+        tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let path = http::uri::PathAndQuery::from_static(
+        "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+    );
+    // resource_spans claims 5 bytes and has 1.
+    grpc.ready().await.unwrap();
+    let err = grpc
+        .unary(
+            tonic::Request::new(vec![0x0a, 0x05, 0x01]),
+            path.clone(),
+            RawCodec,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    assert!(
+        err.message()
+            .contains("invalid protobuf: length past the end of the message at byte 1"),
+        "{}",
+        err.message()
+    );
+    let metrics = running.metrics.encode();
+    assert!(
+        metrics.contains("toolscore_requests_refused_total{reason=\"malformed\"} 1"),
+        "{metrics}"
+    );
+    // The connection and the service go on: a good request is taken.
+    grpc.ready().await.unwrap();
+    let good = request(vec![
+        pspan(6, 1, None, &[]),
+        pspan(6, 2, Some(1), &[("tool.name", "a")]),
+    ]);
+    grpc.unary(tonic::Request::new(good.encode_to_vec()), path, RawCodec)
+        .await
+        .unwrap();
+    let r = wait_for(&running, TraceId([6; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.scores[0].outcome.score, Some(1.0));
+    running.stop().await.unwrap();
+}

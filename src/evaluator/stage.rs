@@ -414,10 +414,13 @@ fn evaluate_batch(
         .entered();
         let started = Instant::now();
         let record = evaluate_ready(binder, extract_cfg, ready, SystemTime::now());
-        metrics.record_evaluation(&record, started.elapsed());
-        records.push(record);
+        records.push((record, started.elapsed()));
     }
-    let stored = store.put_many(records, Instant::now());
+    metrics.record_evaluations(&records);
+    let stored = store.put_many(
+        records.into_iter().map(|(r, _)| r).collect(),
+        Instant::now(),
+    );
     for ready in batch {
         metrics.observe_scores_latency(ready);
     }

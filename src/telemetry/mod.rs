@@ -282,6 +282,36 @@ impl Metrics {
             .observe(ready.due.elapsed().as_secs_f64());
     }
 
+    /// [`record_evaluation`](Self::record_evaluation) for a batch: one
+    /// labelled-counter lookup per evaluator and status, not per result.
+    pub fn record_evaluations(&self, records: &[(TraceRecord, Duration)]) {
+        let mut counts: Vec<(&str, &'static str, u64)> = Vec::new();
+        for (record, took) in records {
+            self.evaluation_seconds.observe(took.as_secs_f64());
+            for s in &record.scores {
+                let status = match s.outcome.status {
+                    Status::Ok => "ok",
+                    Status::Error => "error",
+                };
+                match counts
+                    .iter_mut()
+                    .find(|(e, st, _)| *e == s.evaluator_id && *st == status)
+                {
+                    Some(c) => c.2 += 1,
+                    None => counts.push((&s.evaluator_id, status, 1)),
+                }
+            }
+        }
+        for (evaluator, status, n) in counts {
+            self.results
+                .get_or_create(&ResultLabel {
+                    evaluator: evaluator.to_owned(),
+                    status,
+                })
+                .inc_by(n);
+        }
+    }
+
     pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {
         self.evaluation_seconds.observe(took.as_secs_f64());
         for s in &record.scores {
