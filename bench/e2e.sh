@@ -77,7 +77,7 @@ phase() {
   local sampler=$!
   "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" \
     --duration-secs "$DURATION" --warmup-secs "$WARMUP" \
-    --trace-ids-out "$WORK/$name.ids" --json "$@" >"$WORK/$name.json"
+    --trace-ids-out "$WORK/$name.ids" --probe-api "$API" --json "$@" >"$WORK/$name.json"
   local t_gen_end
   t_gen_end=$(date +%s.%N)
   # Outside check: the last traces sent, queried with wait_ms right away.
@@ -171,7 +171,7 @@ outside_ok = [float(t) for c, t in outside if c == "200"]
 ms = lambda s: None if s is None else round(s * 1000, 1)
 report = {
     "phase": name,
-    "generator": {k: gen[k] for k in ("mode", "spans_sent", "spans_accepted", "spans_rejected_partial", "spans_rejected_by_status", "traces_sent", "traces_accepted", "accepted_spans_per_sec", "latency_ms", "skipped_ticks")},
+    "generator": {k: gen[k] for k in ("mode", "spans_sent", "spans_accepted", "spans_rejected_partial", "spans_rejected_by_status", "traces_sent", "traces_accepted", "accepted_spans_per_sec", "latency_ms", "skipped_ticks", "probe_ack_to_scores_ms")},
     "accepted_spans_per_sec_after_warmup": round(gen["accepted_spans_per_sec"]),
     "server_spans_accepted_delta": delta("toolscore_spans_accepted_total"),
     "requests_refused_delta": delta_prefix("toolscore_requests_refused_total"),
@@ -215,6 +215,7 @@ for x in r:
           f'evaluated {x["traces_evaluated_per_sec_over_phase"]} traces/s over {x["phase_wall_secs"]}s; '
           f'root->scores p50 {rs["p50"]} ms p99 {rs["p99"]} ms max<= {rs["max_bucket_le"]} ms (n={int(rs["count"])}); '
           f'due(root+grace)->scores p50 {ds["p50"]} ms p99 {ds["p99"]} ms max<= {ds["max_bucket_le"]} ms; '
+          f'outside probes (export acked -> scores via wait_ms) {x["generator"]["probe_ack_to_scores_ms"]}; '
           f'CPU {x["cpu_secs_per_million_spans"]} s/M spans; '
           f'scores: {x["scores_check"]["checked"] - x["scores_check"]["missing"] - x["scores_check"]["not_evaluated"]}/{x["scores_check"]["checked"]} checked ok '
           f'(of {x["scores_check"]["of"]} sent); outside wait_ms check {x["outside_last20_wait_ms_query"]}')

@@ -274,8 +274,10 @@ pub struct RejectedSpan {
 /// looked at), so a buffered span costs little more than what is evaluated.
 #[derive(Debug, Clone, Default)]
 pub struct KeepAttributes {
-    /// `None` keeps every attribute (offline evaluation, tests).
-    keys: Option<std::collections::HashSet<Arc<str>>>,
+    /// `None` keeps every attribute (offline evaluation, tests). Looked up
+    /// once per attribute on the receive path, hence foldhash (the set is
+    /// fixed at start-up; clients only look up).
+    keys: Option<std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>>,
 }
 
 impl KeepAttributes {

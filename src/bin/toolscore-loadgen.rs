@@ -97,6 +97,15 @@ struct Args {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+    /// toolscore's HTTP API (e.g. http://127.0.0.1:8080): probe the latency
+    /// from outside. For one request in `--probe-every`, once its export is
+    /// acknowledged (its traces' roots accepted), ask for its last trace's
+    /// scores with `GET /traces/<id>/scores?wait_ms=10000` and time the answer.
+    #[arg(long)]
+    probe_api: Option<String>,
+    /// Probe one request in this many (after the warm-up).
+    #[arg(long, default_value_t = 20)]
+    probe_every: u64,
 }
 
 // ---------------------------------------------------------------- codec
@@ -353,6 +362,10 @@ struct Stats {
     /// First trace counter of each accepted request.
     accepted_starts: Vec<u64>,
     skipped_ticks: u64,
+    /// Export acknowledged → scores returned by the API, per probe.
+    probe_us: Vec<u64>,
+    /// Probes that got no evaluated scores.
+    probe_failed: u64,
 }
 
 struct Shared {
@@ -363,6 +376,8 @@ struct Shared {
     warm_at: Instant,
     deadline: Instant,
     keep_ids: bool,
+    probe: Option<(reqwest::Client, String, u64)>,
+    probes: Mutex<tokio::task::JoinSet<()>>,
 }
 
 impl Shared {
@@ -382,7 +397,7 @@ impl Shared {
     }
 }
 
-async fn send_one(shared: &Shared, grpc: &mut tonic::client::Grpc<Channel>) {
+async fn send_one(shared: &Arc<Shared>, grpc: &mut tonic::client::Grpc<Channel>) {
     let (start, body) = shared.next_request();
     let n = shared.template.spans as u64;
     let t0 = Instant::now();
@@ -417,6 +432,32 @@ async fn send_one(shared: &Shared, grpc: &mut tonic::client::Grpc<Channel>) {
             }
             if shared.keep_ids {
                 st.accepted_starts.push(start);
+            }
+            if let Some((client, api, every)) = &shared.probe {
+                if measured && start / shared.template.traces as u64 % (*every).max(1) == 0 {
+                    let last = start + shared.template.traces as u64 - 1;
+                    let url = format!(
+                        "{api}/traces/{}{last:016x}/scores?wait_ms=10000",
+                        const_hex::encode(shared.nonce)
+                    );
+                    let (client, acked, sh) = (client.clone(), Instant::now(), Arc::clone(shared));
+                    shared.probes.lock().await.spawn(async move {
+                        let ok = match client.get(&url).send().await {
+                            Ok(r) => r.bytes().await.is_ok_and(|b| {
+                                serde_json::from_slice::<serde_json::Value>(&b)
+                                    .is_ok_and(|j| j["status"] == "evaluated")
+                            }),
+                            Err(_) => false,
+                        };
+                        let took = acked.elapsed();
+                        let mut st = sh.stats.lock().await;
+                        if ok {
+                            st.probe_us.push(took.as_micros() as u64);
+                        } else {
+                            st.probe_failed += 1;
+                        }
+                    });
+                }
             }
         }
         Err(status) => {
@@ -458,6 +499,17 @@ async fn run(args: Args) -> Result<()> {
         warm_at: began + warmup,
         deadline,
         keep_ids: args.trace_ids_out.is_some(),
+        probe: match &args.probe_api {
+            Some(api) => Some((
+                reqwest::Client::builder()
+                    .build()
+                    .context("HTTP client for --probe-api")?,
+                api.trim_end_matches('/').to_owned(),
+                args.probe_every,
+            )),
+            None => None,
+        },
+        probes: Mutex::new(tokio::task::JoinSet::new()),
     });
     match args.mode {
         Mode::Max => {
@@ -503,6 +555,9 @@ async fn run(args: Args) -> Result<()> {
         }
     }
     let elapsed = began.elapsed();
+    // The last probes wait for their traces' grace period.
+    let mut probes = std::mem::take(&mut *shared.probes.lock().await);
+    while probes.join_next().await.is_some() {}
     let measured_secs = (deadline - (began + warmup)).as_secs_f64().max(1e-9);
     let mut st = std::mem::take(&mut *shared.stats.lock().await);
     st.latencies_us.sort_unstable();
@@ -525,6 +580,14 @@ async fn run(args: Args) -> Result<()> {
     let p99 = percentile(&st.latencies_us, 0.99);
     let max = percentile(&st.latencies_us, 1.0);
     let traces_sent = st.spans_sent / shared.template.spans as u64 * traces_per_req;
+    st.probe_us.sort_unstable();
+    let probe = serde_json::json!({
+        "count": st.probe_us.len(),
+        "failed": st.probe_failed,
+        "p50": percentile(&st.probe_us, 0.50),
+        "p99": percentile(&st.probe_us, 0.99),
+        "max": percentile(&st.probe_us, 1.0),
+    });
     if args.json {
         let report = serde_json::json!({
             "mode": format!("{:?}", args.mode).to_lowercase(),
@@ -543,6 +606,7 @@ async fn run(args: Args) -> Result<()> {
             "traces_accepted": traces_accepted,
             "accepted_spans_per_sec": spans_per_sec,
             "latency_ms": {"p50": p50, "p99": p99, "max": max},
+            "probe_ack_to_scores_ms": probe,
             "trace_ids_out": args.trace_ids_out.as_ref().map(|p| p.display().to_string()),
         });
         println!("{report}");
@@ -569,6 +633,9 @@ async fn run(args: Args) -> Result<()> {
         println!("traces sent {traces_sent}  in accepted requests {traces_accepted}");
         println!("accepted spans/s after warm-up: {spans_per_sec:.0}");
         println!("request latency ms: p50 {p50:.2}  p99 {p99:.2}  max {max:.2}");
+        if args.probe_api.is_some() {
+            println!("probes, export acknowledged -> scores returned (ms): {probe}");
+        }
         if let Some(p) = &args.trace_ids_out {
             println!("trace IDs written to {}", p.display());
         }
