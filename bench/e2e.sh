@@ -77,7 +77,7 @@ phase() {
   local sampler=$!
   "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" \
     --duration-secs "$DURATION" --warmup-secs "$WARMUP" \
-    --trace-ids-out "$WORK/$name.ids" --probe-api "$API" --json "$@" >"$WORK/$name.json"
+    --trace-ids-out "$WORK/$name.ids" --probe-api "$API" --probe-every 4 --json "$@" >"$WORK/$name.json"
   local t_gen_end
   t_gen_end=$(date +%s.%N)
   # Outside check: the last traces sent, queried with wait_ms right away.

@@ -403,7 +403,7 @@ fn evaluate_batch(
     metrics: &Metrics,
     exporter: Option<&crate::exporter::ExporterHandle>,
 ) {
-    let mut records = Vec::with_capacity(batch.len());
+    let mut tally = metrics.tally();
     for ready in batch {
         let _span = tracing::info_span!(
             "evaluate_trace",
@@ -414,19 +414,13 @@ fn evaluate_batch(
         .entered();
         let started = Instant::now();
         let record = evaluate_ready(binder, extract_cfg, ready, SystemTime::now());
-        records.push((record, started.elapsed()));
-    }
-    metrics.record_evaluations(&records);
-    let stored = store.put_many(
-        records.into_iter().map(|(r, _)| r).collect(),
-        Instant::now(),
-    );
-    for ready in batch {
+        tally.add(&record, started.elapsed());
+        // Stored as soon as it is ready (an uncontended lock), so no result
+        // waits for the rest of its batch.
+        let stored = store.put(record, Instant::now());
         metrics.observe_scores_latency(ready);
-    }
-    // Never blocks: a full export queue drops (and counts) the record.
-    if let Some(exporter) = exporter {
-        for record in stored.into_iter().flatten() {
+        // Never blocks: a full export queue drops (and counts) the record.
+        if let (Some(exporter), Some(record)) = (exporter, stored) {
             exporter.offer(record);
         }
     }

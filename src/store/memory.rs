@@ -56,6 +56,26 @@ impl MemoryStore {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Stores a record unless a newer revision is kept; the caller publishes it.
+    fn put_locked(
+        &self,
+        inner: &mut Inner,
+        record: TraceRecord,
+        now: Instant,
+    ) -> Option<Arc<TraceRecord>> {
+        // An older revision never replaces a newer one.
+        if inner
+            .map
+            .get(&record.trace_id)
+            .is_some_and(|e| e.record.revision > record.revision)
+        {
+            return None;
+        }
+        let record = Arc::new(record);
+        self.insert(inner, record.clone(), now);
+        Some(record)
+    }
+
     fn insert(&self, inner: &mut Inner, record: Arc<TraceRecord>, now: Instant) {
         inner.seq += 1;
         let seq = inner.seq;
@@ -110,29 +130,22 @@ impl ResultStore for MemoryStore {
     }
 
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
-        self.put_many(vec![record], now).pop().flatten()
+        let stored = self.put_locked(&mut self.lock(), record, now)?;
+        // No subscribers is fine; a lagging one sees `Lagged` and catches up.
+        if self.updates.receiver_count() > 0 {
+            let _ = self.updates.send(stored.clone());
+        }
+        Some(stored)
     }
 
     fn put_many(&self, records: Vec<TraceRecord>, now: Instant) -> Vec<Option<Arc<TraceRecord>>> {
-        let mut stored = Vec::with_capacity(records.len());
-        {
+        let stored: Vec<_> = {
             let mut inner = self.lock();
-            for record in records {
-                // An older revision never replaces a newer one.
-                if inner
-                    .map
-                    .get(&record.trace_id)
-                    .is_some_and(|e| e.record.revision > record.revision)
-                {
-                    stored.push(None);
-                    continue;
-                }
-                let record = Arc::new(record);
-                self.insert(&mut inner, record.clone(), now);
-                stored.push(Some(record));
-            }
-        }
-        // No subscribers is fine; a lagging one sees `Lagged` and catches up.
+            records
+                .into_iter()
+                .map(|r| self.put_locked(&mut inner, r, now))
+                .collect()
+        };
         if self.updates.receiver_count() > 0 {
             for record in stored.iter().flatten() {
                 let _ = self.updates.send(record.clone());

@@ -80,6 +80,43 @@ pub struct Metrics {
     pub watch_subscribers_dropped: Counter,
 }
 
+/// Result counts gathered over a batch; added to the metrics when dropped.
+pub struct Tally<'a> {
+    metrics: &'a Metrics,
+    counts: Vec<(String, &'static str, u64)>,
+}
+
+impl Tally<'_> {
+    pub fn add(&mut self, record: &TraceRecord, took: Duration) {
+        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
+        for s in &record.scores {
+            let status = match s.outcome.status {
+                Status::Ok => "ok",
+                Status::Error => "error",
+            };
+            match self
+                .counts
+                .iter_mut()
+                .find(|(e, st, _)| *e == s.evaluator_id && *st == status)
+            {
+                Some(c) => c.2 += 1,
+                None => self.counts.push((s.evaluator_id.clone(), status, 1)),
+            }
+        }
+    }
+}
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        for (evaluator, status, n) in self.counts.drain(..) {
+            self.metrics
+                .results
+                .get_or_create(&ResultLabel { evaluator, status })
+                .inc_by(n);
+        }
+    }
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -282,33 +319,12 @@ impl Metrics {
             .observe(ready.due.elapsed().as_secs_f64());
     }
 
-    /// [`record_evaluation`](Self::record_evaluation) for a batch: one
-    /// labelled-counter lookup per evaluator and status, not per result.
-    pub fn record_evaluations(&self, records: &[(TraceRecord, Duration)]) {
-        let mut counts: Vec<(&str, &'static str, u64)> = Vec::new();
-        for (record, took) in records {
-            self.evaluation_seconds.observe(took.as_secs_f64());
-            for s in &record.scores {
-                let status = match s.outcome.status {
-                    Status::Ok => "ok",
-                    Status::Error => "error",
-                };
-                match counts
-                    .iter_mut()
-                    .find(|(e, st, _)| *e == s.evaluator_id && *st == status)
-                {
-                    Some(c) => c.2 += 1,
-                    None => counts.push((&s.evaluator_id, status, 1)),
-                }
-            }
-        }
-        for (evaluator, status, n) in counts {
-            self.results
-                .get_or_create(&ResultLabel {
-                    evaluator: evaluator.to_owned(),
-                    status,
-                })
-                .inc_by(n);
+    /// Counts a batch's results: one labelled-counter lookup per evaluator
+    /// and status when the tally is dropped, not one per result.
+    pub fn tally(&self) -> Tally<'_> {
+        Tally {
+            metrics: self,
+            counts: Vec::new(),
         }
     }
 
