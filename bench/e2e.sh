@@ -75,11 +75,18 @@ phase() {
   t0=$(date +%s.%N); c0=$(cpu_ticks)
   sample_buffered "$WORK/$name.buffered" &
   local sampler=$!
+  # Steady-state window: from the end of the warm-up to the end of sending.
+  snapshot() { sleep "$1"; echo "$(date +%s.%N) $(cpu_ticks)" >"$WORK/$name.$2.t"; metrics >"$WORK/$name.$2.prom"; }
+  snapshot "$WARMUP" warm &
+  local snap1=$!
+  snapshot "$DURATION" end &
+  local snap2=$!
   "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" \
     --duration-secs "$DURATION" --warmup-secs "$WARMUP" \
     --trace-ids-out "$WORK/$name.ids" --probe-api "$API" --probe-every 4 --json "$@" >"$WORK/$name.json"
   local t_gen_end
   t_gen_end=$(date +%s.%N)
+  wait "$snap1" "$snap2"
   # Outside check: the last traces sent, queried with wait_ms right away.
   : >"$WORK/$name.outside"
   tail -n 20 "$WORK/$name.ids" | while read -r id; do
@@ -166,6 +173,22 @@ for tid in sample:
     if j.get("status") != "evaluated" or not j.get("scores"):
         unscored.append((tid, j.get("status")))
 
+# Steady state (warm-up end → sending end): traces evaluated and server CPU.
+def snap(tag):
+    t, ticks = open(f"{work}/{name}.{tag}.t").read().split()
+    return float(t), int(ticks), prom(f"{work}/{name}.{tag}.prom")
+(tw, cw, pw), (te, ce, pe) = snap("warm"), snap("end")
+steady_secs = max(te - tw, 1e-9)
+done = lambda p: p.get('toolscore_traces_total{outcome="completed"}', 0.0) + p.get('toolscore_traces_total{outcome="timed_out"}', 0.0)
+steady_traces = done(pe) - done(pw)
+steady_cpu = (ce - cw) / tck
+steady = {
+    "secs": round(steady_secs, 2),
+    "evaluated_spans_per_sec": round(steady_traces * spans_per_trace / steady_secs),
+    "accepted_spans_per_sec": round((pe.get("toolscore_spans_accepted_total", 0) - pw.get("toolscore_spans_accepted_total", 0)) / steady_secs),
+    "server_cpu_utilisation": round(steady_cpu / steady_secs, 3),
+    "cpu_secs_per_million_evaluated_spans": round(steady_cpu / max(steady_traces * spans_per_trace, 1) * 1e6, 2),
+}
 outside = [l.split() for l in open(f"{work}/{name}.outside") if l.strip()]
 outside_ok = [float(t) for c, t in outside if c == "200"]
 ms = lambda s: None if s is None else round(s * 1000, 1)
@@ -173,6 +196,7 @@ report = {
     "phase": name,
     "generator": {k: gen[k] for k in ("mode", "spans_sent", "spans_accepted", "spans_rejected_partial", "spans_rejected_by_status", "traces_sent", "traces_accepted", "accepted_spans_per_sec", "latency_ms", "skipped_ticks", "probe_ack_to_scores_ms")},
     "accepted_spans_per_sec_after_warmup": round(gen["accepted_spans_per_sec"]),
+    "steady_state": steady,
     "server_spans_accepted_delta": delta("toolscore_spans_accepted_total"),
     "requests_refused_delta": delta_prefix("toolscore_requests_refused_total"),
     "traces_evaluated": completed,
@@ -211,7 +235,10 @@ peak_encoded = max(x["peak_buffered_encoded_bytes"] for x in r)
 print("== summary" + (" (pinned: toolscore CPU 0, loadgen CPU 1)" if pin == "1" else " (not pinned)"))
 for x in r:
     rs, ds = x["root_to_scores_ms"], x["due_to_scores_ms"]
-    print(f'{x["phase"]:>4}: accepted {x["accepted_spans_per_sec_after_warmup"]} spans/s; '
+    st = x["steady_state"]
+    print(f'{x["phase"]:>4}: steady state: evaluated {st["evaluated_spans_per_sec"]} spans/s, server CPU {st["server_cpu_utilisation"]}, '
+          f'{st["cpu_secs_per_million_evaluated_spans"]} CPU s/M evaluated spans; '
+          f'accepted {x["accepted_spans_per_sec_after_warmup"]} spans/s; '
           f'evaluated {x["traces_evaluated_per_sec_over_phase"]} traces/s over {x["phase_wall_secs"]}s; '
           f'root->scores p50 {rs["p50"]} ms p99 {rs["p99"]} ms max<= {rs["max_bucket_le"]} ms (n={int(rs["count"])}); '
           f'due(root+grace)->scores p50 {ds["p50"]} ms p99 {ds["p99"]} ms max<= {ds["max_bucket_le"]} ms; '

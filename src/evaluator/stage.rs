@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use serde_json::Value as Json;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use super::{Criteria, Evaluator, EvaluatorType};
 use crate::assembler::Ready;
@@ -337,17 +337,18 @@ pub fn json_to_py(v: &Json) -> Value {
     pyvalue::json::loads(&v.to_string()).unwrap_or(Value::None)
 }
 
-/// Ready traces handed to the blocking pool at once. Under load, one
-/// hand-off, one store lock and one broadcast pass per batch instead of per
-/// trace; when traffic is light a batch is a single trace, so no trace
-/// waits for others.
+/// Ready traces a worker takes off the queue at once: one queue lock and one
+/// counter update per batch under load; a single trace when traffic is light.
 const MAX_BATCH: usize = 64;
 
-/// Takes ready traces off `rx` and stores their results, evaluating at most
-/// `workers` batches at once on the blocking pool. Returns when `rx` closes
-/// and every evaluation has finished (the drain).
+/// Takes ready traces off `rx` and stores their results, with `workers`
+/// evaluation threads (long-running tasks on the blocking pool, never the
+/// async I/O threads) that share the queue. Each takes what is queued, up to
+/// [`MAX_BATCH`], straight off it: no hand-off through an async task, so a
+/// busy I/O thread never holds evaluation up. Returns when `rx` closes and
+/// every worker has finished what it took (the drain).
 pub async fn run(
-    mut rx: mpsc::Receiver<Ready>,
+    rx: mpsc::Receiver<Ready>,
     binder: Arc<Binder>,
     extract_cfg: Arc<ExtractConfig>,
     store: Arc<dyn ResultStore>,
@@ -355,43 +356,60 @@ pub async fn run(
     exporter: Option<crate::exporter::ExporterHandle>,
     workers: usize,
 ) {
-    let workers = workers.max(1);
-    let permits = Arc::new(Semaphore::new(workers));
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        metrics.evaluation_queue_depth.set(rx.len() as i64);
-        let Ok(permit) = permits.clone().acquire_owned().await else {
-            break;
-        };
-        // Traces that became ready while waiting for a worker join this batch.
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-        }
-        let ready = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
-        let (binder, extract_cfg, store, metrics, exporter) = (
+    let rx = Arc::new(std::sync::Mutex::new(rx));
+    let mut threads = Vec::new();
+    for _ in 0..workers.max(1) {
+        let (rx, binder, extract_cfg, store, metrics, exporter) = (
+            rx.clone(),
             binder.clone(),
             extract_cfg.clone(),
             store.clone(),
             metrics.clone(),
             exporter.clone(),
         );
-        tokio::task::spawn_blocking(move || {
-            evaluate_batch(
-                &ready,
-                &binder,
-                &extract_cfg,
-                &*store,
-                &metrics,
-                exporter.as_ref(),
-            );
-            drop(permit);
-        });
+        threads.push(tokio::task::spawn_blocking(move || {
+            let mut batch = Vec::with_capacity(MAX_BATCH);
+            while take_batch(&rx, &mut batch, &metrics) {
+                evaluate_batch(
+                    &batch,
+                    &binder,
+                    &extract_cfg,
+                    &*store,
+                    &metrics,
+                    exporter.as_ref(),
+                );
+                batch.clear();
+            }
+        }));
     }
-    // Drain: wait for the evaluations still running.
-    let _ = permits.acquire_many(workers as u32).await;
+    for t in threads {
+        if let Err(e) = t.await {
+            tracing::error!(error = %e, "an evaluation worker failed");
+        }
+    }
+}
+
+/// Blocks for the next ready trace, then takes what else is queued (up to
+/// [`MAX_BATCH`]). False once the queue is closed and empty.
+fn take_batch(
+    rx: &std::sync::Mutex<mpsc::Receiver<Ready>>,
+    batch: &mut Vec<Ready>,
+    metrics: &Metrics,
+) -> bool {
+    // The queue cannot be left inconsistent by a panic elsewhere: ignore poisoning.
+    let mut rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(first) = rx.blocking_recv() else {
+        return false;
+    };
+    batch.push(first);
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(r) => batch.push(r),
+            Err(_) => break,
+        }
+    }
+    metrics.evaluation_queue_depth.set(rx.len() as i64);
+    true
 }
 
 /// Evaluates a batch of ready traces and stores (and offers for export) the results.
