@@ -319,6 +319,108 @@ fn shortest_sci(f: f64) -> String {
     }
 }
 
+/// A small stack buffer for formatting a float without allocating.
+struct StackBuf {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl StackBuf {
+    fn new() -> StackBuf {
+        StackBuf {
+            bytes: [0; 40],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Whether `f` (finite, positive) could lie exactly halfway between two
+/// decimals of `n` significant digits, the one case where Rust's shortest
+/// digits may differ from `dtoa`'s (see [`shortest_sci`]). Such a midpoint
+/// has exactly `n + 1` significant digits, so `f`'s exact decimal expansion
+/// must too; `true` whenever that cannot be ruled out cheaply.
+fn tie_possible(f: f64, n: usize) -> bool {
+    let bits = f.to_bits();
+    let exp_bits = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut m, mut e) = if exp_bits == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), exp_bits - 1075)
+    };
+    if m == 0 {
+        return true;
+    }
+    let tz = m.trailing_zeros();
+    m >>= tz;
+    e += tz as i32;
+    let want = n + 1;
+    if e >= 0 {
+        // An integer: count its significant digits exactly when it fits.
+        // e < 64 here, so the shifts are in range; lost bits mean >= 2^64.
+        if e >= 64 || (m << e) >> e != m {
+            return true;
+        }
+        let mut v = m << e;
+        while v % 10 == 0 {
+            v /= 10;
+        }
+        return v.ilog10() as usize + 1 == want;
+    }
+    // f = m / 2^k = m * 5^k / 10^k: its significant digits are those of
+    // m * 5^k (odd, so no trailing zeros), about digits(m) + k*log10(5).
+    let log10_5 = 1.0 - std::f64::consts::LOG10_2;
+    let k = f64::from(-e);
+    let dm = f64::from(m.ilog10() + 1);
+    let lo = (dm - 1.0 + k * log10_5).floor() + 1.0;
+    let hi = (dm + k * log10_5).floor() + 1.0;
+    let want = want as f64;
+    want >= lo - 1.0 && want <= hi + 1.0
+}
+
+/// `f` (finite, non-negative) as shortest round-trip digits and a decimal
+/// exponent (`d.ddd × 10^exp`), as [`shortest_sci`] gives them, without
+/// allocating unless an exact tie is possible.
+fn shortest_digits(f: f64, digits: &mut StackBuf) -> i32 {
+    let mut sci = StackBuf::new();
+    let fast = write!(sci, "{f:e}").is_ok();
+    let parsed = fast
+        .then(|| sci.as_str().split_once('e'))
+        .flatten()
+        .and_then(|(mantissa, exp)| Some((mantissa, exp.parse::<i32>().ok()?)));
+    if let Some((mantissa, exp)) = parsed {
+        let n = mantissa.bytes().filter(u8::is_ascii_digit).count();
+        if n <= 1 || f == 0.0 || !tie_possible(f, n) {
+            for c in mantissa.chars().filter(char::is_ascii_digit) {
+                let _ = digits.write_char(c);
+            }
+            return exp;
+        }
+    }
+    let sci = shortest_sci(f);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    for c in mantissa.chars().filter(char::is_ascii_digit) {
+        let _ = digits.write_char(c);
+    }
+    exp.parse().unwrap_or(0)
+}
+
 /// CPython's `PyOS_double_to_string(f, 'r', 0, flags)`: shortest round-trip
 /// digits, fixed notation for decimal exponents in `-4..16`, scientific
 /// otherwise. `add_dot_0` is `Py_DTSF_ADD_DOT_0`, `always_sign` is
@@ -337,19 +439,18 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
         out.push_str("inf");
         return;
     }
-    let sci = shortest_sci(f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut buf = StackBuf::new();
+    let exp = shortest_digits(f.abs(), &mut buf);
+    let digits = buf.as_str();
     let ndigits = digits.len() as i32;
     if (-4..16).contains(&exp) {
         let decpt = exp + 1;
         if decpt <= 0 {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-            out.push_str(&digits);
+            out.push_str(digits);
         } else if decpt >= ndigits {
-            out.push_str(&digits);
+            out.push_str(digits);
             out.extend(std::iter::repeat_n('0', (decpt - ndigits) as usize));
             if add_dot_0 {
                 out.push_str(".0");
@@ -367,12 +468,13 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
             out.push('.');
             out.push_str(rest);
         }
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            out.push('0');
+        }
+        let _ = write!(out, "{a}");
     }
 }
 
@@ -643,6 +745,31 @@ mod tests {
         #[test]
         fn str_repr_matches_char_by_char_ascii(s in "[ -~\\t\\n\\x00-\\x1f\\x7f'\"\\\\]{0,40}") {
             prop_assert_eq!(sr(&s), str_repr_by_char(&s));
+        }
+
+        #[test]
+        fn float_digits_match_the_exact_path(bits in any::<u64>()) {
+            let f = f64::from_bits(bits).abs();
+            prop_assume!(f.is_finite());
+            let mut buf = StackBuf::new();
+            let exp = shortest_digits(f, &mut buf);
+            let slow = shortest_sci(f);
+            let (m, e) = slow.split_once('e').unwrap_or((&slow, "0"));
+            let digits: String = m.chars().filter(char::is_ascii_digit).collect();
+            prop_assert_eq!((buf.as_str(), exp), (digits.as_str(), e.parse::<i32>().unwrap_or(0)));
+        }
+
+        #[test]
+        fn float_digits_match_the_exact_path_short_decimals(m in 0u64..100_000_000, p in -30i32..30) {
+            for f in [m as f64 * 10f64.powi(p), m as f64 / 10f64.powi(p), (m as f64 + 0.5) / 4.0] {
+                prop_assume!(f.is_finite());
+                let mut buf = StackBuf::new();
+                let exp = shortest_digits(f, &mut buf);
+                let slow = shortest_sci(f);
+                let (mm, e) = slow.split_once('e').unwrap_or((&slow, "0"));
+                let digits: String = mm.chars().filter(char::is_ascii_digit).collect();
+                prop_assert_eq!((buf.as_str(), exp), (digits.as_str(), e.parse::<i32>().unwrap_or(0)), "{}", f);
+            }
         }
 
         #[test]
