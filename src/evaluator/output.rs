@@ -1,11 +1,11 @@
 //! UiPath `ToolCallOutputEvaluator` (`uipath-tool-call-output`).
 
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use super::args::{optional_id, repr_opt};
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids,
+    name_ids, to_map,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -121,7 +121,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     let (name_ids, names) = name_ids(calls);
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
-    let mut explained = Map::new();
+    // Entries are collected first, so the map is built once at its final size.
+    let mut explained: Vec<(String, Json)> = Vec::new();
     let mut matched = 0usize;
     for exp in expected {
         let key = matcher.expected(&exp.name, exp.id.as_deref());
@@ -137,18 +138,16 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             let ok = call.output == exp.output;
             let line = Json::String(attempt_line(&call.output, &exp.output, ok));
             if ok {
-                explained.insert(entry, line);
+                explained.push((entry, line));
                 matched += 1;
                 consumed[idx] = true;
                 found = true;
                 break;
             }
             if strict {
-                let mut only = Map::new();
-                only.insert(entry, line);
-                return done(0.0, Json::Object(only));
+                return done(0.0, Json::Object(to_map(vec![(entry, line)])));
             }
-            explained.insert(entry, line);
+            explained.push((entry, line));
         }
         if strict && !found {
             return done(
@@ -165,5 +164,5 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     } else {
         ratio(matched, expected.len())
     };
-    done(score, Json::Object(explained))
+    done(score, Json::Object(to_map(explained)))
 }

@@ -22,6 +22,7 @@ impl Value {
             Value::None => out.push_str("None"),
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
+            Value::Int(super::Int::Small(i)) => push_i64(*i, out),
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
@@ -85,6 +86,29 @@ impl Dict {
         }
         out.push('}');
     }
+}
+
+/// Appends the decimal digits of `i` (what `{i}` would write).
+pub(crate) fn push_i64(i: i64, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        // n % 10 < 10: the cast is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            buf[pos] = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
 }
 
 fn write_items(items: &[Value], out: &mut String) {
@@ -201,6 +225,15 @@ pub fn str_repr(s: &str, out: &mut String) {
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
+        // Eight plain bytes at a time.
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            if plain_word(u64::from_le_bytes(w), quote) {
+                i += 8;
+                continue;
+            }
+        }
         let b = bytes[i];
         if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
             i += 1;
@@ -237,6 +270,22 @@ pub fn str_repr(s: &str, out: &mut String) {
     }
     out.push_str(&s[start..]);
     out.push(char::from(quote));
+}
+
+/// Whether all eight bytes of `w` are printable ASCII other than the
+/// backslash and `quote` (SWAR: a byte that fails a test gets its high bit set).
+#[inline]
+fn plain_word(w: u64, quote: u8) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    // Bytes below 0x20 borrow into their high bit (exact only when no byte
+    // has the high bit set, which is tested separately).
+    let control = w.wrapping_sub(0x20 * ONES) & !w & HIGH;
+    let special = zero_byte(w ^ (u64::from(b'\\') * ONES))
+        | zero_byte(w ^ (u64::from(quote) * ONES))
+        | zero_byte(w ^ (0x7f * ONES));
+    (w & HIGH) | control | special == 0
 }
 
 /// `\xNN`, `\uNNNN` or `\UNNNNNNNN` for a non-printable code point.
@@ -717,6 +766,15 @@ mod tests {
         }
         out.push(quote);
         out
+    }
+
+    #[test]
+    fn push_i64_writes_decimal() {
+        for i in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
+            let mut s = String::new();
+            push_i64(i, &mut s);
+            assert_eq!(s, i.to_string());
+        }
     }
 
     #[test]
