@@ -3,11 +3,11 @@
 //! `subset` is accepted and ignored: in the reference both modes test "every
 //! expected key is present with an equal value" (SEMANTICS §1.5).
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids, to_map,
+    name_ids,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -161,8 +161,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let (name_ids, names) = name_ids(calls);
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
-    // Entries are collected first, so the map is built once at its final size.
-    let mut explained: Vec<(String, Json)> = Vec::new();
+    let mut explained = Map::new();
     let mut matched = 0usize;
     for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
         let key = matcher.expected(&exp.name, exp.id.as_deref());
@@ -174,14 +173,14 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
             let entry = attempt_key(&calls[idx].name, *n);
             *n += 1;
             let ok = args_match(&exp.args, actual_args[idx]);
-            explained.push((
+            explained.insert(
                 entry,
                 Json::String(attempt_line(
                     &actual_repr[actual_ranges[idx].clone()],
                     &expected_repr[exp_range.clone()],
                     ok,
                 )),
-            ));
+            );
             if ok {
                 matched += 1;
                 consumed[idx] = true;
@@ -200,7 +199,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
             expected_repr,
             actual_repr,
             "explained_tool_calls_args",
-            Json::Object(to_map(explained)),
+            Json::Object(explained),
         ),
     )
 }

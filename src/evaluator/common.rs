@@ -204,17 +204,6 @@ pub(crate) fn name_ids(calls: &[ToolCall]) -> (Vec<u32>, usize) {
     (ids, names.len())
 }
 
-/// A JSON object of `entries` in order, built at its final size. A
-/// repeated key keeps its first position and takes the last value, as
-/// inserting one by one into the reference's dict does.
-pub(crate) fn to_map(entries: Vec<(String, serde_json::Value)>) -> serde_json::Map<String, serde_json::Value> {
-    let mut map = serde_json::Map::with_capacity(entries.len());
-    for (k, v) in entries {
-        map.insert(k, v);
-    }
-    map
-}
-
 /// `{name}_{n}`, the justification key of an attempt.
 pub(crate) fn attempt_key(name: &str, n: usize) -> String {
     let mut key = String::with_capacity(name.len() + 4);
