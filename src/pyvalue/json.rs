@@ -39,8 +39,6 @@ pub fn loads(s: &str) -> Result<Value, JsonError> {
         s,
         b: s.as_bytes(),
         depth: 0,
-        entries: Vec::new(),
-        items: Vec::new(),
     };
     p.decode().map_err(|e| e.into_error(s))
 }
@@ -94,11 +92,6 @@ struct Parser<'a> {
     s: &'a str,
     b: &'a [u8],
     depth: usize,
-    /// Members of the objects being parsed (innermost last), so that each
-    /// dict is built once at its final size.
-    entries: Vec<(String, Value)>,
-    /// Elements of the arrays being parsed, likewise.
-    items: Vec<Value>,
 }
 
 fn is_ws(c: u8) -> bool {
@@ -187,24 +180,8 @@ impl Parser<'_> {
     }
 
     /// `_parse_object_unicode`; `idx` is just past the `{`.
-    fn parse_object(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
-        let base = self.entries.len();
-        let r = self.parse_members(idx);
-        let r = r.map(|end| {
-            // Inserting in order keeps a repeated key at its first position
-            // with its last value, as the dict the scanner fills does.
-            let mut d = Dict::with_capacity(self.entries.len() - base);
-            for (k, v) in self.entries.drain(base..) {
-                d.insert_str(k, v);
-            }
-            (Value::Dict(d), end)
-        });
-        self.entries.truncate(base);
-        r
-    }
-
-    /// The members of an object onto `self.entries`; the index past the `}`.
-    fn parse_members(&mut self, mut idx: usize) -> Result<usize, Scan> {
+    fn parse_object(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
+        let mut d = Dict::new();
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b'}') {
             loop {
@@ -221,7 +198,7 @@ impl Parser<'_> {
                 }
                 idx = self.skip_ws(idx + 1);
                 let (val, next) = self.scan_once(idx)?;
-                self.entries.push((key, val));
+                d.insert_str(key, val);
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b'}') => break,
@@ -231,25 +208,17 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok(idx + 1)
+        Ok((Value::Dict(d), idx + 1))
     }
 
     /// `_parse_array_unicode`; `idx` is just past the `[`.
-    fn parse_array(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
-        let base = self.items.len();
-        let r = self.parse_elements(idx);
-        let r = r.map(|end| (Value::List(self.items.drain(base..).collect()), end));
-        self.items.truncate(base);
-        r
-    }
-
-    /// The elements of an array onto `self.items`; the index past the `]`.
-    fn parse_elements(&mut self, mut idx: usize) -> Result<usize, Scan> {
+    fn parse_array(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
+        let mut items = Vec::new();
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b']') {
             loop {
                 let (val, next) = self.scan_once(idx)?;
-                self.items.push(val);
+                items.push(val);
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b']') => break,
@@ -259,7 +228,7 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok(idx + 1)
+        Ok((Value::List(items), idx + 1))
     }
 
     fn is_digit(&self, idx: usize) -> bool {
@@ -342,6 +311,10 @@ impl Parser<'_> {
                 )));
             }
             // Chunk boundaries are ASCII bytes, so this slice is valid UTF-8.
+            if b[next] == b'"' && out.is_empty() {
+                // No escape: one allocation of the exact size.
+                return Ok((self.s[end..next].to_owned(), next + 1));
+            }
             out.push_str(&self.s[end..next]);
             if b[next] == b'"' {
                 return Ok((out, next + 1));
@@ -413,12 +386,11 @@ pub fn dict_content_str(s: &str) -> Option<String> {
         s,
         b: s.as_bytes(),
         depth: 0,
-        entries: Vec::new(),
-        items: Vec::new(),
     };
     Render {
         p: &p,
-        keys: Vec::new(),
+        keys: [(0, 0); RENDER_MAX_KEYS],
+        nkeys: 0,
     }
     .top()
     .ok()
@@ -436,14 +408,16 @@ impl From<Scan> for Bail {
 /// Nesting past which the fast path gives up (well under [`MAX_DEPTH`]).
 const RENDER_MAX_DEPTH: usize = 64;
 
-/// Members past which the fast path gives up on an object it renders (the
-/// repeated-key check is quadratic).
+/// Keys (over all the objects being rendered) past which the fast path
+/// gives up (the repeated-key check is quadratic).
 const RENDER_MAX_KEYS: usize = 32;
 
 struct Render<'p, 'a> {
     p: &'p Parser<'a>,
-    /// Keys of the objects being rendered (innermost last).
-    keys: Vec<std::borrow::Cow<'a, str>>,
+    /// Byte ranges of the keys of the objects being rendered (innermost
+    /// last); only keys without escapes, so equal keys have equal text.
+    keys: [(usize, usize); RENDER_MAX_KEYS],
+    nkeys: usize,
 }
 
 impl<'a> Render<'_, 'a> {
@@ -554,7 +528,7 @@ impl<'a> Render<'_, 'a> {
     /// `idx` is just past the `{`.
     fn object(&mut self, mut idx: usize, out: &mut String, depth: usize) -> Result<(usize, bool), Bail> {
         let p = self.p;
-        let base = self.keys.len();
+        let base = self.nkeys;
         out.push('{');
         idx = p.skip_ws(idx);
         let mut any = false;
@@ -564,18 +538,26 @@ impl<'a> Render<'_, 'a> {
                     return Err(Bail);
                 }
                 let (key, next) = self.string(idx + 1)?;
-                let seen = &self.keys[base..];
-                if seen.len() >= RENDER_MAX_KEYS || seen.iter().any(|k| *k == key) {
+                let std::borrow::Cow::Borrowed(key) = key else {
+                    // An escaped key could equal another spelled differently.
+                    return Err(Bail);
+                };
+                let text = &p.s;
+                let seen = self.keys.get(base..self.nkeys).unwrap_or_default();
+                if self.nkeys >= RENDER_MAX_KEYS
+                    || seen.iter().any(|&(a, b)| text.get(a..b) == Some(key))
+                {
                     // A repeated key keeps its first position with its last
                     // value: left to the exact path.
                     return Err(Bail);
                 }
+                self.keys[self.nkeys] = (idx + 1, next - 1);
+                self.nkeys += 1;
                 if any {
                     out.push_str(", ");
                 }
                 any = true;
-                super::repr::str_repr(&key, out);
-                self.keys.push(key);
+                super::repr::str_repr(key, out);
                 idx = p.skip_ws(next);
                 if p.at(idx) != Some(b':') {
                     return Err(Bail);
@@ -592,7 +574,7 @@ impl<'a> Render<'_, 'a> {
                 idx = p.skip_ws(idx + 1);
             }
         }
-        self.keys.truncate(base);
+        self.nkeys = base;
         out.push('}');
         Ok((idx + 1, any))
     }

@@ -215,11 +215,14 @@ pub(crate) fn is_printable(c: char) -> bool {
 /// Runs of printable ASCII other than the backslash and the quote are
 /// copied at once; everything else goes character by character.
 pub fn str_repr(s: &str, out: &mut String) {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        b'"'
+    let (single, double) = if s.len() < 32 {
+        s.bytes().fold((false, false), |(sq, dq), b| {
+            (sq || b == b'\'', dq || b == b'"')
+        })
     } else {
-        b'\''
+        (s.contains('\''), s.contains('"'))
     };
+    let quote = if single && !double { b'"' } else { b'\'' };
     out.reserve(s.len() + 2);
     out.push(char::from(quote));
     let bytes = s.as_bytes();
@@ -433,14 +436,14 @@ fn tie_possible(f: f64, n: usize) -> bool {
         return v.ilog10() as usize + 1 == want;
     }
     // f = m / 2^k = m * 5^k / 10^k: its significant digits are those of
-    // m * 5^k (odd, so no trailing zeros), about digits(m) + k*log10(5).
-    let log10_5 = 1.0 - std::f64::consts::LOG10_2;
-    let k = f64::from(-e);
-    let dm = f64::from(m.ilog10() + 1);
-    let lo = (dm - 1.0 + k * log10_5).floor() + 1.0;
-    let hi = (dm + k * log10_5).floor() + 1.0;
-    let want = want as f64;
-    want >= lo - 1.0 && want <= hi + 1.0
+    // m * 5^k (odd, so no trailing zeros). Past k = 27 that is at least
+    // 5^28 > 10^19, more than the n + 1 <= 18 digits of a tie.
+    let k = e.unsigned_abs();
+    if k > 27 {
+        return false;
+    }
+    let v = u128::from(m) * 5u128.pow(k);
+    v.ilog10() as usize + 1 == want
 }
 
 /// `f` (finite, non-negative) as shortest round-trip digits and a decimal
