@@ -228,14 +228,13 @@ pub fn str_repr(s: &str, out: &mut String) {
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
-        // Eight plain bytes at a time.
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            if plain_word(u64::from_le_bytes(w), quote) {
-                i += 8;
-                continue;
-            }
+        // Eight plain bytes at a time (a shorter tail padded with a plain byte).
+        let chunk = bytes.get(i..(i + 8).min(bytes.len())).unwrap_or_default();
+        let mut w = [b'a'; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        if plain_word(u64::from_le_bytes(w), quote) {
+            i += chunk.len();
+            continue;
         }
         let b = bytes[i];
         if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
