@@ -8,7 +8,8 @@ use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
 use super::common::{
-    ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join, lax_int, sanitize_cow,
+    ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join,
+    lax_int, sanitize_cow,
 };
 use super::{Outcome, justification, result_message};
 use crate::extract::ToolCall;

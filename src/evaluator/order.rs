@@ -51,17 +51,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> O
     }
     // Each call's and each expected key's side of the match, computed once.
     let matcher = Matcher::new(calls);
-    let keys: Vec<ExpectedKey> = expected
-        .iter()
-        .map(|e| matcher.expected(e, None))
-        .collect();
+    let keys: Vec<ExpectedKey> = expected.iter().map(|e| matcher.expected(e, None)).collect();
     if strict {
         let all = expected.len() == calls.len()
-            && matcher
-                .calls
-                .iter()
-                .zip(&keys)
-                .all(|(c, e)| c.matches(*e));
+            && matcher.calls.iter().zip(&keys).all(|(c, e)| c.matches(*e));
         if all {
             let lcs: Vec<&str> = expected.iter().map(String::as_str).collect();
             return Outcome::ok(1.0, details(&lcs));

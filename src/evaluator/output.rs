@@ -4,8 +4,8 @@ use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
 use super::common::{
-    ExpectedKey, Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids,
+    ExpectedKey, Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str,
+    field, join, name_ids,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;

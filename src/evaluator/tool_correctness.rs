@@ -11,8 +11,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value as Json};
 
 use super::common::{
-    self, Interner, Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool,
-    lax_float,
+    self, Interner, Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float,
 };
 use super::{CriteriaError, Outcome, repr_str_list};
 use crate::extract::ToolCall;
@@ -410,8 +409,8 @@ impl<'a> Scorer<'a> {
             };
             let mut best = 0.0;
             let mut best_j = None;
-            for j in 0..n {
-                if self.called_name[j] != name || used[j] {
+            for (j, &called_name) in self.called_name.iter().enumerate() {
+                if called_name != name || used[j] {
                     continue;
                 }
                 if !same_name.is_empty() {
@@ -494,10 +493,7 @@ impl<'a> Scorer<'a> {
                 return Ok((s, Scored::Ordered(Vec::new())));
             }
             let (lcs, weight) = self.weighted_lcs()?;
-            Ok((
-                weight / self.expected.len() as f64,
-                Scored::Ordered(lcs),
-            ))
+            Ok((weight / self.expected.len() as f64, Scored::Ordered(lcs)))
         } else {
             Ok((self.unordered()?, Scored::Unordered))
         }
@@ -738,7 +734,11 @@ fn json_str(s: &str, out: &mut String) {
 }
 
 pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
-    let called = match calls.iter().map(Tool::called).collect::<Result<Vec<_>, _>>() {
+    let called = match calls
+        .iter()
+        .map(Tool::called)
+        .collect::<Result<Vec<_>, _>>()
+    {
         Ok(c) => c,
         Err(e) => return Outcome::error(format!("ValidationError: {e}")),
     };

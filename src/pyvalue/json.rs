@@ -526,7 +526,12 @@ impl<'a> Render<'_, 'a> {
     }
 
     /// `idx` is just past the `{`.
-    fn object(&mut self, mut idx: usize, out: &mut String, depth: usize) -> Result<(usize, bool), Bail> {
+    fn object(
+        &mut self,
+        mut idx: usize,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(usize, bool), Bail> {
         let p = self.p;
         let base = self.nkeys;
         out.push('{');
@@ -580,7 +585,12 @@ impl<'a> Render<'_, 'a> {
     }
 
     /// `idx` is just past the `[`.
-    fn array(&mut self, mut idx: usize, out: &mut String, depth: usize) -> Result<(usize, bool), Bail> {
+    fn array(
+        &mut self,
+        mut idx: usize,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(usize, bool), Bail> {
         let p = self.p;
         out.push('[');
         idx = p.skip_ws(idx);
@@ -955,7 +965,10 @@ mod tests {
         for s in undecided {
             check_content(s);
         }
-        assert_eq!(dict_content_str("{\"content\": {\"a\": 1, \"a\": 2}}"), None);
+        assert_eq!(
+            dict_content_str("{\"content\": {\"a\": 1, \"a\": 2}}"),
+            None
+        );
         let deep = format!("{{\"content\": {}{}}}", "[".repeat(100), "]".repeat(100));
         check_content(&deep);
         let too_deep = format!("{{\"a\": {}{}}}", "[".repeat(300), "]".repeat(300));
@@ -986,7 +999,10 @@ mod tests {
             let ws = prop_oneof![Just(""), Just(" "), Just("\n\t ")];
             prop_oneof![
                 (prop::collection::vec((inner.clone(), ws.clone()), 0..5)).prop_map(|items| {
-                    let parts: Vec<String> = items.into_iter().map(|(v, w)| format!("{w}{v}{w}")).collect();
+                    let parts: Vec<String> = items
+                        .into_iter()
+                        .map(|(v, w)| format!("{w}{v}{w}"))
+                        .collect();
                     format!("[{}]", parts.join(","))
                 }),
                 (prop::collection::vec((key, inner, ws), 0..5)).prop_map(|members| {

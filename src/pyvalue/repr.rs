@@ -215,6 +215,14 @@ pub(crate) fn is_printable(c: char) -> bool {
 /// Runs of printable ASCII other than the backslash and the quote are
 /// copied at once; everything else goes character by character.
 pub fn str_repr(s: &str, out: &mut String) {
+    // Common case: printable ASCII without a single quote or a backslash is quoted as is.
+    if plain(s.as_bytes(), b'\'') {
+        out.reserve(s.len() + 2);
+        out.push('\'');
+        out.push_str(s);
+        out.push('\'');
+        return;
+    }
     let (single, double) = if s.len() < 32 {
         s.bytes().fold((false, false), |(sq, dq), b| {
             (sq || b == b'\'', dq || b == b'"')
@@ -272,6 +280,15 @@ pub fn str_repr(s: &str, out: &mut String) {
     }
     out.push_str(&s[start..]);
     out.push(char::from(quote));
+}
+
+/// Whether every byte is printable ASCII other than the backslash and `quote`.
+fn plain(bytes: &[u8], quote: u8) -> bool {
+    bytes.chunks(8).all(|chunk| {
+        let mut w = [b'a'; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        plain_word(u64::from_le_bytes(w), quote)
+    })
 }
 
 /// Whether all eight bytes of `w` are printable ASCII other than the
