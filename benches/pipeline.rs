@@ -163,6 +163,24 @@ fn bench_extract(c: &mut Criterion) {
         b.iter(|| toolscore::extract::extract(black_box(&spans), &cfg))
     });
     g.finish();
+    // The parts of one tool span's extraction: its args and output rules.
+    let tool_span = spans
+        .iter()
+        .find(|s| s.attr("tool.name").is_some())
+        .unwrap();
+    let input = tool_span.attr("input.value");
+    let output = tool_span.attr("output.value");
+    let mut g = c.benchmark_group("extract_one_tool_span");
+    g.bench_function("parse_args", |b| {
+        b.iter(|| toolscore::extract::parse_args(black_box(input), Default::default()))
+    });
+    g.bench_function("output_text", |b| {
+        b.iter(|| toolscore::extract::output_text(black_box(output)))
+    });
+    g.bench_function("tool_call", |b| {
+        b.iter(|| toolscore::extract::tool_call(black_box(tool_span), &cfg))
+    });
+    g.finish();
 }
 
 fn criteria(kind: EvaluatorType, calls: usize) -> serde_json::Value {

@@ -161,7 +161,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let (name_ids, names) = name_ids(calls);
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
-    let mut explained = Map::new();
+    // At least one attempt per expected call that is tried at all.
+    let mut explained = Map::with_capacity(expected.len());
     let mut matched = 0usize;
     for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
         let key = matcher.expected(&exp.name, exp.id.as_deref());

@@ -177,7 +177,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
         }
         (false, false) => {}
     }
-    let mut explained = Map::new();
+    let mut explained = Map::with_capacity(criteria.entries.len());
     let mut total = 0.0;
     for (key, op, n) in &criteria.entries {
         let actual = match count_of(key) {

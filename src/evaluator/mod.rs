@@ -342,7 +342,7 @@ pub(crate) fn justification(
     extra_key: &str,
     extra: Json,
 ) -> Json {
-    let mut m = Map::new();
+    let mut m = Map::with_capacity(3);
     m.insert("expected".into(), Json::String(expected));
     m.insert("actual".into(), Json::String(actual));
     m.insert(extra_key.into(), extra);
@@ -351,15 +351,22 @@ pub(crate) fn justification(
 
 /// A one-entry `{"_result": message}` explanation.
 pub(crate) fn result_message(message: &str) -> Json {
-    let mut m = Map::new();
+    let mut m = Map::with_capacity(1);
     m.insert("_result".into(), Json::String(message.into()));
     Json::Object(m)
 }
 
 /// Python `repr()` of a list of strings.
-pub(crate) fn repr_str_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    let mut out = String::from("[");
-    for (i, s) in items.into_iter().enumerate() {
+pub(crate) fn repr_str_list<'a, I>(items: I) -> String
+where
+    I: IntoIterator<Item = &'a str>,
+    I::IntoIter: Clone,
+{
+    let items = items.into_iter();
+    // Sized once: quotes and separators take 4 bytes per item.
+    let mut out = String::with_capacity(2 + items.clone().map(|s| s.len() + 4).sum::<usize>());
+    out.push('[');
+    for (i, s) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }

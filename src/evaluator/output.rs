@@ -4,8 +4,8 @@ use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
 use super::common::{
-    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids,
+    ExpectedKey, Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str,
+    field, join, name_ids,
 };
 use super::{Outcome, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -119,12 +119,33 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     }
     let matcher = Matcher::new(calls);
     let (name_ids, names) = name_ids(calls);
+    let keys: Vec<ExpectedKey> = expected
+        .iter()
+        .map(|e| matcher.expected(&e.name, e.id.as_deref()))
+        .collect();
     let mut consumed = vec![false; calls.len()];
+    // A dry run counts the entries, so that the map is allocated once.
+    let mut entries = 0usize;
+    for (exp, &key) in expected.iter().zip(&keys) {
+        for (idx, call_key) in matcher.calls.iter().enumerate() {
+            if consumed[idx] || !call_key.matches(key) {
+                continue;
+            }
+            entries += 1;
+            if calls[idx].output == exp.output {
+                consumed[idx] = true;
+                break;
+            }
+            if strict {
+                break;
+            }
+        }
+    }
+    consumed.fill(false);
     let mut attempts = vec![0usize; names];
-    let mut explained = Map::new();
+    let mut explained = Map::with_capacity(entries);
     let mut matched = 0usize;
-    for exp in expected {
-        let key = matcher.expected(&exp.name, exp.id.as_deref());
+    for (exp, &key) in expected.iter().zip(&keys) {
         let mut found = false;
         for (idx, call_key) in matcher.calls.iter().enumerate() {
             if consumed[idx] || !call_key.matches(key) {

@@ -409,8 +409,8 @@ impl<'a> Scorer<'a> {
             };
             let mut best = 0.0;
             let mut best_j = None;
-            for j in 0..n {
-                if self.called_name[j] != name || used[j] {
+            for (j, &called_name) in self.called_name.iter().enumerate() {
+                if called_name != name || used[j] {
                     continue;
                 }
                 if !same_name.is_empty() {
@@ -763,7 +763,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConf
     let reason = format!(
         "[\n\t Tool Calling Reason: {reason}\n\t Tool Selection Reason: No available tools were provided to assess tool selection criteria\n]\n"
     );
-    let mut details = Map::new();
+    let mut details = Map::with_capacity(3);
     details.insert("reason".into(), Json::String(reason));
     details.insert("success".into(), Json::Bool(success));
     details.insert(

@@ -175,10 +175,17 @@ fn check_str_keys(d: &Dict) -> Result<(), String> {
 pub fn output_text(attr: Option<&AttrValue>) -> String {
     let parsed = match attr {
         None => return String::new(),
-        Some(AttrValue::Str(s)) => match json::loads(s) {
-            Ok(v @ Value::Dict(_)) => v,
-            _ => return s.clone(),
-        },
+        Some(AttrValue::Str(s)) => {
+            // Most outputs are `{"content": …}` documents: rendered from
+            // the text when the fast path can decide.
+            if let Some(text) = json::dict_content_str(s) {
+                return text;
+            }
+            match json::loads(s) {
+                Ok(v @ Value::Dict(_)) => v,
+                _ => return s.clone(),
+            }
+        }
         Some(AttrValue::KvList(_)) => attr.map(AttrValue::to_py).unwrap_or(Value::None),
         // Stringified before the falsy check: an int 0 or `False` is "0"/"False".
         Some(other) => return other.py_str(),

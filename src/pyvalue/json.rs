@@ -39,8 +39,6 @@ pub fn loads(s: &str) -> Result<Value, JsonError> {
         s,
         b: s.as_bytes(),
         depth: 0,
-        entries: Vec::new(),
-        items: Vec::new(),
     };
     p.decode().map_err(|e| e.into_error(s))
 }
@@ -94,11 +92,6 @@ struct Parser<'a> {
     s: &'a str,
     b: &'a [u8],
     depth: usize,
-    /// Members of the objects being parsed (innermost last), so that each
-    /// dict is built once at its final size.
-    entries: Vec<(String, Value)>,
-    /// Elements of the arrays being parsed, likewise.
-    items: Vec<Value>,
 }
 
 fn is_ws(c: u8) -> bool {
@@ -187,24 +180,8 @@ impl Parser<'_> {
     }
 
     /// `_parse_object_unicode`; `idx` is just past the `{`.
-    fn parse_object(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
-        let base = self.entries.len();
-        let r = self.parse_members(idx);
-        let r = r.map(|end| {
-            // Inserting in order keeps a repeated key at its first position
-            // with its last value, as the dict the scanner fills does.
-            let mut d = Dict::with_capacity(self.entries.len() - base);
-            for (k, v) in self.entries.drain(base..) {
-                d.insert_str(k, v);
-            }
-            (Value::Dict(d), end)
-        });
-        self.entries.truncate(base);
-        r
-    }
-
-    /// The members of an object onto `self.entries`; the index past the `}`.
-    fn parse_members(&mut self, mut idx: usize) -> Result<usize, Scan> {
+    fn parse_object(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
+        let mut d = Dict::new();
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b'}') {
             loop {
@@ -221,7 +198,7 @@ impl Parser<'_> {
                 }
                 idx = self.skip_ws(idx + 1);
                 let (val, next) = self.scan_once(idx)?;
-                self.entries.push((key, val));
+                d.insert_str(key, val);
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b'}') => break,
@@ -231,25 +208,17 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok(idx + 1)
+        Ok((Value::Dict(d), idx + 1))
     }
 
     /// `_parse_array_unicode`; `idx` is just past the `[`.
-    fn parse_array(&mut self, idx: usize) -> Result<(Value, usize), Scan> {
-        let base = self.items.len();
-        let r = self.parse_elements(idx);
-        let r = r.map(|end| (Value::List(self.items.drain(base..).collect()), end));
-        self.items.truncate(base);
-        r
-    }
-
-    /// The elements of an array onto `self.items`; the index past the `]`.
-    fn parse_elements(&mut self, mut idx: usize) -> Result<usize, Scan> {
+    fn parse_array(&mut self, mut idx: usize) -> Result<(Value, usize), Scan> {
+        let mut items = Vec::new();
         idx = self.skip_ws(idx);
         if self.at(idx) != Some(b']') {
             loop {
                 let (val, next) = self.scan_once(idx)?;
-                self.items.push(val);
+                items.push(val);
                 idx = self.skip_ws(next);
                 match self.at(idx) {
                     Some(b']') => break,
@@ -259,7 +228,7 @@ impl Parser<'_> {
                 idx = self.skip_ws(idx + 1);
             }
         }
-        Ok(idx + 1)
+        Ok((Value::List(items), idx + 1))
     }
 
     fn is_digit(&self, idx: usize) -> bool {
@@ -342,6 +311,10 @@ impl Parser<'_> {
                 )));
             }
             // Chunk boundaries are ASCII bytes, so this slice is valid UTF-8.
+            if b[next] == b'"' && out.is_empty() {
+                // No escape: one allocation of the exact size.
+                return Ok((self.s[end..next].to_owned(), next + 1));
+            }
             out.push_str(&self.s[end..next]);
             if b[next] == b'"' {
                 return Ok((out, next + 1));
@@ -398,6 +371,293 @@ impl Parser<'_> {
     }
 }
 
+/// The reference's output rule for a string that `json.loads` parses to a
+/// dict (SEMANTICS §1.2): `str()` of its `content` value when present and
+/// truthy, else `""`, rendered straight from the text without building the
+/// value tree.
+///
+/// `None` means "not decided here": the text is not a dict, is not valid
+/// JSON, or has something this fast path leaves to [`loads`] (a repeated
+/// key inside `content`, deep nesting, big objects). Whenever it returns
+/// `Some`, `loads` accepts the text and the result is what rendering its
+/// value would give.
+pub fn dict_content_str(s: &str) -> Option<String> {
+    let p = Parser {
+        s,
+        b: s.as_bytes(),
+        depth: 0,
+    };
+    Render {
+        p: &p,
+        keys: [(0, 0); RENDER_MAX_KEYS],
+        nkeys: 0,
+    }
+    .top()
+    .ok()
+}
+
+/// The fast path gave up; the caller takes the exact one.
+struct Bail;
+
+impl From<Scan> for Bail {
+    fn from(_: Scan) -> Bail {
+        Bail
+    }
+}
+
+/// Nesting past which the fast path gives up (well under [`MAX_DEPTH`]).
+const RENDER_MAX_DEPTH: usize = 64;
+
+/// Keys (over all the objects being rendered) past which the fast path
+/// gives up (the repeated-key check is quadratic).
+const RENDER_MAX_KEYS: usize = 32;
+
+struct Render<'p, 'a> {
+    p: &'p Parser<'a>,
+    /// Byte ranges of the keys of the objects being rendered (innermost
+    /// last); only keys without escapes, so equal keys have equal text.
+    keys: [(usize, usize); RENDER_MAX_KEYS],
+    nkeys: usize,
+}
+
+impl<'a> Render<'_, 'a> {
+    fn top(&mut self) -> Result<String, Bail> {
+        let p = self.p;
+        let mut idx = p.skip_ws(0);
+        if p.at(idx) != Some(b'{') {
+            return Err(Bail);
+        }
+        idx = p.skip_ws(idx + 1);
+        let mut content = String::new();
+        if p.at(idx) != Some(b'}') {
+            loop {
+                if p.at(idx) != Some(b'"') {
+                    return Err(Bail);
+                }
+                let (key, next) = self.string(idx + 1)?;
+                idx = p.skip_ws(next);
+                if p.at(idx) != Some(b':') {
+                    return Err(Bail);
+                }
+                idx = p.skip_ws(idx + 1);
+                if key == "content" {
+                    // The last `content` wins, as in the dict.
+                    let mut out = String::with_capacity(p.b.len());
+                    let (next, truthy) = if p.at(idx) == Some(b'"') {
+                        // `str()` of a string is the string itself.
+                        let (v, next) = self.string(idx + 1)?;
+                        out.push_str(&v);
+                        (next, !v.is_empty())
+                    } else {
+                        self.value(idx, &mut out, 1)?
+                    };
+                    content = if truthy { out } else { String::new() };
+                    idx = next;
+                } else {
+                    idx = self.skip(idx, 1)?;
+                }
+                idx = p.skip_ws(idx);
+                match p.at(idx) {
+                    Some(b'}') => break,
+                    Some(b',') => {}
+                    _ => return Err(Bail),
+                }
+                idx = p.skip_ws(idx + 1);
+            }
+        }
+        if p.skip_ws(idx + 1) != p.b.len() {
+            return Err(Bail);
+        }
+        Ok(content)
+    }
+
+    /// A string's value (borrowed when it has no escapes); `begin` is just
+    /// past the opening quote.
+    fn string(&self, begin: usize) -> Result<(std::borrow::Cow<'a, str>, usize), Bail> {
+        let b = self.p.b;
+        let mut i = begin;
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    // Both ends are ASCII bytes: character boundaries.
+                    let s: &'a str = self.p.s;
+                    return Ok((std::borrow::Cow::Borrowed(&s[begin..i]), i + 1));
+                }
+                b'\\' => {
+                    let (owned, next) = self.p.scan_string(begin)?;
+                    return Ok((std::borrow::Cow::Owned(owned), next));
+                }
+                0..=0x1f => return Err(Bail),
+                _ => i += 1,
+            }
+        }
+        Err(Bail)
+    }
+
+    /// Appends `repr()` of the value at `idx` (inside `depth` containers);
+    /// returns the index past it and the value's truthiness.
+    fn value(&mut self, idx: usize, out: &mut String, depth: usize) -> Result<(usize, bool), Bail> {
+        let p = self.p;
+        let lit = |out: &mut String, text: &str, len: usize, truthy: bool| {
+            out.push_str(text);
+            Ok((idx + len, truthy))
+        };
+        match p.at(idx) {
+            Some(b'"') => {
+                let (v, next) = self.string(idx + 1)?;
+                super::repr::str_repr(&v, out);
+                Ok((next, !v.is_empty()))
+            }
+            Some(b'{') if depth < RENDER_MAX_DEPTH => self.object(idx + 1, out, depth + 1),
+            Some(b'[') if depth < RENDER_MAX_DEPTH => self.array(idx + 1, out, depth + 1),
+            Some(b'{' | b'[') => Err(Bail),
+            Some(b'n') if p.has(idx, b"null") => lit(out, "None", 4, false),
+            Some(b't') if p.has(idx, b"true") => lit(out, "True", 4, true),
+            Some(b'f') if p.has(idx, b"false") => lit(out, "False", 5, false),
+            Some(b'N') if p.has(idx, b"NaN") => lit(out, "nan", 3, true),
+            Some(b'I') if p.has(idx, b"Infinity") => lit(out, "inf", 8, true),
+            Some(b'-') if p.has(idx, b"-Infinity") => lit(out, "-inf", 9, true),
+            _ => {
+                let (v, end) = p.match_number(idx)?;
+                v.write_repr(out);
+                Ok((end, v.truthy()))
+            }
+        }
+    }
+
+    /// `idx` is just past the `{`.
+    fn object(
+        &mut self,
+        mut idx: usize,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(usize, bool), Bail> {
+        let p = self.p;
+        let base = self.nkeys;
+        out.push('{');
+        idx = p.skip_ws(idx);
+        let mut any = false;
+        if p.at(idx) != Some(b'}') {
+            loop {
+                if p.at(idx) != Some(b'"') {
+                    return Err(Bail);
+                }
+                let (key, next) = self.string(idx + 1)?;
+                let std::borrow::Cow::Borrowed(key) = key else {
+                    // An escaped key could equal another spelled differently.
+                    return Err(Bail);
+                };
+                let text = &p.s;
+                let seen = self.keys.get(base..self.nkeys).unwrap_or_default();
+                if self.nkeys >= RENDER_MAX_KEYS
+                    || seen.iter().any(|&(a, b)| text.get(a..b) == Some(key))
+                {
+                    // A repeated key keeps its first position with its last
+                    // value: left to the exact path.
+                    return Err(Bail);
+                }
+                self.keys[self.nkeys] = (idx + 1, next - 1);
+                self.nkeys += 1;
+                if any {
+                    out.push_str(", ");
+                }
+                any = true;
+                super::repr::str_repr(key, out);
+                idx = p.skip_ws(next);
+                if p.at(idx) != Some(b':') {
+                    return Err(Bail);
+                }
+                idx = p.skip_ws(idx + 1);
+                out.push_str(": ");
+                let (next, _) = self.value(idx, out, depth)?;
+                idx = p.skip_ws(next);
+                match p.at(idx) {
+                    Some(b'}') => break,
+                    Some(b',') => {}
+                    _ => return Err(Bail),
+                }
+                idx = p.skip_ws(idx + 1);
+            }
+        }
+        self.nkeys = base;
+        out.push('}');
+        Ok((idx + 1, any))
+    }
+
+    /// `idx` is just past the `[`.
+    fn array(
+        &mut self,
+        mut idx: usize,
+        out: &mut String,
+        depth: usize,
+    ) -> Result<(usize, bool), Bail> {
+        let p = self.p;
+        out.push('[');
+        idx = p.skip_ws(idx);
+        let mut any = false;
+        if p.at(idx) != Some(b']') {
+            loop {
+                if any {
+                    out.push_str(", ");
+                }
+                any = true;
+                let (next, _) = self.value(idx, out, depth)?;
+                idx = p.skip_ws(next);
+                match p.at(idx) {
+                    Some(b']') => break,
+                    Some(b',') => {}
+                    _ => return Err(Bail),
+                }
+                idx = p.skip_ws(idx + 1);
+            }
+        }
+        out.push(']');
+        Ok((idx + 1, any))
+    }
+
+    /// Checks the value at `idx` as `loads` would, without rendering it;
+    /// the index past it.
+    fn skip(&mut self, mut idx: usize, depth: usize) -> Result<usize, Bail> {
+        let p = self.p;
+        let (close, is_object) = match p.at(idx) {
+            Some(b'"') => return Ok(self.string(idx + 1)?.1),
+            Some(b'{') if depth < RENDER_MAX_DEPTH => (b'}', true),
+            Some(b'[') if depth < RENDER_MAX_DEPTH => (b']', false),
+            Some(b'{' | b'[') => return Err(Bail),
+            Some(b'n') if p.has(idx, b"null") => return Ok(idx + 4),
+            Some(b't') if p.has(idx, b"true") => return Ok(idx + 4),
+            Some(b'f') if p.has(idx, b"false") => return Ok(idx + 5),
+            Some(b'N') if p.has(idx, b"NaN") => return Ok(idx + 3),
+            Some(b'I') if p.has(idx, b"Infinity") => return Ok(idx + 8),
+            Some(b'-') if p.has(idx, b"-Infinity") => return Ok(idx + 9),
+            _ => return Ok(p.match_number(idx)?.1),
+        };
+        idx = p.skip_ws(idx + 1);
+        if p.at(idx) == Some(close) {
+            return Ok(idx + 1);
+        }
+        loop {
+            if is_object {
+                if p.at(idx) != Some(b'"') {
+                    return Err(Bail);
+                }
+                idx = p.skip_ws(self.string(idx + 1)?.1);
+                if p.at(idx) != Some(b':') {
+                    return Err(Bail);
+                }
+                idx = p.skip_ws(idx + 1);
+            }
+            idx = p.skip_ws(self.skip(idx, depth + 1)?);
+            match p.at(idx) {
+                Some(c) if c == close => return Ok(idx + 1),
+                Some(b',') => {}
+                _ => return Err(Bail),
+            }
+            idx = p.skip_ws(idx + 1);
+        }
+    }
+}
+
 fn hex4(digits: &[u8]) -> Option<u32> {
     digits.iter().try_fold(0u32, |acc, &d| {
         let v = char::from(d).to_digit(16)?;
@@ -429,6 +689,7 @@ fn parse_decimal_int(text: &str, start: usize) -> Result<Int, Scan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn ok(s: &str) -> String {
         match loads(s) {
@@ -635,6 +896,147 @@ mod tests {
         assert!(loads(&deep).is_err());
         let deep_obj = "{\"a\":".repeat(100_000);
         assert!(loads(&deep_obj).is_err());
+    }
+
+    /// The output rule on a loads-parsed value, the way it was before the fast path.
+    fn content_slow(s: &str) -> Option<String> {
+        match loads(s) {
+            Ok(Value::Dict(d)) => Some(match d.get_str("content") {
+                Some(v) if v.truthy() => v.py_str(),
+                _ => String::new(),
+            }),
+            _ => None,
+        }
+    }
+
+    fn check_content(s: &str) {
+        if let Some(fast) = dict_content_str(s) {
+            assert_eq!(Some(fast), content_slow(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn content_fast_path_cases() {
+        let decided = [
+            "{\"content\": {\"tool\": \"t\", \"value\": 21.5, \"n\": 3, \"ok\": true, \"x\": null}}",
+            "{\"content\": \"hi\"}",
+            "{\"content\": \"\"}",
+            "{\"content\": 0}",
+            "{\"content\": -0}",
+            "{\"content\": 0.0}",
+            "{\"content\": 1e-400}",
+            "{\"content\": false}",
+            "{\"content\": null}",
+            "{\"content\": {}}",
+            "{\"content\": []}",
+            "{\"content\": [NaN, Infinity, -Infinity, 1e20, 1E+2, -0.0]}",
+            "{\"content\": 12345678901234567890123}",
+            "{\"content\": {\"content\": \"x\"}}",
+            "{\"content\": [\"it's \\\"q\\\"\"]}",
+            "{\"content\": [\"a\\u0001b\\tc\", \"\\u00e9\\ud83d\\udd27\", \"\\ud800\"]}",
+            "{\"result\": \"hello\"}",
+            "{}",
+            " \t{\"a\": [1, {\"b\": 2, \"b\": 3}], \"content\": \"first\", \"content\": [1, 2]}\r\n",
+            "{\"content\": \"{\\\"a\\\": 1}\"}",
+            "{\"c\\u006fntent\": 5}",
+            "{\"content\": {\"é\": \"São Paulo\", \"q\": \"it's \\\"fine\\\"\\n\"}}",
+        ];
+        for s in decided {
+            assert!(dict_content_str(s).is_some(), "{s:?}");
+            check_content(s);
+        }
+        let undecided = [
+            "[1, 2]",
+            "\"hi\"",
+            "42",
+            "hello world",
+            "{'content': 'x'}",
+            "{\"content\": {\"a\": 1, \"a\": 2}}",
+            "{\"content\": 1,}",
+            "{\"content\": 1} x",
+            "{\"content\": \"a\nb\"}",
+            "{\"content\": \"\\x\"}",
+            "\u{feff}{\"content\": 1}",
+            "{\"content\": 01}",
+            "{\"content\": [1,]}",
+            "{\"a\": tru}",
+            "{\"a\": \"\\uZZZZ\"}",
+        ];
+        for s in undecided {
+            check_content(s);
+        }
+        assert_eq!(
+            dict_content_str("{\"content\": {\"a\": 1, \"a\": 2}}"),
+            None
+        );
+        let deep = format!("{{\"content\": {}{}}}", "[".repeat(100), "]".repeat(100));
+        check_content(&deep);
+        let too_deep = format!("{{\"a\": {}{}}}", "[".repeat(300), "]".repeat(300));
+        assert_eq!(dict_content_str(&too_deep), None);
+        let big = format!("{{\"content\": {}}}", "7".repeat(4301));
+        assert_eq!(dict_content_str(&big), None);
+    }
+
+    fn json_text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("false".to_owned()),
+            Just("NaN".to_owned()),
+            Just("-Infinity".to_owned()),
+            "-?(0|[1-9][0-9]{0,25})(\\.[0-9]{1,5})?([eE][-+]?[0-9]{1,3})?",
+            "\"([ -!#-\\[\\]-~é€😀]|\\\\[\"\\\\/bfnrt]|\\\\u00[0-9a-f]{2}|\\\\ud83d\\\\ude00|\\\\ud800)*\"",
+            Just("\"\"".to_owned()),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            let key = prop_oneof![
+                Just("\"a\"".to_owned()),
+                Just("\"b\"".to_owned()),
+                Just("\"content\"".to_owned()),
+                Just("\"c\\u006fntent\"".to_owned()),
+                Just("\"é\"".to_owned()),
+            ];
+            let ws = prop_oneof![Just(""), Just(" "), Just("\n\t ")];
+            prop_oneof![
+                (prop::collection::vec((inner.clone(), ws.clone()), 0..5)).prop_map(|items| {
+                    let parts: Vec<String> = items
+                        .into_iter()
+                        .map(|(v, w)| format!("{w}{v}{w}"))
+                        .collect();
+                    format!("[{}]", parts.join(","))
+                }),
+                (prop::collection::vec((key, inner, ws), 0..5)).prop_map(|members| {
+                    let parts: Vec<String> = members
+                        .into_iter()
+                        .map(|(k, v, w)| format!("{w}{k}{w}:{w}{v}{w}"))
+                        .collect();
+                    format!("{{{}}}", parts.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn content_fast_path_agrees(v in json_text(), other in json_text(), before in any::<bool>()) {
+            let doc = if before {
+                format!("{{\"other\": {other}, \"content\": {v}}}")
+            } else {
+                format!(" {{\"content\":{v} , \"other\" :{other}}} ")
+            };
+            check_content(&doc);
+            check_content(&v);
+            if content_slow(&doc).is_some() && !doc.contains("\"a\"") && !doc.contains("\"b\"")
+                && !doc.contains("\"é\"") && !doc.contains("ntent\"") {
+                prop_assert!(dict_content_str(&doc).is_some(), "{}", doc);
+            }
+        }
+
+        #[test]
+        fn content_fast_path_never_wrong_on_noise(s in "[{}\\[\\]\":, a-z0-9.eE+\\-\\\\]{0,40}") {
+            check_content(&s);
+            check_content(&format!("{{\"content\": {s}}}"));
+        }
     }
 
     #[test]

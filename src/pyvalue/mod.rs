@@ -142,7 +142,50 @@ pub enum Value {
 /// position and takes the new value).
 #[derive(Debug, Clone, Default)]
 pub struct Dict {
-    map: IndexMap<Key, Value>,
+    entries: Entries,
+}
+
+/// A dict's entries: a few in a plain list found by a linear scan (tool
+/// arguments and outputs are small dicts; hashing them costs more than
+/// comparing), more in a hash map. Both keep insertion order and treat
+/// equal keys alike.
+#[derive(Debug, Clone)]
+enum Entries {
+    Small(Vec<(Key, Value)>),
+    Large(IndexMap<Key, Value>),
+}
+
+/// Entries up to which a dict stays a list.
+const SMALL_DICT: usize = 8;
+
+impl Default for Entries {
+    fn default() -> Entries {
+        Entries::Small(Vec::new())
+    }
+}
+
+/// Iterator over a dict's entries in insertion order.
+enum DictIter<'a> {
+    Small(std::slice::Iter<'a, (Key, Value)>),
+    Large(indexmap::map::Iter<'a, Key, Value>),
+}
+
+impl<'a> Iterator for DictIter<'a> {
+    type Item = (&'a Value, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            DictIter::Small(it) => it.next().map(|(k, v)| (&k.0, v)),
+            DictIter::Large(it) => it.next().map(|(k, v)| (&k.0, v)),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            DictIter::Small(it) => it.size_hint(),
+            DictIter::Large(it) => it.size_hint(),
+        }
+    }
 }
 
 /// A hashable Python value used as a dict key (see [`eq`] for its `Hash`/`Eq`).
@@ -239,7 +282,11 @@ impl Dict {
 
     pub fn with_capacity(n: usize) -> Dict {
         Dict {
-            map: IndexMap::with_capacity(n),
+            entries: if n <= SMALL_DICT {
+                Entries::Small(Vec::with_capacity(n))
+            } else {
+                Entries::Large(IndexMap::with_capacity(n))
+            },
         }
     }
 
@@ -247,14 +294,46 @@ impl Dict {
     /// original key object, as in CPython) and takes the new value.
     pub fn insert(&mut self, key: Value, value: Value) -> Result<(), Unhashable> {
         eq::check_hashable(&key)?;
-        // IndexMap keeps an existing key (and its position) and updates the value.
-        self.map.insert(Key(key), value);
+        let found = match &self.entries {
+            Entries::Small(list) => list.iter().position(|(k, _)| eq::nested_eq(&k.0, &key)),
+            Entries::Large(_) => None,
+        };
+        self.put(Key(key), value, found);
         Ok(())
     }
 
     /// `d[key] = value` for a string key (cannot be unhashable).
     pub fn insert_str(&mut self, key: impl Into<String>, value: Value) {
-        self.map.insert(Key(Value::Str(key.into())), value);
+        let key = key.into();
+        let found = match &self.entries {
+            Entries::Small(list) => list
+                .iter()
+                .position(|(k, _)| matches!(&k.0, Value::Str(s) if *s == key)),
+            Entries::Large(_) => None,
+        };
+        self.put(Key(Value::Str(key)), value, found);
+    }
+
+    /// Stores an entry; `found` is the position of an equal key in a small dict.
+    fn put(&mut self, key: Key, value: Value, found: Option<usize>) {
+        match &mut self.entries {
+            Entries::Small(list) => {
+                if let Some(slot) = found.and_then(|i| list.get_mut(i)) {
+                    slot.1 = value;
+                } else if list.len() < SMALL_DICT {
+                    list.push((key, value));
+                } else {
+                    let mut map = IndexMap::with_capacity(2 * SMALL_DICT);
+                    map.extend(list.drain(..));
+                    // IndexMap keeps an existing key (and its position) and updates the value.
+                    map.insert(key, value);
+                    self.entries = Entries::Large(map);
+                }
+            }
+            Entries::Large(map) => {
+                map.insert(key, value);
+            }
+        }
     }
 
     /// `d.get(key)`; `None` for an absent or unhashable key.
@@ -262,12 +341,24 @@ impl Dict {
         if eq::check_hashable(key).is_err() {
             return None;
         }
-        self.map.get(&eq::KeyRef(key))
+        match &self.entries {
+            Entries::Small(list) => list
+                .iter()
+                .find(|(k, _)| eq::nested_eq(&k.0, key))
+                .map(|(_, v)| v),
+            Entries::Large(map) => map.get(&eq::KeyRef(key)),
+        }
     }
 
     /// `d.get(key)` for a string key, without allocating.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
-        self.map.get(&eq::StrRef(key))
+        match &self.entries {
+            Entries::Small(list) => list
+                .iter()
+                .find(|(k, _)| matches!(&k.0, Value::Str(s) if s == key))
+                .map(|(_, v)| v),
+            Entries::Large(map) => map.get(&eq::StrRef(key)),
+        }
     }
 
     pub fn contains_key(&self, key: &Value) -> bool {
@@ -275,19 +366,77 @@ impl Dict {
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        match &self.entries {
+            Entries::Small(list) => list.len(),
+            Entries::Large(map) => map.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// Entries in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&Value, &Value)> {
-        self.map.iter().map(|(k, v)| (&k.0, v))
+        match &self.entries {
+            Entries::Small(list) => DictIter::Small(list.iter()),
+            Entries::Large(map) => DictIter::Large(map.iter()),
+        }
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &Value> {
-        self.map.keys().map(|k| &k.0)
+        self.iter().map(|(k, _)| k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Keys that collide the Python way (`1 == 1.0 == True`, `0 == False`).
+    fn key(i: u8) -> Value {
+        match i % 12 {
+            0 => Value::int(1),
+            1 => Value::Float(1.0),
+            2 => Value::Bool(true),
+            3 => Value::int(0),
+            4 => Value::Bool(false),
+            5 => Value::Tuple(vec![Value::int(1), Value::str("x")]),
+            6 => Value::Tuple(vec![Value::Float(1.0), Value::str("x")]),
+            7 => Value::None,
+            n => Value::str(format!("k{}", n + u8::from(i > 100))),
+        }
+    }
+
+    proptest! {
+        /// A dict behaves as the IndexMap it used to be, small or large.
+        #[test]
+        fn dict_matches_an_indexmap(ops in prop::collection::vec((any::<u8>(), any::<i64>(), any::<bool>()), 0..40)) {
+            let mut d = Dict::new();
+            let mut model: IndexMap<Key, Value> = IndexMap::new();
+            for (k, v, as_str) in ops {
+                let k = key(k);
+                match (&k, as_str) {
+                    (Value::Str(s), true) => d.insert_str(s.clone(), Value::int(v)),
+                    _ => prop_assert!(d.insert(k.clone(), Value::int(v)).is_ok()),
+                }
+                model.insert(Key(k), Value::int(v));
+            }
+            prop_assert_eq!(d.len(), model.len());
+            let got: Vec<String> = d.iter().map(|(k, v)| format!("{}:{}", k.repr(), v.repr())).collect();
+            let want: Vec<String> = model.iter().map(|(k, v)| format!("{}:{}", k.0.repr(), v.repr())).collect();
+            prop_assert_eq!(got, want);
+            for i in 0..=255u8 {
+                let k = key(i);
+                let got = d.get(&k).map(Value::repr);
+                let want = model.get(&eq::KeyRef(&k)).map(Value::repr);
+                prop_assert_eq!(got, want);
+                if let Value::Str(s) = &k {
+                    prop_assert_eq!(d.get_str(s).map(Value::repr), model.get(&eq::StrRef(s)).map(Value::repr));
+                }
+            }
+            prop_assert!(d.get(&Value::List(vec![])).is_none());
+        }
     }
 }

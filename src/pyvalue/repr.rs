@@ -22,6 +22,7 @@ impl Value {
             Value::None => out.push_str("None"),
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
+            Value::Int(super::Int::Small(i)) => push_i64(*i, out),
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
@@ -85,6 +86,29 @@ impl Dict {
         }
         out.push('}');
     }
+}
+
+/// Appends the decimal digits of `i` (what `{i}` would write).
+pub(crate) fn push_i64(i: i64, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        // n % 10 < 10: the cast is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            buf[pos] = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
 }
 
 fn write_items(items: &[Value], out: &mut String) {
@@ -191,16 +215,35 @@ pub(crate) fn is_printable(c: char) -> bool {
 /// Runs of printable ASCII other than the backslash and the quote are
 /// copied at once; everything else goes character by character.
 pub fn str_repr(s: &str, out: &mut String) {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        b'"'
+    // Common case: printable ASCII without a single quote or a backslash is quoted as is.
+    if plain(s.as_bytes(), b'\'') {
+        out.reserve(s.len() + 2);
+        out.push('\'');
+        out.push_str(s);
+        out.push('\'');
+        return;
+    }
+    let (single, double) = if s.len() < 32 {
+        s.bytes().fold((false, false), |(sq, dq), b| {
+            (sq || b == b'\'', dq || b == b'"')
+        })
     } else {
-        b'\''
+        (s.contains('\''), s.contains('"'))
     };
+    let quote = if single && !double { b'"' } else { b'\'' };
     out.reserve(s.len() + 2);
     out.push(char::from(quote));
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
+        // Eight plain bytes at a time (a shorter tail padded with a plain byte).
+        let chunk = bytes.get(i..(i + 8).min(bytes.len())).unwrap_or_default();
+        let mut w = [b'a'; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        if plain_word(u64::from_le_bytes(w), quote) {
+            i += chunk.len();
+            continue;
+        }
         let b = bytes[i];
         if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
             i += 1;
@@ -237,6 +280,31 @@ pub fn str_repr(s: &str, out: &mut String) {
     }
     out.push_str(&s[start..]);
     out.push(char::from(quote));
+}
+
+/// Whether every byte is printable ASCII other than the backslash and `quote`.
+fn plain(bytes: &[u8], quote: u8) -> bool {
+    bytes.chunks(8).all(|chunk| {
+        let mut w = [b'a'; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        plain_word(u64::from_le_bytes(w), quote)
+    })
+}
+
+/// Whether all eight bytes of `w` are printable ASCII other than the
+/// backslash and `quote` (SWAR: a byte that fails a test gets its high bit set).
+#[inline]
+fn plain_word(w: u64, quote: u8) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    // Bytes below 0x20 borrow into their high bit (exact only when no byte
+    // has the high bit set, which is tested separately).
+    let control = w.wrapping_sub(0x20 * ONES) & !w & HIGH;
+    let special = zero_byte(w ^ (u64::from(b'\\') * ONES))
+        | zero_byte(w ^ (u64::from(quote) * ONES))
+        | zero_byte(w ^ (0x7f * ONES));
+    (w & HIGH) | control | special == 0
 }
 
 /// `\xNN`, `\uNNNN` or `\UNNNNNNNN` for a non-printable code point.
@@ -319,6 +387,108 @@ fn shortest_sci(f: f64) -> String {
     }
 }
 
+/// A small stack buffer for formatting a float without allocating.
+struct StackBuf {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl StackBuf {
+    fn new() -> StackBuf {
+        StackBuf {
+            bytes: [0; 40],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Whether `f` (finite, positive) could lie exactly halfway between two
+/// decimals of `n` significant digits, the one case where Rust's shortest
+/// digits may differ from `dtoa`'s (see [`shortest_sci`]). Such a midpoint
+/// has exactly `n + 1` significant digits, so `f`'s exact decimal expansion
+/// must too; `true` whenever that cannot be ruled out cheaply.
+fn tie_possible(f: f64, n: usize) -> bool {
+    let bits = f.to_bits();
+    let exp_bits = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut m, mut e) = if exp_bits == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), exp_bits - 1075)
+    };
+    if m == 0 {
+        return true;
+    }
+    let tz = m.trailing_zeros();
+    m >>= tz;
+    e += tz as i32;
+    let want = n + 1;
+    if e >= 0 {
+        // An integer: count its significant digits exactly when it fits.
+        // e < 64 here, so the shifts are in range; lost bits mean >= 2^64.
+        if e >= 64 || (m << e) >> e != m {
+            return true;
+        }
+        let mut v = m << e;
+        while v % 10 == 0 {
+            v /= 10;
+        }
+        return v.ilog10() as usize + 1 == want;
+    }
+    // f = m / 2^k = m * 5^k / 10^k: its significant digits are those of
+    // m * 5^k (odd, so no trailing zeros). Past k = 27 that is at least
+    // 5^28 > 10^19, more than the n + 1 <= 18 digits of a tie.
+    let k = e.unsigned_abs();
+    if k > 27 {
+        return false;
+    }
+    let v = u128::from(m) * 5u128.pow(k);
+    v.ilog10() as usize + 1 == want
+}
+
+/// `f` (finite, non-negative) as shortest round-trip digits and a decimal
+/// exponent (`d.ddd × 10^exp`), as [`shortest_sci`] gives them, without
+/// allocating unless an exact tie is possible.
+fn shortest_digits(f: f64, digits: &mut StackBuf) -> i32 {
+    let mut sci = StackBuf::new();
+    let fast = write!(sci, "{f:e}").is_ok();
+    let parsed = fast
+        .then(|| sci.as_str().split_once('e'))
+        .flatten()
+        .and_then(|(mantissa, exp)| Some((mantissa, exp.parse::<i32>().ok()?)));
+    if let Some((mantissa, exp)) = parsed {
+        let n = mantissa.bytes().filter(u8::is_ascii_digit).count();
+        if n <= 1 || f == 0.0 || !tie_possible(f, n) {
+            for c in mantissa.chars().filter(char::is_ascii_digit) {
+                let _ = digits.write_char(c);
+            }
+            return exp;
+        }
+    }
+    let sci = shortest_sci(f);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    for c in mantissa.chars().filter(char::is_ascii_digit) {
+        let _ = digits.write_char(c);
+    }
+    exp.parse().unwrap_or(0)
+}
+
 /// CPython's `PyOS_double_to_string(f, 'r', 0, flags)`: shortest round-trip
 /// digits, fixed notation for decimal exponents in `-4..16`, scientific
 /// otherwise. `add_dot_0` is `Py_DTSF_ADD_DOT_0`, `always_sign` is
@@ -337,19 +507,18 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
         out.push_str("inf");
         return;
     }
-    let sci = shortest_sci(f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut buf = StackBuf::new();
+    let exp = shortest_digits(f.abs(), &mut buf);
+    let digits = buf.as_str();
     let ndigits = digits.len() as i32;
     if (-4..16).contains(&exp) {
         let decpt = exp + 1;
         if decpt <= 0 {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-            out.push_str(&digits);
+            out.push_str(digits);
         } else if decpt >= ndigits {
-            out.push_str(&digits);
+            out.push_str(digits);
             out.extend(std::iter::repeat_n('0', (decpt - ndigits) as usize));
             if add_dot_0 {
                 out.push_str(".0");
@@ -367,12 +536,13 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
             out.push('.');
             out.push_str(rest);
         }
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            out.push('0');
+        }
+        let _ = write!(out, "{a}");
     }
 }
 
@@ -618,6 +788,15 @@ mod tests {
     }
 
     #[test]
+    fn push_i64_writes_decimal() {
+        for i in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
+            let mut s = String::new();
+            push_i64(i, &mut s);
+            assert_eq!(s, i.to_string());
+        }
+    }
+
+    #[test]
     fn str_repr_fixed_cases() {
         for s in [
             "",
@@ -643,6 +822,31 @@ mod tests {
         #[test]
         fn str_repr_matches_char_by_char_ascii(s in "[ -~\\t\\n\\x00-\\x1f\\x7f'\"\\\\]{0,40}") {
             prop_assert_eq!(sr(&s), str_repr_by_char(&s));
+        }
+
+        #[test]
+        fn float_digits_match_the_exact_path(bits in any::<u64>()) {
+            let f = f64::from_bits(bits).abs();
+            prop_assume!(f.is_finite());
+            let mut buf = StackBuf::new();
+            let exp = shortest_digits(f, &mut buf);
+            let slow = shortest_sci(f);
+            let (m, e) = slow.split_once('e').unwrap_or((&slow, "0"));
+            let digits: String = m.chars().filter(char::is_ascii_digit).collect();
+            prop_assert_eq!((buf.as_str(), exp), (digits.as_str(), e.parse::<i32>().unwrap_or(0)));
+        }
+
+        #[test]
+        fn float_digits_match_the_exact_path_short_decimals(m in 0u64..100_000_000, p in -30i32..30) {
+            for f in [m as f64 * 10f64.powi(p), m as f64 / 10f64.powi(p), (m as f64 + 0.5) / 4.0] {
+                prop_assume!(f.is_finite());
+                let mut buf = StackBuf::new();
+                let exp = shortest_digits(f, &mut buf);
+                let slow = shortest_sci(f);
+                let (mm, e) = slow.split_once('e').unwrap_or((&slow, "0"));
+                let digits: String = mm.chars().filter(char::is_ascii_digit).collect();
+                prop_assert_eq!((buf.as_str(), exp), (digits.as_str(), e.parse::<i32>().unwrap_or(0)), "{}", f);
+            }
         }
 
         #[test]
