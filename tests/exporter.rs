@@ -253,7 +253,7 @@ fn record(n: u8, outcomes: Vec<(&str, EvaluatorType, Outcome)>) -> Arc<TraceReco
         .map(|(id, kind, outcome)| Score {
             evaluator_id: id.into(),
             evaluator_type: kind,
-            outcome,
+            outcome: outcome.into(),
         })
         .collect();
     Arc::new(r)

@@ -83,7 +83,7 @@ fn score(evaluator: &str, value: f64) -> Score {
     Score {
         evaluator_id: evaluator.into(),
         evaluator_type: EvaluatorType::Count,
-        outcome: Outcome::ok(value, json!({"expected": 1, "actual": 1})),
+        outcome: Outcome::ok(value, json!({"expected": 1, "actual": 1})).into(),
     }
 }
 
@@ -146,12 +146,12 @@ async fn get_scores_maps_every_field() {
             Score {
                 evaluator_id: "correctness".into(),
                 evaluator_type: EvaluatorType::ToolCorrectness,
-                outcome: strict,
+                outcome: strict.into(),
             },
             Score {
                 evaluator_id: "args".into(),
                 evaluator_type: EvaluatorType::Args,
-                outcome: Outcome::error("criteria missing"),
+                outcome: Outcome::error("criteria missing").into(),
             },
         ],
         span_count: 9,
@@ -445,7 +445,7 @@ async fn a_slow_watcher_is_dropped_and_the_store_never_waits() {
             assert!(puts < 10_000, "the slow watcher was never dropped");
             puts += 1;
             let mut r = record(1, TraceStatus::Evaluated, puts, vec![score("count", 1.0)]);
-            r.scores[0].outcome.details = big.clone();
+            r.scores[0].outcome.details = big.clone().into();
             h.put(r); // synchronous: it cannot wait for the watcher
             tokio::task::yield_now().await;
         }

@@ -55,7 +55,7 @@ async fn conformance_cases_through_the_live_pipeline() {
         let record = wait_for(&running, trace_of(case), WAIT, evaluated(1)).await;
         assert!(record.complete, "{}", case.id);
         assert_eq!(record.scores.len(), 1, "{}", case.id);
-        match conformance::judge(case, &record.scores[0].outcome) {
+        match conformance::judge(case, &record.scores[0].outcome.to_outcome()) {
             Ok(()) => passed += 1,
             Err(why) => failed.push(format!("{}: {why}", case.id)),
         }
@@ -109,7 +109,7 @@ async fn split_out_of_order_spans_over_http_give_the_reference_scores() {
         export(&exporter, &[root]).await;
         let record = wait_for(&running, trace_of(case), WAIT, evaluated(1)).await;
         assert_eq!(record.revision, 1);
-        conformance::judge(case, &record.scores[0].outcome).unwrap();
+        conformance::judge(case, &record.scores[0].outcome.to_outcome()).unwrap();
     }
     running.stop().await.unwrap();
 }

@@ -438,7 +438,7 @@ fn pb_score(s: &crate::store::Score) -> pb::Score {
         score_is_int: o.score_is_int,
         passed: o.passed,
         threshold: o.threshold,
-        details_json: o.details.to_string(),
+        details_json: o.details.as_json_text().to_owned(),
         error: o.error.clone(),
     }
 }
@@ -461,7 +461,7 @@ mod tests {
         r.scores.push(Score {
             evaluator_id: evaluator.into(),
             evaluator_type: EvaluatorType::Count,
-            outcome: Outcome::ok(1.0, serde_json::json!({"k": "v"})),
+            outcome: Outcome::ok(1.0, serde_json::json!({"k": "v"})).into(),
         });
         r
     }
@@ -483,7 +483,7 @@ mod tests {
     #[test]
     fn error_outcomes_and_bindings_convert() {
         let mut r = record(1, "count");
-        r.scores[0].outcome = Outcome::error("boom");
+        r.scores[0].outcome = Outcome::error("boom").into();
         r.binding = Some(Binding::Rule { rule: "r1".into() });
         let pb = pb::TraceScores::from(&r);
         let s = &pb.scores[0];

@@ -245,7 +245,7 @@ pub fn score_json(s: &Score) -> Json {
     if let Some(t) = o.threshold {
         m.insert("threshold".into(), json!(t));
     }
-    m.insert("details".into(), o.details.clone());
+    m.insert("details".into(), o.details.to_json());
     m.insert(
         "error".into(),
         o.error.clone().map_or(Json::Null, Json::String),
@@ -549,7 +549,7 @@ fn evaluate_inline(
         scores.push(Score {
             evaluator_id: ev.id.clone(),
             evaluator_type: kind,
-            outcome,
+            outcome: outcome.into(),
         });
     }
     let mut record = evaluate_ready(&Binder::default(), &st.extract, ready, SystemTime::now());

@@ -277,7 +277,7 @@ pub fn evaluate_ready(
                 .map(|(ev, criteria)| Score {
                     evaluator_id: ev.id.clone(),
                     evaluator_type: ev.kind,
-                    outcome: ev.evaluate(&calls, criteria),
+                    outcome: ev.evaluate(&calls, criteria).into(),
                 })
                 .collect()
         })

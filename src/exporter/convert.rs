@@ -22,9 +22,9 @@ use opentelemetry_proto::tonic::trace::v1::{Span, SpanFlags, Status};
 use serde_json::Value as Json;
 
 use crate::criteria::Binding;
-use crate::evaluator::{EvaluatorType, Outcome};
+use crate::evaluator::EvaluatorType;
 use crate::span::{SpanId, TraceId};
-use crate::store::{Score, TraceRecord};
+use crate::store::{Score, StoredOutcome, TraceRecord};
 
 /// The instrumentation scope of everything exported.
 pub const SCOPE_NAME: &str = "toolscore";
@@ -39,7 +39,7 @@ pub const MAX_EXPLANATION_BYTES: usize = 4096;
 /// only a perfect score passes (`score >= 1.0`): the UiPath tool-call
 /// evaluators score the share of expectations met, so anything less means
 /// some expectation failed.
-pub fn score_label(outcome: &Outcome) -> &'static str {
+pub fn score_label(outcome: &StoredOutcome) -> &'static str {
     if outcome.error.is_some() || outcome.score.is_none() {
         return "error";
     }
@@ -57,11 +57,11 @@ pub fn explanation(score: &Score) -> Option<String> {
     let text = if let Some(error) = &o.error {
         error.clone()
     } else {
-        let details = match (score.evaluator_type, &o.details) {
-            (EvaluatorType::ToolCorrectness, Json::Object(map)) => map
-                .get("reason")
-                .filter(|r| !r.is_null())
-                .unwrap_or(&o.details),
+        let all = o.details.to_json();
+        let details = match (score.evaluator_type, &all) {
+            (EvaluatorType::ToolCorrectness, Json::Object(map)) => {
+                map.get("reason").filter(|r| !r.is_null()).unwrap_or(&all)
+            }
             (_, details) => details,
         };
         match details {
@@ -295,6 +295,7 @@ pub(crate) mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::evaluator::Outcome;
     use crate::store::{RootSummary, TraceStatus};
 
     pub(crate) fn record(scores: usize) -> TraceRecord {
@@ -318,7 +319,7 @@ pub(crate) mod tests {
             .map(|i| Score {
                 evaluator_id: format!("count-{i}"),
                 evaluator_type: EvaluatorType::Count,
-                outcome: Outcome::ok(1.0, json!({"expected": 1, "actual": 1})),
+                outcome: Outcome::ok(1.0, json!({"expected": 1, "actual": 1})).into(),
             })
             .collect();
         r
@@ -391,7 +392,7 @@ pub(crate) mod tests {
     #[test]
     fn errors_have_no_value_an_error_label_and_an_error_status() {
         let mut r = record(1);
-        r.scores[0].outcome = Outcome::error("no criteria");
+        r.scores[0].outcome = Outcome::error("no criteria").into();
         let s = &result_spans(&r, 0)[0];
         assert_eq!(attr(&s.attributes, "gen_ai.evaluation.score.value"), None);
         assert_eq!(
@@ -417,15 +418,15 @@ pub(crate) mod tests {
 
     #[test]
     fn labels_follow_passed_then_a_perfect_score() {
-        let mut o = Outcome::ok(0.6, Json::Null);
+        let mut o: StoredOutcome = Outcome::ok(0.6, Json::Null).into();
         assert_eq!(score_label(&o), "fail");
         o.passed = Some(true);
         assert_eq!(score_label(&o), "pass");
-        let mut o = Outcome::ok(1.0, Json::Null);
+        let mut o: StoredOutcome = Outcome::ok(1.0, Json::Null).into();
         assert_eq!(score_label(&o), "pass");
         o.passed = Some(false);
         assert_eq!(score_label(&o), "fail");
-        assert_eq!(score_label(&Outcome::thrown("boom")), "error");
+        assert_eq!(score_label(&Outcome::thrown("boom").into()), "error");
     }
 
     #[test]
@@ -433,11 +434,12 @@ pub(crate) mod tests {
         let score = Score {
             evaluator_id: "tc".into(),
             evaluator_type: EvaluatorType::ToolCorrectness,
-            outcome: Outcome::ok(0.5, json!({"reason": "one tool missing", "success": false})),
+            outcome: Outcome::ok(0.5, json!({"reason": "one tool missing", "success": false}))
+                .into(),
         };
         assert_eq!(explanation(&score).as_deref(), Some("one tool missing"));
         let thrown = Score {
-            outcome: Outcome::thrown("bad"),
+            outcome: Outcome::thrown("bad").into(),
             ..score.clone()
         };
         assert_eq!(
@@ -445,7 +447,7 @@ pub(crate) mod tests {
             Some("Exception thrown by evaluator: bad")
         );
         let silent = Score {
-            outcome: Outcome::ok(1.0, Json::Null),
+            outcome: Outcome::ok(1.0, Json::Null).into(),
             ..score
         };
         assert_eq!(explanation(&silent), None);

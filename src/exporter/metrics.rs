@@ -186,7 +186,7 @@ mod tests {
         Score {
             evaluator_id: id.into(),
             evaluator_type: EvaluatorType::Count,
-            outcome,
+            outcome: outcome.into(),
         }
     }
 

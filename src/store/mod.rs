@@ -96,7 +96,80 @@ pub struct ToolCallSummary {
 pub struct Score {
     pub evaluator_id: String,
     pub evaluator_type: EvaluatorType,
-    pub outcome: Outcome,
+    pub outcome: StoredOutcome,
+}
+
+/// A result's details as a record keeps them: compact JSON text. Details
+/// are most of a record, and the parsed tree took about three times the
+/// memory (some 20 KB a trace for the five evaluators of the benchmark);
+/// every record stored is fresh memory, so that was also CPU. Parsed again
+/// only when shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Details(Box<str>);
+
+impl Details {
+    /// The JSON text, as `serde_json` writes it (compact).
+    pub fn as_json_text(&self) -> &str {
+        &self.0
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        // The text was written by serde_json from a `Value`: it parses back.
+        serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl From<&serde_json::Value> for Details {
+    fn from(v: &serde_json::Value) -> Self {
+        Details(v.to_string().into_boxed_str())
+    }
+}
+
+impl From<serde_json::Value> for Details {
+    fn from(v: serde_json::Value) -> Self {
+        Details::from(&v)
+    }
+}
+
+/// An [`Outcome`] as a record keeps it (details as [`Details`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredOutcome {
+    pub status: crate::evaluator::Status,
+    pub score: Option<f64>,
+    pub score_is_int: bool,
+    pub details: Details,
+    pub error: Option<String>,
+    pub passed: Option<bool>,
+    pub threshold: Option<f64>,
+}
+
+impl StoredOutcome {
+    /// The outcome as the evaluator returned it (details parsed back).
+    pub fn to_outcome(&self) -> Outcome {
+        Outcome {
+            status: self.status,
+            score: self.score,
+            score_is_int: self.score_is_int,
+            details: self.details.to_json(),
+            error: self.error.clone(),
+            passed: self.passed,
+            threshold: self.threshold,
+        }
+    }
+}
+
+impl From<Outcome> for StoredOutcome {
+    fn from(o: Outcome) -> Self {
+        StoredOutcome {
+            status: o.status,
+            score: o.score,
+            score_is_int: o.score_is_int,
+            details: Details::from(&o.details),
+            error: o.error,
+            passed: o.passed,
+            threshold: o.threshold,
+        }
+    }
 }
 
 /// Everything kept about one trace.
