@@ -70,6 +70,19 @@ sample_buffered() {
   done
 }
 
+# wait_evaluated BEFORE.PROM N: polls until N more traces were evaluated.
+wait_evaluated() {
+  local base
+  base=$(awk '/^toolscore_traces_total\{outcome="(completed|timed_out)"\}/ {n += $2} END {print n + 0}' "$1")
+  for _ in $(seq 1200); do
+    local now
+    now=$(metrics | awk '/^toolscore_traces_total\{outcome="(completed|timed_out)"\}/ {n += $2} END {print n + 0}')
+    [[ $((now - base)) -ge $2 ]] && return 0
+    sleep 0.1
+  done
+  echo "not every trace was evaluated within 120 s" >&2
+}
+
 # phase NAME LOADGEN-ARGS…
 phase() {
   local name=$1; shift
@@ -95,8 +108,10 @@ phase() {
   tail -n 20 "$WORK/$name.ids" | while read -r id; do
     curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$API/traces/$id/scores?wait_ms=5000" >>"$WORK/$name.outside"
   done
-  # Let the grace period of the last roots pass so all traces are evaluated.
-  sleep 1.5
+  # Wait until every trace sent in this phase is evaluated (the counter
+  # reaches the number sent; 120 s at most), so a backlog does not spill
+  # into the next phase.
+  wait_evaluated "$WORK/$name.before.prom" "$(grep -c . "$WORK/$name.ids")"
   kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
   local t1 c1
   t1=$(date +%s.%N); c1=$(cpu_ticks)
@@ -163,7 +178,12 @@ spans_per_trace = gen["spans_per_request"] / gen["traces_per_request"]
 
 # every sent trace has scores?
 ids = [l.strip() for l in open(f"{work}/{name}.ids") if l.strip()]
-sample = ids if check <= 0 or check >= len(ids) else random.sample(ids, check)
+# The store keeps the newest store.max_traces results: every trace is
+# checked by the counters, the newest CHECK (default 20,000) by the API.
+check = check if check > 0 else 20000
+sample = ids[-check:]
+evaluated_delta = completed
+results_delta = delta_prefix("toolscore_evaluation_results_total{")
 u = urllib.parse.urlparse(api)
 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
 missing, unscored = [], []
@@ -219,7 +239,11 @@ report = {
     "peak_buffered_spans": peak_spans,
     "peak_buffered_encoded_bytes": peak_encoded,
     "peak_rss_sampled_mib": round(peak_rss_sampled_kb / 1024, 1),
-    "scores_check": {"checked": len(sample), "of": len(ids), "missing": len(missing), "not_evaluated": len(unscored), "examples": (missing + unscored)[:3]},
+    "scores_check": {"checked": len(sample), "of": len(ids), "missing": len(missing), "not_evaluated": len(unscored), "examples": (missing + unscored)[:3],
+                     "sent": len(ids), "evaluated_counter": evaluated_delta, "results_counter": results_delta,
+                     # A request refused as a whole (UNAVAILABLE, retryable) may still have
+                     # had spans taken: their traces are evaluated but not in the IDs list.
+                     "counters_ok": evaluated_delta >= len(ids) and results_delta == 5 * evaluated_delta},
 }
 print(json.dumps(report, indent=2))
 json.dump(report, open(f"{work}/{name}.report.json", "w"))
@@ -256,7 +280,9 @@ for x in r:
           f'outside probes (export acked -> scores via wait_ms) {x["generator"]["probe_ack_to_scores_ms"]}; '
           f'CPU {x["cpu_secs_per_million_spans"]} s/M spans; '
           f'scores: {x["scores_check"]["checked"] - x["scores_check"]["missing"] - x["scores_check"]["not_evaluated"]}/{x["scores_check"]["checked"]} checked ok '
-          f'(of {x["scores_check"]["of"]} sent); outside wait_ms check {x["outside_last20_wait_ms_query"]}')
+          f'(newest of {x["scores_check"]["of"]} sent); counters: {x["scores_check"]["evaluated_counter"]:.0f} evaluated, '
+          f'{x["scores_check"]["results_counter"]:.0f} results ({"all" if x["scores_check"]["counters_ok"] else "LOSS"}); '
+          f'outside wait_ms check {x["outside_last20_wait_ms_query"]}')
 budget = 1.5 * peak_encoded + 30 * 1024 * 1024
 mx, hf = r
 json.dump({
@@ -273,7 +299,8 @@ json.dump({
     "half_probe_p99_ms": hf["generator"]["probe_ack_to_scores_ms"]["p99"],
     "half_probe_max_ms": hf["generator"]["probe_ack_to_scores_ms"]["max"],
     "half_probe_count": hf["generator"]["probe_ack_to_scores_ms"]["count"],
-    "all_scored": all(x["scores_check"]["missing"] == 0 and x["scores_check"]["not_evaluated"] == 0 for x in r),
+    "all_scored": all(x["scores_check"]["missing"] == 0 and x["scores_check"]["not_evaluated"] == 0 and x["scores_check"]["counters_ok"] for x in r),
+    "traces_sent": sum(x["scores_check"]["sent"] for x in r),
     "traces_checked": sum(x["scores_check"]["checked"] for x in r),
     "peak_rss_mib_full_store": round(hwm / 1024, 1),
 }, open(f"{work}/summary.json", "w"))
@@ -291,7 +318,7 @@ PY
 # late-span window); nothing lost is checked by counters, since the store
 # no longer holds every result.
 stop_server
-sed -e 's|^  max_traces: 2000000|  max_traces: 1000|' \
+sed -e 's|^  max_traces: 100000|  max_traces: 1000|' \
     -e "s|eval-set/|$PWD/bench/eval-set/|" bench/config.yaml >"$WORK/memory.yaml"
 start_server "$WORK/memory.yaml" "$WORK/server-memory.log"
 echo "== phase 3: memory (store bounded to 1,000 results, $MAX_RATE spans/s, ${DURATION}s)" >&2
