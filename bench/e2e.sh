@@ -9,7 +9,8 @@
 #   bench/e2e.sh                 # 20 s per phase (8 s warm-up)
 #   PIN=1 bench/e2e.sh           # toolscore on CPU 0, generator on CPU 1
 #
-# Other knobs: DURATION, WARMUP, CONCURRENCY (default 16), CHECK (max trace
+# Other knobs: CONFIG (default bench/config.yaml), DURATION, WARMUP,
+# CONCURRENCY (default 16), CHECK (newest trace
 # IDs per phase whose scores are queried, default 0 = all), SKIP_BUILD=1.
 set -euo pipefail
 
@@ -46,7 +47,7 @@ start_server() {   # start_server CONFIG LOG
 }
 stop_server() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
 trap stop_server EXIT
-start_server bench/config.yaml "$WORK/server.log"
+start_server "${CONFIG:-bench/config.yaml}" "$WORK/server.log"
 
 CLK_TCK=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }

@@ -13,7 +13,7 @@ for i in $(seq "$RUNS"); do
   summaries+=("$out")
 done
 python3 - "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" "$(free -h | awk '/^Mem:/ {print $2}')" \
-  "PIN=${PIN:-0} DURATION=${DURATION:-10} CONCURRENCY=${CONCURRENCY:-16} bench/e2e3.sh" "${summaries[@]}" <<'PY'
+  "PIN=${PIN:-0} DURATION=${DURATION:-20} CONCURRENCY=${CONCURRENCY:-16} bench/e2e3.sh" "${summaries[@]}" <<'PY'
 import json, sys, statistics
 date, cpus, mem, cmd, *files = sys.argv[1:]
 runs = [json.load(open(f)) for f in files]

@@ -24,7 +24,7 @@ use crate::evaluator::stage::{Binder, evaluate_ready, json_to_py};
 use crate::evaluator::{EvaluatorType, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::span::TraceId;
-use crate::store::{ListFilter, ResultStore, Score, TraceRecord, TraceStatus};
+use crate::store::{ListFilter, ResultOrWait, ResultStore, Score, TraceRecord, TraceStatus};
 use crate::telemetry::Metrics;
 
 /// What the handlers share.
@@ -152,33 +152,20 @@ async fn wait_for_result(
     id: TraceId,
     wait: Duration,
 ) -> Option<Arc<TraceRecord>> {
-    let done =
-        |r: &Option<Arc<TraceRecord>>| r.as_ref().is_some_and(|r| r.status != TraceStatus::Pending);
     if wait.is_zero() {
         return store.get(&id);
     }
-    // Subscribe before looking, so a result landing in between is not missed.
-    let mut updates = store.subscribe();
-    let current = store.get(&id);
-    if done(&current) {
-        return current;
-    }
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        match tokio::time::timeout_at(deadline, updates.recv()).await {
-            Ok(Ok(r)) if r.trace_id == id && r.status != TraceStatus::Pending => return Some(r),
-            Ok(Ok(_)) => {}
-            // Lagged: we may have missed ours; look it up.
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
-                let r = store.get(&id);
-                if done(&r) {
-                    return r;
-                }
-            }
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) | Err(_) => {
-                return store.get(&id);
-            }
-        }
+    // Registered and checked under the store's lock, so a result cannot land
+    // in between unseen; and only this trace's result wakes the wait (with
+    // a broadcast, every long poll woke for every stored result).
+    let rx = match store.result_or_wait(id) {
+        ResultOrWait::Ready(r) => return Some(r),
+        ResultOrWait::Wait(rx) => rx,
+    };
+    match tokio::time::timeout(wait, rx).await {
+        Ok(Ok(r)) => Some(r),
+        // Timed out: the trace as it stands (pending, or not known).
+        _ => store.get(&id),
     }
 }
 

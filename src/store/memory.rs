@@ -8,9 +8,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
-use super::{ListFilter, ResultStore, TraceRecord, TraceStatus};
+use super::{ListFilter, ResultOrWait, ResultStore, TraceRecord, TraceStatus};
 use crate::span::TraceId;
 
 struct Entry {
@@ -23,6 +23,12 @@ struct Entry {
 
 #[derive(Default)]
 struct Inner {
+    /// Long polls waiting for a trace's result, woken by that trace only.
+    waiters: HashMap<TraceId, Vec<oneshot::Sender<Arc<TraceRecord>>>, foldhash::fast::RandomState>,
+    /// Waiters registered since the last sweep of abandoned ones, and how
+    /// many traces had waiters after it.
+    waiters_added: usize,
+    waiters_swept_to: usize,
     /// Keyed by client-chosen IDs: foldhash, randomly seeded per process.
     map: HashMap<TraceId, Entry, foldhash::fast::RandomState>,
     order: VecDeque<(u64, TraceId)>,
@@ -72,6 +78,14 @@ impl MemoryStore {
             return None;
         }
         let record = Arc::new(record);
+        if record.status != TraceStatus::Pending {
+            if let Some(waiters) = inner.waiters.remove(&record.trace_id) {
+                for w in waiters {
+                    // A waiter that gave up has dropped its receiver: nothing to do.
+                    let _ = w.send(record.clone());
+                }
+            }
+        }
         self.insert(inner, record.clone(), now);
         Some(record)
     }
@@ -206,6 +220,31 @@ impl ResultStore for MemoryStore {
         self.updates.subscribe()
     }
 
+    fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait {
+        let mut inner = self.lock();
+        if let Some(e) = inner.map.get(&trace_id) {
+            if e.record.status != TraceStatus::Pending {
+                return ResultOrWait::Ready(e.record.clone());
+            }
+        }
+        // Waiters whose poll ended (timeout, client gone) are swept once as
+        // many have been added since the last sweep as were left by it (and
+        // at least 1,024): abandoned waits for traces that never come stay
+        // bounded, at O(1) amortised cost.
+        inner.waiters_added += 1;
+        if inner.waiters_added > inner.waiters_swept_to.max(1024) {
+            inner.waiters.retain(|_, ws| {
+                ws.retain(|w| !w.is_closed());
+                !ws.is_empty()
+            });
+            inner.waiters_added = 0;
+            inner.waiters_swept_to = inner.waiters.len();
+        }
+        let (tx, rx) = oneshot::channel();
+        inner.waiters.entry(trace_id).or_default().push(tx);
+        ResultOrWait::Wait(rx)
+    }
+
     fn evict_expired(&self, now: Instant) -> usize {
         let mut inner = self.lock();
         let mut n = 0;
@@ -257,6 +296,34 @@ mod tests {
         r.revision = revision;
         r.status = TraceStatus::Evaluated;
         r
+    }
+
+    #[test]
+    fn a_waiter_is_woken_by_its_own_trace_only_and_abandoned_ones_are_swept() {
+        let s = MemoryStore::new(100, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        let ResultOrWait::Wait(mut rx) = s.result_or_wait(TraceId([1; 16])) else {
+            panic!("nothing stored yet");
+        };
+        s.put(rec(2, 1), t);
+        s.mark_pending(TraceId([1; 16]), t);
+        assert!(
+            rx.try_recv().is_err(),
+            "another trace and `pending` do not wake it"
+        );
+        s.put(rec(1, 1), t);
+        assert_eq!(rx.try_recv().unwrap().trace_id, TraceId([1; 16]));
+        assert!(matches!(
+            s.result_or_wait(TraceId([1; 16])),
+            ResultOrWait::Ready(r) if r.revision == 1
+        ));
+        // Waits given up on for traces that never come do not pile up.
+        for i in 0..5000u32 {
+            let mut id = [7u8; 16];
+            id[..4].copy_from_slice(&i.to_le_bytes());
+            drop(s.result_or_wait(TraceId(id)));
+        }
+        assert!(s.lock().waiters.len() <= 2048, "{}", s.lock().waiters.len());
     }
 
     #[test]

@@ -91,6 +91,12 @@ pub struct ToolCallSummary {
     pub end_time_unix_nano: u64,
 }
 
+/// See [`ResultStore::result_or_wait`].
+pub enum ResultOrWait {
+    Ready(Arc<TraceRecord>),
+    Wait(tokio::sync::oneshot::Receiver<Arc<TraceRecord>>),
+}
+
 /// One evaluator's result on the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Score {
@@ -241,6 +247,10 @@ pub trait ResultStore: Send + Sync + 'static {
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;
     /// Every record stored from now on.
     fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>>;
+    /// The trace's result if it has one (any status but `pending`), else a
+    /// receiver for its next such result. Only that trace's results wake the
+    /// waiter: a long poll costs nothing while other traces are stored.
+    fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait;
     /// Drops records past retention; returns how many.
     fn evict_expired(&self, now: Instant) -> usize;
     /// Records evicted so far, by count or by age.
