@@ -127,7 +127,57 @@ impl Details {
 
 impl From<&serde_json::Value> for Details {
     fn from(v: &serde_json::Value) -> Self {
-        Details(v.to_string().into_boxed_str())
+        let mut out = String::with_capacity(256);
+        write_json(v, &mut out);
+        Details(out.into_boxed_str())
+    }
+}
+
+/// `serde_json::to_string`, byte for byte (a property test checks it), but
+/// copying a string that needs no escaping in one go: details are mostly
+/// long Python reprs, and serde_json escapes byte by byte.
+fn write_json(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => out.push_str("null"),
+        J::Bool(true) => out.push_str("true"),
+        J::Bool(false) => out.push_str("false"),
+        J::Number(n) => out.push_str(&n.to_string()),
+        J::String(s) => write_json_str(s, out),
+        J::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        J::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_str(k, out);
+                out.push(':');
+                write_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_json_str(s: &str, out: &mut String) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        // Writing a str to JSON text cannot fail.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
     }
 }
 
@@ -258,5 +308,41 @@ pub trait ResultStore: Send + Sync + 'static {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value as J;
+
+    fn json() -> impl Strategy<Value = J> {
+        let leaf = prop_oneof![
+            Just(J::Null),
+            any::<bool>().prop_map(J::Bool),
+            any::<i64>().prop_map(J::from),
+            any::<u64>().prop_map(J::from),
+            any::<f64>().prop_map(J::from),
+            "\\PC{0,12}".prop_map(J::String),
+            ".{0,8}".prop_map(J::String),
+            "[a-z'\"\\\\\\n\\t\\x00-\\x1f\\x7f]{0,10}".prop_map(J::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(J::Array),
+                prop::collection::vec(("[a-z\"\\\\]{0,4}", inner), 0..4)
+                    .prop_map(|kvs| J::Object(kvs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn details_text_is_serde_jsons(v in json()) {
+            let d = super::Details::from(&v);
+            prop_assert_eq!(d.as_json_text(), serde_json::to_string(&v).unwrap());
+            prop_assert_eq!(d.to_json(), v);
+        }
     }
 }
