@@ -421,7 +421,6 @@ fn evaluate_batch(
     metrics: &Metrics,
     exporter: Option<&crate::exporter::ExporterHandle>,
 ) {
-    let mut tally = metrics.tally();
     for ready in batch {
         let _span = tracing::info_span!(
             "evaluate_trace",
@@ -432,7 +431,8 @@ fn evaluate_batch(
         .entered();
         let started = Instant::now();
         let record = evaluate_ready(binder, extract_cfg, ready, SystemTime::now());
-        tally.add(&record, started.elapsed());
+        // Counted before it is stored: once a result can be read, so can its count.
+        metrics.record_evaluation(&record, started.elapsed());
         // Stored as soon as it is ready (an uncontended lock), so no result
         // waits for the rest of its batch.
         let stored = store.put(record, Instant::now());

@@ -346,8 +346,13 @@ fn span(
         name: name.to_owned(),
         start_time_unix_nano: start,
         end_time_unix_nano: end,
-        // Exactly sized: no spare slots in a buffered span.
-        attributes: scratch.drain(..).collect(),
+        // Exactly sized: no spare slots in a buffered span (the scratch
+        // vector keeps its capacity for the next span).
+        attributes: {
+            let mut attrs = Vec::with_capacity(scratch.len());
+            attrs.append(scratch);
+            attrs
+        },
         service_name: service_name.clone(),
     }))
 }

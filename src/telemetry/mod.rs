@@ -80,43 +80,6 @@ pub struct Metrics {
     pub watch_subscribers_dropped: Counter,
 }
 
-/// Result counts gathered over a batch; added to the metrics when dropped.
-pub struct Tally<'a> {
-    metrics: &'a Metrics,
-    counts: Vec<(String, &'static str, u64)>,
-}
-
-impl Tally<'_> {
-    pub fn add(&mut self, record: &TraceRecord, took: Duration) {
-        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
-        for s in &record.scores {
-            let status = match s.outcome.status {
-                Status::Ok => "ok",
-                Status::Error => "error",
-            };
-            match self
-                .counts
-                .iter_mut()
-                .find(|(e, st, _)| *e == s.evaluator_id && *st == status)
-            {
-                Some(c) => c.2 += 1,
-                None => self.counts.push((s.evaluator_id.clone(), status, 1)),
-            }
-        }
-    }
-}
-
-impl Drop for Tally<'_> {
-    fn drop(&mut self) {
-        for (evaluator, status, n) in self.counts.drain(..) {
-            self.metrics
-                .results
-                .get_or_create(&ResultLabel { evaluator, status })
-                .inc_by(n);
-        }
-    }
-}
-
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -143,13 +106,10 @@ impl Metrics {
             evaluation_seconds: Histogram::new(exponential_buckets(0.000_01, 2.0, 20)),
             root_to_scores_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
             // Fine around the ≤ 10 ms that toolscore aims to add to the grace period.
-            due_to_scores_seconds: Histogram::new(
-                [
-                    0.000_5, 0.001, 0.002, 0.003, 0.004, 0.005, 0.007_5, 0.01, 0.012_5, 0.015,
-                    0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
-                ]
-                .into_iter(),
-            ),
+            due_to_scores_seconds: Histogram::new([
+                0.000_5, 0.001, 0.002, 0.003, 0.004, 0.005, 0.007_5, 0.01, 0.012_5, 0.015, 0.02,
+                0.03, 0.05, 0.075, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
+            ]),
             results: Family::default(),
             store_evicted: Counter::default(),
             store_traces: Gauge::default(),
@@ -317,15 +277,6 @@ impl Metrics {
         }
         self.due_to_scores_seconds
             .observe(ready.due.elapsed().as_secs_f64());
-    }
-
-    /// Counts a batch's results: one labelled-counter lookup per evaluator
-    /// and status when the tally is dropped, not one per result.
-    pub fn tally(&self) -> Tally<'_> {
-        Tally {
-            metrics: self,
-            counts: Vec::new(),
-        }
     }
 
     pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {
