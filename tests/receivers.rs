@@ -68,6 +68,14 @@ async fn client(
         .unwrap()
 }
 
+async fn grpc_channel(running: &toolscore::app::Running) -> tonic::transport::Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap()
+}
+
 fn counting_config() -> Config {
     let mut config = test_config();
     config.evaluators.inline.push(service::count_evaluator(
@@ -414,12 +422,7 @@ async fn the_drain_deadline_starts_at_the_signal_not_at_start_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_health_reports_serving() {
     let running = service::start(counting_config()).await;
-    let channel =
-        tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+    let channel = grpc_channel(&running).await;
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
     let resp = health
         .check(tonic_health::pb::HealthCheckRequest {
@@ -468,12 +471,7 @@ impl tonic::codec::Encoder for RawCodec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_grpc_protobuf_is_invalid_argument_and_counted() {
     let running = service::start(counting_config()).await;
-    let channel =
-        tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+    let channel = grpc_channel(&running).await;
     let mut grpc = tonic::client::Grpc::new(channel);
     let path = http::uri::PathAndQuery::from_static(
         "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
