@@ -18,6 +18,12 @@ ARG RUST_VERSION=1.95.0
 FROM docker.io/library/rust:${RUST_VERSION}-slim-bookworm AS build
 WORKDIR /src
 
+# make: the jemalloc allocator (tikv-jemalloc-sys) is built from C source
+# with its configure script and make; the slim image has gcc but not make.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends make=4.3-4.1 \
+ && rm -rf /var/lib/apt/lists/*
+
 # 1. Dependencies only, cached until Cargo.toml, Cargo.lock, build.rs or the
 #    protos change: a stub crate with the real manifest. build.rs compiles
 #    proto/ with a vendored protoc, so no system protoc is needed.
