@@ -10,8 +10,8 @@
 #   PIN=1 bench/e2e.sh           # toolscore on CPU 0, generator on CPU 1
 #
 # Other knobs: CONFIG (default bench/config.yaml), DURATION, WARMUP,
-# CONCURRENCY (default 16), CHECK (newest trace
-# IDs per phase whose scores are queried, default 0 = all), SKIP_BUILD=1.
+# CONCURRENCY (default 16), CHECK (how many of the newest trace IDs of a
+# phase are queried over the API; default 20,000), SKIP_BUILD=1.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -118,7 +118,7 @@ phase() {
   t1=$(date +%s.%N); c1=$(cpu_ticks)
   metrics >"$WORK/$name.after.prom"
   python3 - "$WORK" "$name" "$t0" "$t1" "$c0" "$c1" "$CLK_TCK" "$CHECK" "$API" "$t_gen_end" <<'PY'
-import json, sys, re, http.client, urllib.parse, random
+import json, sys, re, http.client, urllib.parse
 work, name, t0, t1, c0, c1, tck, check, api, t_gen_end = sys.argv[1:]
 t0, t1, c0, c1, tck, check, t_gen_end = float(t0), float(t1), int(c0), int(c1), int(tck), int(check), float(t_gen_end)
 gen = json.load(open(f"{work}/{name}.json"))

@@ -370,8 +370,25 @@ pub fn from_resource_spans_keeping(
     (spans, rejected)
 }
 
+/// A span's trace, span and parent span IDs as they come off the wire
+/// (an empty parent: a root span), checked.
+pub fn checked_ids(
+    trace_id: &[u8],
+    span_id: &[u8],
+    parent_span_id: &[u8],
+) -> Result<(TraceId, SpanId, Option<SpanId>), IdError> {
+    let trace_id = TraceId::from_bytes(trace_id)?;
+    let span_id = SpanId::from_bytes(span_id)?;
+    let parent = if parent_span_id.is_empty() {
+        None
+    } else {
+        Some(parent_id(parent_span_id)?)
+    };
+    Ok((trace_id, span_id, parent))
+}
+
 /// A non-empty `parent_span_id` from the wire, with errors naming it.
-pub fn parent_id(bytes: &[u8]) -> Result<SpanId, IdError> {
+fn parent_id(bytes: &[u8]) -> Result<SpanId, IdError> {
     SpanId::from_bytes(bytes).map_err(|e| match e {
         IdError::Length { want, got, .. } => IdError::Length {
             what: "parent span ID",
@@ -390,13 +407,8 @@ fn convert(
     service_name: Option<Arc<str>>,
     keep: &KeepAttributes,
 ) -> Result<Span, IdError> {
-    let trace_id = TraceId::from_bytes(&s.trace_id)?;
-    let span_id = SpanId::from_bytes(&s.span_id)?;
-    let parent_span_id = if s.parent_span_id.is_empty() {
-        None
-    } else {
-        Some(parent_id(&s.parent_span_id)?)
-    };
+    let (trace_id, span_id, parent_span_id) =
+        checked_ids(&s.trace_id, &s.span_id, &s.parent_span_id)?;
     Ok(Span {
         trace_id,
         span_id,

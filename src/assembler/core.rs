@@ -9,10 +9,10 @@
 //! de-duplicated by span ID, since exporters retry.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-
-use foldhash::fast::RandomState;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use foldhash::fast::RandomState;
 
 use super::compact::Compact;
 use crate::config::{AssemblerConfig, OnTimeout};
@@ -348,13 +348,13 @@ impl Shard {
         let mut new_deadline = None;
         match self.traces.get_mut(&id) {
             Some(b) => {
-                b.bytes += size;
-                b.encoded += encoded;
                 let span_id = span.span_id;
                 let Held::Spans(spans) = &mut b.held else {
                     // `reopen` above made it spans.
                     return Push::TooLate;
                 };
+                b.bytes += size;
+                b.encoded += encoded;
                 let spans = Arc::make_mut(spans);
                 push_compact(spans, span);
                 match &mut b.ids {
@@ -446,66 +446,32 @@ impl Shard {
     }
 
     fn on_deadline(&mut self, id: TraceId, now: Instant) -> Option<Ready> {
-        let limits = self.limits.clone();
-        let b = self.traces.get_mut(&id)?;
+        let b = self.traces.get(&id)?;
         match b.state {
             State::Open => {
                 let complete = b.root_arrived.is_some();
-                if !complete && limits.on_timeout == OnTimeout::Drop {
+                if !complete && self.limits.on_timeout == OnTimeout::Drop {
                     self.counts.timed_out_dropped += 1;
                     self.forget(id);
                     return None;
                 }
+                let reason = if complete {
+                    Reason::Complete
+                } else {
+                    Reason::TimedOut
+                };
+                let ready = self.emit(id, now, 1, reason)?;
                 if complete {
                     self.counts.completed += 1;
                 } else {
                     self.counts.timed_out += 1;
                 }
-                b.state = State::Emitted { revision: 1 };
-                self.open -= 1;
-                let ready = Ready {
-                    trace_id: id,
-                    spans: Arc::new(Vec::new()),
-                    complete,
-                    revision: 1,
-                    reason: if complete {
-                        Reason::Complete
-                    } else {
-                        Reason::TimedOut
-                    },
-                    root_arrived: b.root_arrived,
-                    due: b.deadline,
-                };
-                b.deadline = now + limits.late_window;
-                self.reindex(id);
-                self.emitted_order.push_back((now, id));
-                Some(Ready {
-                    spans: self.compact(id),
-                    ..ready
-                })
+                Some(ready)
             }
             State::Emitted { revision } if b.dirty => {
-                b.dirty = false;
-                b.state = State::Emitted {
-                    revision: revision + 1,
-                };
+                let ready = self.emit(id, now, revision + 1, Reason::Revised)?;
                 self.counts.revised += 1;
-                let ready = Ready {
-                    trace_id: id,
-                    spans: Arc::new(Vec::new()),
-                    complete: b.root_arrived.is_some(),
-                    revision: revision + 1,
-                    reason: Reason::Revised,
-                    root_arrived: b.root_arrived,
-                    due: b.deadline,
-                };
-                b.deadline = now + limits.late_window;
-                self.reindex(id);
-                self.emitted_order.push_back((now, id));
-                Some(Ready {
-                    spans: self.compact(id),
-                    ..ready
-                })
+                Some(ready)
             }
             State::Emitted { .. } => {
                 // The late window closed: forget the trace, remember its ID.
@@ -513,6 +479,49 @@ impl Shard {
                 self.tombstone(id);
                 None
             }
+        }
+    }
+
+    /// Hands a trace to evaluation (its first evaluation or a revision); it
+    /// stays for the late-span window, compact.
+    fn emit(&mut self, id: TraceId, now: Instant, revision: u32, reason: Reason) -> Option<Ready> {
+        let spans = self.spans_of(id)?;
+        let late_window = self.limits.late_window;
+        let b = self.traces.get_mut(&id)?;
+        let ready = Ready {
+            trace_id: id,
+            spans,
+            complete: b.root_arrived.is_some(),
+            revision,
+            reason,
+            root_arrived: b.root_arrived,
+            due: b.deadline,
+        };
+        if matches!(b.state, State::Open) {
+            self.open -= 1;
+        }
+        b.state = State::Emitted { revision };
+        b.dirty = false;
+        b.deadline = now + late_window;
+        b.held = Held::Compact(Compact::encode(&ready.spans));
+        b.ids = None;
+        let bytes = b.held.bytes();
+        self.bytes = self.bytes - b.bytes + bytes;
+        b.bytes = bytes;
+        self.reindex(id);
+        self.emitted_order.push_back((now, id));
+        Some(ready)
+    }
+
+    /// A trace's spans, decoded first if it is compact; `None` if that fails
+    /// (see [`reopen`](Self::reopen)) or the trace is not buffered.
+    fn spans_of(&mut self, id: TraceId) -> Option<Arc<Vec<Span>>> {
+        if !self.reopen(id) {
+            return None;
+        }
+        match &self.traces.get(&id)?.held {
+            Held::Spans(spans) => Some(spans.clone()),
+            Held::Compact(_) => None,
         }
     }
 
@@ -544,23 +553,6 @@ impl Shard {
         }
     }
 
-    /// Hands an emitted trace's spans to evaluation and keeps them compact.
-    fn compact(&mut self, id: TraceId) -> Arc<Vec<Span>> {
-        let Some(b) = self.traces.get_mut(&id) else {
-            return Arc::new(Vec::new());
-        };
-        let spans = match &b.held {
-            Held::Spans(spans) => spans.clone(),
-            Held::Compact(c) => return Arc::new(c.decode(id).unwrap_or_default()),
-        };
-        b.held = Held::Compact(Compact::encode(&spans));
-        b.ids = None;
-        let bytes = b.held.bytes();
-        self.bytes = self.bytes - b.bytes + bytes;
-        b.bytes = bytes;
-        spans
-    }
-
     /// Shutdown: emits every open trace (complete ones as complete; rootless
     /// ones per `on_timeout`) and pending revisions, then forgets everything.
     pub fn drain(&mut self) -> Vec<Ready> {
@@ -570,33 +562,29 @@ impl Shard {
             let Some(b) = self.traces.get(&id) else {
                 continue;
             };
-            let complete = b.root_arrived.is_some();
+            let (complete, open) = (b.root_arrived.is_some(), matches!(b.state, State::Open));
+            let (root_arrived, due) = (b.root_arrived, b.deadline);
             let (revision, emit) = match b.state {
                 State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
                 State::Emitted { revision } => (revision + 1, b.dirty),
             };
-            let open = matches!(b.state, State::Open);
-            if emit && self.reopen(id) {
-                let Some(b) = self.traces.get(&id) else {
-                    continue;
-                };
-                let Held::Spans(spans) = &b.held else {
-                    continue;
-                };
-                match (&b.state, complete) {
-                    (State::Emitted { .. }, _) => self.counts.revised += 1,
-                    (State::Open, true) => self.counts.completed += 1,
-                    (State::Open, false) => self.counts.timed_out += 1,
+            if emit {
+                if let Some(spans) = self.spans_of(id) {
+                    match (open, complete) {
+                        (false, _) => self.counts.revised += 1,
+                        (true, true) => self.counts.completed += 1,
+                        (true, false) => self.counts.timed_out += 1,
+                    }
+                    out.push(Ready {
+                        trace_id: id,
+                        spans,
+                        complete,
+                        revision,
+                        reason: Reason::Shutdown,
+                        root_arrived,
+                        due,
+                    });
                 }
-                out.push(Ready {
-                    trace_id: id,
-                    spans: spans.clone(),
-                    complete,
-                    revision,
-                    reason: Reason::Shutdown,
-                    root_arrived: b.root_arrived,
-                    due: b.deadline,
-                });
             } else if open {
                 self.counts.timed_out_dropped += 1;
             }

@@ -199,20 +199,12 @@ fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metri
         c.evicted_emitted - seen.evicted_emitted,
     );
     *seen = c.clone();
-    metrics
-        .buffered_traces
-        .get_or_create(label)
-        .set(shard.traces() as i64);
-    metrics
-        .buffered_bytes
-        .get_or_create(label)
-        .set(shard.bytes() as i64);
-    metrics
-        .buffered_spans
-        .get_or_create(label)
-        .set(shard.spans() as i64);
-    metrics
-        .buffered_encoded_bytes
-        .get_or_create(label)
-        .set(shard.encoded_bytes() as i64);
+    for (gauge, value) in [
+        (&metrics.buffered_traces, shard.traces()),
+        (&metrics.buffered_bytes, shard.bytes()),
+        (&metrics.buffered_spans, shard.spans()),
+        (&metrics.buffered_encoded_bytes, shard.encoded_bytes()),
+    ] {
+        gauge.get_or_create(label).set(value as i64);
+    }
 }

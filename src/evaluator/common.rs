@@ -215,24 +215,7 @@ pub(crate) fn attempt_key(name: &str, n: usize) -> String {
 
 /// Appends the decimal digits of `n`.
 pub(crate) fn push_usize(n: usize, out: &mut String) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        // n % 10 < 10: the cast is exact.
-        #[allow(clippy::cast_possible_truncation)]
-        {
-            buf[i] = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &b in &buf[i..] {
-        out.push(char::from(b));
-    }
+    crate::pyvalue::repr::push_u64(n as u64, out);
 }
 
 /// `Actual: {actual}, Expected: {expected}, Score: {1.0|0.0}`.

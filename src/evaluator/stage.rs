@@ -310,6 +310,11 @@ fn summarise(c: ToolCall) -> ToolCallSummary {
     }
 }
 
+/// [`py_to_json`] of a dict (keys as their `str()`).
+pub fn py_dict_to_json(d: &pyvalue::Dict) -> Json {
+    Json::Object(d.iter().map(|(k, v)| (k.py_str(), py_to_json(v))).collect())
+}
+
 /// A JSON view of a Python value for the API (ints beyond i64 and
 /// non-finite floats as strings, tuples and sets as arrays).
 pub fn py_to_json(v: &Value) -> Json {
@@ -324,9 +329,7 @@ pub fn py_to_json(v: &Value) -> Json {
         Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
             Json::Array(items.iter().map(py_to_json).collect())
         }
-        Value::Dict(d) => {
-            Json::Object(d.iter().map(|(k, v)| (k.py_str(), py_to_json(v))).collect())
-        }
+        Value::Dict(d) => py_dict_to_json(d),
         other => Json::String(other.repr()),
     }
 }
@@ -337,8 +340,9 @@ pub fn json_to_py(v: &Json) -> Value {
     pyvalue::json::loads(&v.to_string()).unwrap_or(Value::None)
 }
 
-/// Ready traces a worker takes off the queue at once: one queue lock and one
-/// counter update per batch under load; a single trace when traffic is light.
+/// Ready traces a worker takes off the queue at once: one queue lock per
+/// batch under load; a single trace when traffic is light. Each result is
+/// stored as soon as it is evaluated, so none waits for its batch.
 const MAX_BATCH: usize = 64;
 
 /// Takes ready traces off `rx` and stores their results, with `workers`

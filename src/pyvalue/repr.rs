@@ -90,9 +90,16 @@ impl Dict {
 
 /// Appends the decimal digits of `i` (what `{i}` would write).
 pub(crate) fn push_i64(i: i64, out: &mut String) {
+    if i < 0 {
+        out.push('-');
+    }
+    push_u64(i.unsigned_abs(), out);
+}
+
+/// Appends the decimal digits of `n`, without `fmt`'s machinery.
+pub(crate) fn push_u64(mut n: u64, out: &mut String) {
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
-    let mut n = i.unsigned_abs();
     loop {
         pos -= 1;
         // n % 10 < 10: the cast is exact.
@@ -104,9 +111,6 @@ pub(crate) fn push_i64(i: i64, out: &mut String) {
         if n == 0 {
             break;
         }
-    }
-    if i < 0 {
-        out.push('-');
     }
     out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
 }

@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan, Span, SpanId, TraceId};
+use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan, Span};
 
 /// Spans taken from one request, and those refused one by one.
 #[derive(Debug, Default)]
@@ -319,23 +319,13 @@ fn span(
                     scratch.push((k, any_value_of(value, depth - 1)?));
                 }
             }
-            (1 | 2 | 4 | 5 | 9, _) | (7 | 8, _) => {
+            (1 | 2 | 4 | 5 | 7 | 8 | 9, _) => {
                 return Err(r.error("wrong wire type in span"));
             }
             _ => r.skip(field, wt, depth)?,
         }
     }
-    let ids = (|| -> Result<_, IdError> {
-        let trace_id = TraceId::from_bytes(trace_id)?;
-        let span_id = SpanId::from_bytes(span_id)?;
-        let parent_span_id = if parent.is_empty() {
-            None
-        } else {
-            Some(span::parent_id(parent)?)
-        };
-        Ok((trace_id, span_id, parent_span_id))
-    })();
-    let (trace_id, span_id, parent_span_id) = match ids {
+    let (trace_id, span_id, parent_span_id) = match span::checked_ids(trace_id, span_id, parent) {
         Ok(ids) => ids,
         Err(e) => return Ok(Err(e)),
     };
@@ -498,19 +488,7 @@ mod tests {
         let ours = decode_request(buf, keep).expect("prost-encoded input decodes");
         let (spans, rejected) = oracle(buf, keep).expect("oracle decodes");
         let req = ExportTraceServiceRequest::decode(buf).unwrap();
-        let sizes: Vec<u32> = req
-            .resource_spans
-            .iter()
-            .flat_map(|rs| &rs.scope_spans)
-            .flat_map(|ss| &ss.spans)
-            .filter(|s| {
-                TraceId::from_bytes(&s.trace_id).is_ok()
-                    && SpanId::from_bytes(&s.span_id).is_ok()
-                    && (s.parent_span_id.is_empty()
-                        || crate::span::parent_id(&s.parent_span_id).is_ok())
-            })
-            .map(|s| s.encoded_len() as u32)
-            .collect();
+        let (_, sizes, _) = crate::span::from_resource_spans_sized(&req.resource_spans, keep);
         assert_eq!(ours.encoded, sizes);
         assert_eq!(ours.spans, spans);
         assert_eq!(ours.rejected, rejected);

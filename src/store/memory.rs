@@ -135,14 +135,6 @@ impl MemoryStore {
 }
 
 impl ResultStore for MemoryStore {
-    fn mark_pending(&self, trace_id: TraceId, now: Instant) {
-        let mut inner = self.lock();
-        if inner.map.contains_key(&trace_id) {
-            return;
-        }
-        self.insert(&mut inner, Arc::new(TraceRecord::pending(trace_id)), now);
-    }
-
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
         let stored = self.put_locked(&mut self.lock(), record, now)?;
         // No subscribers is fine; a lagging one sees `Lagged` and catches up.
@@ -150,22 +142,6 @@ impl ResultStore for MemoryStore {
             let _ = self.updates.send(stored.clone());
         }
         Some(stored)
-    }
-
-    fn put_many(&self, records: Vec<TraceRecord>, now: Instant) -> Vec<Option<Arc<TraceRecord>>> {
-        let stored: Vec<_> = {
-            let mut inner = self.lock();
-            records
-                .into_iter()
-                .map(|r| self.put_locked(&mut inner, r, now))
-                .collect()
-        };
-        if self.updates.receiver_count() > 0 {
-            for record in stored.iter().flatten() {
-                let _ = self.updates.send(record.clone());
-            }
-        }
-        stored
     }
 
     fn mark_pending_many(&self, trace_ids: &[TraceId], now: Instant) {
