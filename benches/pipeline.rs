@@ -1,7 +1,9 @@
 //! Micro benchmarks of the pipeline's stages (`cargo bench --bench pipeline`):
 //! OTLP decode + conversion per span, extraction per span, each evaluator per
 //! trace (6 and 200 tool calls), Python repr rendering, assembler push +
-//! complete per span. The trace shape is the load generator's.
+//! complete per span, and the evaluation stage's whole work per trace with
+//! the benchmark's eval set (bench/config.yaml). The trace shape is the load
+//! generator's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,10 +16,14 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
-use toolscore::assembler::{Limits, Push, Shard};
+use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
-use toolscore::evaluator::stage::json_to_py;
+use toolscore::evaluator::stage::{Binder, evaluate_ready, json_to_py};
 use toolscore::evaluator::{Evaluator, EvaluatorType};
+
+// The service's allocator (src/main.rs), so the figures are the service's.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 const TOOLS: [&str; 6] = [
     "get_temperature",
@@ -276,6 +282,38 @@ fn bench_assembler(c: &mut Criterion) {
     g.finish();
 }
 
+/// Extraction, binding, the five evaluators of bench/config.yaml, the record,
+/// and dropping it: what an evaluation thread does per trace.
+fn bench_evaluate_ready(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
+    let config = Config::load(&path).unwrap();
+    let binder = Binder::load(&config, Some(&path)).unwrap();
+    let ready = Ready {
+        trace_id: toolscore::span::TraceId([1; 16]),
+        spans: std::sync::Arc::new(converted(trace_spans(1, 6))),
+        complete: true,
+        revision: 1,
+        reason: Reason::Complete,
+        root_arrived: None,
+        due: Instant::now(),
+    };
+    let record = evaluate_ready(&binder, &config.extract, &ready, std::time::SystemTime::now());
+    assert_eq!(record.scores.len(), 5, "the bench trace binds to the bench eval set");
+    let mut g = c.benchmark_group("evaluation_stage");
+    g.throughput(Throughput::Elements(ready.spans.len() as u64));
+    g.bench_function("evaluate_ready_10_span_trace", |b| {
+        b.iter(|| {
+            evaluate_ready(
+                &binder,
+                &config.extract,
+                black_box(&ready),
+                std::time::SystemTime::now(),
+            )
+        })
+    });
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -286,6 +324,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_decode, bench_extract, bench_evaluators, bench_repr, bench_assembler
+    targets = bench_decode, bench_extract, bench_evaluators, bench_repr, bench_assembler, bench_evaluate_ready
 }
 criterion_main!(benches);

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;
+pub mod sched;
 pub mod span;
 pub mod store;
 pub mod telemetry;

@@ -156,6 +156,8 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // I/O threads yield the CPU to evaluation (src/sched.rs).
+        .on_thread_start(toolscore::sched::io_thread)
         .build()
     {
         Ok(r) => r,

@@ -3,7 +3,8 @@
 //! The only part of `evaluator/` that is not pure: [`Binder::bind`] and
 //! [`evaluate_ready`] are plain functions, and [`run`] is the small loop that
 //! takes ready traces off a bounded queue and evaluates them on the blocking
-//! pool (never on the async I/O threads), at most `workers` at a time.
+//! pool (never on the async I/O threads), at most `workers` at a time, under
+//! the normal scheduling policy while the I/O threads yield (`sched.rs`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -372,6 +373,7 @@ pub async fn run(
             exporter.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
+            let _policy = crate::sched::Evaluating::enter();
             let mut batch = Vec::with_capacity(MAX_BATCH);
             while take_batch(&rx, &mut batch, &metrics) {
                 evaluate_batch(

@@ -57,7 +57,10 @@ impl Args {
 
 /// Extracts the tool calls of one trace's spans, in start-time order.
 pub fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
-    let mut calls: Vec<ToolCall> = spans.iter().filter_map(|s| tool_call(s, config)).collect();
+    // Sized for the worst case (every span a tool call): a ToolCall is large,
+    // and growing the vector copied them more than once per trace.
+    let mut calls = Vec::with_capacity(spans.len());
+    calls.extend(spans.iter().filter_map(|s| tool_call(s, config)));
     calls.sort_by(|a, b| {
         (a.start_time_unix_nano, a.end_time_unix_nano, a.span_id).cmp(&(
             b.start_time_unix_nano,

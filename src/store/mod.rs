@@ -127,15 +127,31 @@ impl Details {
 
 impl From<&serde_json::Value> for Details {
     fn from(v: &serde_json::Value) -> Self {
-        let mut out = String::with_capacity(256);
-        write_json(v, &mut out);
-        Details(out.into_boxed_str())
+        // Written into a per-thread buffer, then copied once into an exact
+        // allocation: no reallocations while the text grows, no shrink after.
+        SCRATCH.with_borrow_mut(|out| {
+            out.clear();
+            write_json(v, out);
+            let details = Details(Box::from(out.as_str()));
+            if out.capacity() > SCRATCH_KEPT {
+                *out = String::new();
+            }
+            details
+        })
     }
 }
 
+/// The most a thread's scratch buffer keeps between results: a typical
+/// result's details are a few kilobytes; a rare huge one is not kept.
+const SCRATCH_KEPT: usize = 256 * 1024;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// `serde_json::to_string`, byte for byte (a property test checks it), but
-/// copying a string that needs no escaping in one go: details are mostly
-/// long Python reprs, and serde_json escapes byte by byte.
+/// copying the runs of characters that need no escaping in one go: details
+/// are mostly long Python reprs, and serde_json escapes byte by byte.
 fn write_json(v: &serde_json::Value, out: &mut String) {
     use serde_json::Value as J;
     match v {
@@ -169,16 +185,39 @@ fn write_json(v: &serde_json::Value, out: &mut String) {
     }
 }
 
+/// A JSON string literal, escaped as serde_json escapes: `"` and `\`, the
+/// short forms `\b \f \n \r \t`, other control characters as `\u00xx`
+/// (lower-case hex); everything else, non-ASCII included, as is.
 fn write_json_str(s: &str, out: &mut String) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.reserve(s.len() + 2);
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-    } else {
-        // Writing a str to JSON text cannot fail.
-        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
+        out.push_str(&s[start..i]);
+        if escaped.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 impl From<serde_json::Value> for Details {
