@@ -240,13 +240,15 @@ pub fn str_repr(s: &str, out: &mut String) {
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
-        // Eight plain bytes at a time (a shorter tail padded with a plain byte).
-        let chunk = bytes.get(i..(i + 8).min(bytes.len())).unwrap_or_default();
-        let mut w = [b'a'; 8];
-        w[..chunk.len()].copy_from_slice(chunk);
-        if plain_word(u64::from_le_bytes(w), quote) {
-            i += chunk.len();
-            continue;
+        // Eight plain bytes at a time while eight remain, then byte by byte
+        // (a fixed-size read: a padded copy of a shorter tail cost a memcpy call).
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0; 8];
+            w.copy_from_slice(word);
+            if plain_word(u64::from_le_bytes(w), quote) {
+                i += 8;
+                continue;
+            }
         }
         let b = bytes[i];
         if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
@@ -288,27 +290,40 @@ pub fn str_repr(s: &str, out: &mut String) {
 
 /// Whether every byte is printable ASCII other than the backslash and `quote`.
 fn plain(bytes: &[u8], quote: u8) -> bool {
-    bytes.chunks(8).all(|chunk| {
-        let mut w = [b'a'; 8];
-        w[..chunk.len()].copy_from_slice(chunk);
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    words.into_iter().all(|word| {
+        let mut w = [0; 8];
+        w.copy_from_slice(word);
         plain_word(u64::from_le_bytes(w), quote)
-    })
+    }) && tail
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'\\' && b != quote)
 }
 
 /// Whether all eight bytes of `w` are printable ASCII other than the
 /// backslash and `quote` (SWAR: a byte that fails a test gets its high bit set).
 #[inline]
 fn plain_word(w: u64, quote: u8) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    // Bytes below 0x20 borrow into their high bit (exact only when no byte
-    // has the high bit set, which is tested separately).
-    let control = w.wrapping_sub(0x20 * ONES) & !w & HIGH;
-    let special = zero_byte(w ^ (u64::from(b'\\') * ONES))
-        | zero_byte(w ^ (u64::from(quote) * ONES))
-        | zero_byte(w ^ (0x7f * ONES));
-    (w & HIGH) | control | special == 0
+    let special = has_byte(w, b'\\') | has_byte(w, quote) | has_byte(w, 0x7f);
+    (w & HIGH) | has_control(w) | special == 0
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero iff a byte of `w` equals `b` (SWAR).
+#[inline]
+pub(crate) fn has_byte(w: u64, b: u8) -> u64 {
+    let v = w ^ (u64::from(b) * ONES);
+    v.wrapping_sub(ONES) & !v & HIGH
+}
+
+/// Non-zero iff a byte of `w` is below 0x20 (SWAR: such a byte borrows into
+/// its high bit; a byte of 0x80 or more never does, nor flags).
+#[inline]
+pub(crate) fn has_control(w: u64) -> u64 {
+    w.wrapping_sub(0x20 * ONES) & !w & HIGH
 }
 
 /// `\xNN`, `\uNNNN` or `\UNNNNNNNN` for a non-printable code point.

@@ -187,12 +187,26 @@ fn write_json(v: &serde_json::Value, out: &mut String) {
 
 /// A JSON string literal, escaped as serde_json escapes: `"` and `\`, the
 /// short forms `\b \f \n \r \t`, other control characters as `\u00xx`
-/// (lower-case hex); everything else, non-ASCII included, as is.
+/// (lower-case hex); everything else, non-ASCII included, as is. Eight
+/// bytes at a time are tested, and runs that need no escaping copied at once.
 fn write_json_str(s: &str, out: &mut String) {
+    use crate::pyvalue::repr::{has_byte, has_control};
     out.reserve(s.len() + 2);
     out.push('"');
-    let mut start = 0;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        // Eight bytes at a time while eight remain, then byte by byte.
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0; 8];
+            w.copy_from_slice(word);
+            let w = u64::from_le_bytes(w);
+            if has_control(w) | has_byte(w, b'"') | has_byte(w, b'\\') == 0 {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
         let escaped = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -202,7 +216,10 @@ fn write_json_str(s: &str, out: &mut String) {
             0x08 => "\\b",
             0x0c => "\\f",
             0x00..=0x1f => "",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
         out.push_str(&s[start..i]);
@@ -214,7 +231,8 @@ fn write_json_str(s: &str, out: &mut String) {
         } else {
             out.push_str(escaped);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.push_str(&s[start..]);
     out.push('"');
