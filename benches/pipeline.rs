@@ -297,8 +297,17 @@ fn bench_evaluate_ready(c: &mut Criterion) {
         root_arrived: None,
         due: Instant::now(),
     };
-    let record = evaluate_ready(&binder, &config.extract, &ready, std::time::SystemTime::now());
-    assert_eq!(record.scores.len(), 5, "the bench trace binds to the bench eval set");
+    let record = evaluate_ready(
+        &binder,
+        &config.extract,
+        &ready,
+        std::time::SystemTime::now(),
+    );
+    assert_eq!(
+        record.scores.len(),
+        5,
+        "the bench trace binds to the bench eval set"
+    );
     let mut g = c.benchmark_group("evaluation_stage");
     g.throughput(Throughput::Elements(ready.spans.len() as u64));
     g.bench_function("evaluate_ready_10_span_trace", |b| {
