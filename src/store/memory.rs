@@ -45,12 +45,16 @@ struct Inner {
 /// on another thread sends every one back through the allocator's shared
 /// arena (about 7% of the CPU at full load, measured). The evaluation thread
 /// frees them instead, into the cache its next records are allocated from.
-/// Past this many (evaluation stalled), the marking thread drops them itself.
+/// Past `max_traces / 16` of them, at most this many (evaluation stalled, or
+/// a small store whose records must not be doubled), the marking thread
+/// drops them itself. At full load a few hundred wait at most (measured).
 const GRAVEYARD_MAX: usize = 4096;
 
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     max_traces: usize,
+    /// See [`GRAVEYARD_MAX`].
+    graveyard_max: usize,
     retention: Duration,
     updates: broadcast::Sender<Arc<TraceRecord>>,
     evicted: std::sync::atomic::AtomicU64,
@@ -63,6 +67,7 @@ impl MemoryStore {
         MemoryStore {
             inner: Mutex::new(Inner::default()),
             max_traces: max_traces.max(1),
+            graveyard_max: (max_traces / 16).min(GRAVEYARD_MAX),
             retention,
             updates,
             evicted: std::sync::atomic::AtomicU64::new(0),
@@ -174,7 +179,7 @@ impl ResultStore for MemoryStore {
                     self.insert(&mut inner, Arc::new(TraceRecord::pending(*id)), now);
                 }
             }
-            if inner.graveyard.len() > GRAVEYARD_MAX {
+            if inner.graveyard.len() > self.graveyard_max {
                 std::mem::take(&mut inner.graveyard)
             } else {
                 Vec::new()
@@ -401,19 +406,29 @@ mod tests {
 
     #[test]
     fn records_evicted_by_marking_are_freed_by_the_next_put_and_never_pile_up() {
-        let s = MemoryStore::new(2, Duration::from_secs(60), 8);
+        let s = MemoryStore::new(32, Duration::from_secs(60), 8);
         let t = Instant::now();
-        let first = Arc::downgrade(&s.put(rec(1, 1), t).unwrap());
-        s.put(rec(2, 1), t);
-        s.mark_pending(TraceId([3; 16]), t);
-        assert!(s.get(&TraceId([1; 16])).is_none(), "evicted");
+        let first = Arc::downgrade(&s.put(rec(100, 1), t).unwrap());
+        for i in 1..32 {
+            s.put(rec(i, 1), t);
+        }
+        s.mark_pending(TraceId([200; 16]), t);
+        assert!(s.get(&TraceId([100; 16])).is_none(), "evicted");
         assert!(first.upgrade().is_some(), "kept for the next put to free");
-        s.put(rec(3, 1), t);
+        s.put(rec(200, 1), t);
         assert!(first.upgrade().is_none(), "freed by the put");
 
-        // Without puts, marking alone keeps at most GRAVEYARD_MAX records.
-        let s = MemoryStore::new(1, Duration::from_secs(60), 8);
-        let ids: Vec<TraceId> = (0..3 * GRAVEYARD_MAX as u32)
+        // Without puts, marking alone keeps at most GRAVEYARD_MAX records,
+        // and a small store a sixteenth of its size.
+        let small = MemoryStore::new(320, Duration::from_secs(60), 8);
+        for i in 0..1000u32 {
+            let mut id = [8u8; 16];
+            id[..4].copy_from_slice(&i.to_le_bytes());
+            small.mark_pending(TraceId(id), t);
+            assert!(small.lock().graveyard.len() <= 20);
+        }
+        let s = MemoryStore::new(GRAVEYARD_MAX * 32, Duration::from_secs(60), 8);
+        let ids: Vec<TraceId> = (0..35 * GRAVEYARD_MAX as u32)
             .map(|i| {
                 let mut id = [9u8; 16];
                 id[..4].copy_from_slice(&i.to_le_bytes());
@@ -424,6 +439,6 @@ mod tests {
             s.mark_pending_many(chunk, t);
             assert!(s.lock().graveyard.len() <= GRAVEYARD_MAX);
         }
-        assert_eq!(s.evicted(), ids.len() as u64 - 1);
+        assert_eq!(s.evicted(), ids.len() as u64 - 32 * GRAVEYARD_MAX as u64);
     }
 }
