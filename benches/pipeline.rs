@@ -231,6 +231,21 @@ fn bench_evaluators(c: &mut Criterion) {
                 b.iter(|| ev.evaluate(black_box(&calls), &crit))
             });
         }
+        // The criteria above never match the outputs: the worst case, every
+        // expected output tried against every call of its name, each attempt
+        // explained in the details. An eval set written from a good run
+        // expects the outputs the agent gives: one attempt per call.
+        let ev = Evaluator::with_defaults("bench", EvaluatorType::Output);
+        let matching = serde_json::json!({"toolOutputs": calls.iter().map(|c| serde_json::json!({"name": c.name, "output": c.output})).collect::<Vec<_>>()});
+        let crit = ev.parse_criteria(&json_to_py(&matching)).unwrap();
+        assert_eq!(
+            ev.evaluate(&calls, &crit).score,
+            Some(1.0),
+            "every output matches"
+        );
+        g.bench_function("uipath-tool-call-output/matching", |b| {
+            b.iter(|| ev.evaluate(black_box(&calls), &crit))
+        });
         g.finish();
     }
 }
