@@ -313,11 +313,20 @@ impl Shard {
 
     /// Adds one span. The caller counts the outcome.
     pub fn push(&mut self, span: Span, now: Instant) -> Push {
-        self.push_sized(span, 0, now)
+        self.push_sized(span, 0, 0, now)
     }
 
-    /// [`push`](Self::push), with the span's encoded size for the accounting.
-    pub fn push_sized(&mut self, span: Span, encoded: usize, now: Instant) -> Push {
+    /// [`push`](Self::push), with the span's encoded size for the accounting
+    /// and how many spans of the same trace come right after it (a request
+    /// usually carries a trace's spans together): the trace's span list is
+    /// sized for them at once instead of growing span by span.
+    pub fn push_sized(
+        &mut self,
+        span: Span,
+        encoded: usize,
+        following: usize,
+        now: Instant,
+    ) -> Push {
         let id = span.trace_id;
         let size = span.size_hint();
         if self.tombstones.contains(&id) {
@@ -356,7 +365,7 @@ impl Shard {
                 b.bytes += size;
                 b.encoded += encoded;
                 let spans = Arc::make_mut(spans);
-                push_compact(spans, span);
+                push_compact(spans, span, following);
                 match &mut b.ids {
                     Some(ids) => {
                         ids.insert(span_id);
@@ -400,7 +409,13 @@ impl Shard {
                 self.traces.insert(
                     id,
                     Buffer {
-                        held: Held::Spans(Arc::new(vec![span])),
+                        held: Held::Spans(Arc::new({
+                            let mut spans = Vec::with_capacity(
+                                1 + following.min(self.limits.max_spans_per_trace),
+                            );
+                            spans.push(span);
+                            spans
+                        })),
                         encoded,
                         ids: None,
                         bytes: size,
@@ -595,11 +610,12 @@ impl Shard {
     }
 }
 
-/// Appends with 1.25x growth instead of `Vec`'s doubling: a buffered trace
-/// wastes at most a quarter of its span slots, and appends stay amortised O(1).
-fn push_compact(spans: &mut Vec<Span>, span: Span) {
+/// Appends with room for the `following` spans known to come, else with
+/// 1.25x growth instead of `Vec`'s doubling: a buffered trace wastes at most
+/// a quarter of its span slots, and appends stay amortised O(1).
+fn push_compact(spans: &mut Vec<Span>, span: Span, following: usize) {
     if spans.len() == spans.capacity() {
-        spans.reserve_exact(spans.len() / 4 + 1);
+        spans.reserve_exact((spans.len() / 4).max(following) + 1);
     }
     spans.push(span);
 }

@@ -140,11 +140,12 @@ async fn run_shard(
                 let mut verdicts = Vec::with_capacity(batch.spans.len());
                 new_traces.clear();
                 let mut sizes = batch.encoded.into_iter();
-                for span in batch.spans {
+                let following = runs(&batch.spans);
+                for (span, following) in batch.spans.into_iter().zip(following) {
                     let encoded = sizes.next().unwrap_or(0);
                     let trace_id = span.trace_id;
                     let known = shard.contains(&trace_id);
-                    let v = shard.push_sized(span, encoded as usize, now);
+                    let v = shard.push_sized(span, encoded as usize, following, now);
                     if v == Push::Accepted && !known {
                         new_traces.push(trace_id);
                     }
@@ -175,6 +176,17 @@ async fn run_shard(
         }
     }
     publish(&shard, &label, &mut seen, &metrics);
+}
+
+/// For each span, how many spans of the same trace follow it without a break.
+pub(super) fn runs(spans: &[Span]) -> Vec<usize> {
+    let mut out = vec![0; spans.len()];
+    for i in (0..spans.len().saturating_sub(1)).rev() {
+        if spans[i].trace_id == spans[i + 1].trace_id {
+            out[i] = out[i + 1] + 1;
+        }
+    }
+    out
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

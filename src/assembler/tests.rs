@@ -243,3 +243,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
+    let t0 = Instant::now();
+    let batch: Vec<Span> = vec![
+        span(1, 2, Some(1)),
+        span(1, 3, Some(1)),
+        span(2, 9, None),
+        span(1, 4, Some(1)),
+        span(1, 5, Some(1)),
+        span(1, 1, None),
+    ];
+    let following = super::driver::runs(&batch);
+    assert_eq!(following, [1, 0, 0, 2, 1, 0]);
+    let mut s = Shard::new(limits());
+    for (sp, f) in batch.into_iter().zip(following) {
+        assert_eq!(s.push_sized(sp, 0, f, t0), Push::Accepted);
+    }
+    let ready = s.expire(t0 + Duration::from_millis(1000));
+    let one = ready
+        .iter()
+        .find(|r| r.trace_id == TraceId([1; 16]))
+        .expect("trace 1 is complete");
+    assert_eq!(ids(&one.spans), BTreeSet::from([1, 2, 3, 4, 5]));
+    // Sized for the run of two, then for the run of three: no slack.
+    assert_eq!(one.spans.capacity(), 5);
+    assert!(super::driver::runs(&[]).is_empty());
+}
