@@ -15,6 +15,7 @@ pub mod criteria;
 pub mod evaluator;
 pub mod exporter;
 pub mod extract;
+pub(crate) mod json_text;
 pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;

@@ -245,7 +245,7 @@ pub fn result_json(o: &Outcome) -> Json {
         Some(s) => serde_json::Number::from_f64(s).map_or(Json::Null, Json::Number),
     };
     m.insert("score".into(), score);
-    m.insert("details".into(), o.details.clone());
+    m.insert("details".into(), o.details.to_json().into_owned());
     m.insert("status".into(), json!(o.status));
     m.insert(
         "error".into(),

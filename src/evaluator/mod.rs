@@ -292,7 +292,7 @@ pub struct Outcome {
     pub score_is_int: bool,
     /// The reference's details: UiPath's justification object, deepeval's
     /// reason/success/threshold, or the reference's error string.
-    pub details: Json,
+    pub details: OutcomeDetails,
     pub error: Option<String>,
     /// `score >= threshold` where the evaluator has a threshold.
     pub passed: Option<bool>,
@@ -300,12 +300,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn ok(score: f64, details: Json) -> Outcome {
+    pub fn ok(score: f64, details: impl Into<OutcomeDetails>) -> Outcome {
         Outcome {
             status: Status::Ok,
             score: Some(score),
             score_is_int: false,
-            details,
+            details: details.into(),
             error: None,
             passed: None,
             threshold: None,
@@ -318,7 +318,7 @@ impl Outcome {
             status: Status::Error,
             score: None,
             score_is_int: false,
-            details: Json::Null,
+            details: OutcomeDetails::Value(Json::Null),
             error: Some(message),
             passed: None,
             threshold: None,
@@ -330,8 +330,62 @@ impl Outcome {
     pub fn thrown(exception: impl std::fmt::Display) -> Outcome {
         let msg = format!("Exception thrown by evaluator: {exception}");
         let mut o = Outcome::error(msg.clone());
-        o.details = Json::String(msg);
+        o.details = OutcomeDetails::Value(Json::String(msg));
         o
+    }
+}
+
+/// An outcome's details: a JSON value, or the text `serde_json::to_string`
+/// writes for one, written directly. The output evaluator writes its
+/// explained attempts as text: when no output matches, a 200-call trace
+/// explains 6,668 of them (about 1 MB), and a `serde_json` map of them
+/// took more time than all the rest (hashing and inserting every key,
+/// two strings an entry). Equality is that of the JSON values.
+#[derive(Debug, Clone)]
+pub enum OutcomeDetails {
+    Value(Json),
+    /// Compact JSON text, exactly as `serde_json::to_string` of its value.
+    Text(String),
+}
+
+impl OutcomeDetails {
+    /// The details as a JSON value (text is parsed; it always parses).
+    pub fn to_json(&self) -> std::borrow::Cow<'_, Json> {
+        match self {
+            OutcomeDetails::Value(v) => std::borrow::Cow::Borrowed(v),
+            OutcomeDetails::Text(t) => {
+                std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Json::Null))
+            }
+        }
+    }
+
+    /// The value, when held as one.
+    pub fn as_value(&self) -> Option<&Json> {
+        match self {
+            OutcomeDetails::Value(v) => Some(v),
+            OutcomeDetails::Text(_) => None,
+        }
+    }
+}
+
+impl From<Json> for OutcomeDetails {
+    fn from(v: Json) -> Self {
+        OutcomeDetails::Value(v)
+    }
+}
+
+impl PartialEq for OutcomeDetails {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_json() == other.to_json()
+    }
+}
+
+impl std::fmt::Display for OutcomeDetails {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OutcomeDetails::Value(v) => v.fmt(f),
+            OutcomeDetails::Text(t) => f.write_str(t),
+        }
     }
 }
 

@@ -5,10 +5,11 @@ use serde_json::{Map, Value as Json};
 use super::args::{optional_id, repr_opt};
 use super::common::{
     ExpectedKey, Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str,
-    field, join, name_ids,
+    field, join, name_ids, push_usize,
 };
-use super::{Outcome, justification, ratio, result_message};
+use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
+use crate::json_text;
 use crate::pyvalue::Value;
 use crate::pyvalue::repr::str_repr;
 
@@ -91,7 +92,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             .iter()
             .map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())),
     );
-    let done = |score: f64, explained: Json| {
+    // The reprs are moved in by the early returns only.
+    let done = |expected_repr: String, actual_repr: String, score: f64, explained: Json| {
         Outcome::ok(
             score,
             justification(
@@ -105,12 +107,16 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     match (expected.is_empty(), calls.is_empty()) {
         (true, true) => {
             return done(
+                expected_repr,
+                actual_repr,
                 1.0,
                 result_message("Both expected and actual tool calls outputs are empty"),
             );
         }
         (true, false) | (false, true) => {
             return done(
+                expected_repr,
+                actual_repr,
                 0.0,
                 result_message("Either expected or actual tool calls outputs are empty"),
             );
@@ -124,67 +130,105 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         .map(|e| matcher.expected(&e.name, e.id.as_deref()))
         .collect();
     let mut consumed = vec![false; calls.len()];
-    // A dry run counts the entries, so that the map is allocated once.
-    let mut entries = 0usize;
-    for (exp, &key) in expected.iter().zip(&keys) {
-        for (idx, call_key) in matcher.calls.iter().enumerate() {
-            if consumed[idx] || !call_key.matches(key) {
-                continue;
-            }
-            entries += 1;
-            if calls[idx].output == exp.output {
-                consumed[idx] = true;
-                break;
-            }
-            if strict {
-                break;
-            }
-        }
-    }
-    consumed.fill(false);
     let mut attempts = vec![0usize; names];
-    let mut explained = Map::with_capacity(entries);
+    // Each attempt's entry, `"name_n":"Actual: …, Expected: …, Score: 1.0"`,
+    // from pieces escaped once: `"name_` and `":"Actual: output` per call,
+    // `, Expected: output, Score: ` per expected output. When none match,
+    // each call is tried against every expected output of its name (6,668
+    // attempts for 200 calls).
+    let mut escaped = String::new();
+    let mut ranges = Vec::with_capacity(2 * calls.len() + expected.len());
+    for c in calls {
+        let start = escaped.len();
+        escaped.push('"');
+        json_text::write_str_content(&c.name, &mut escaped);
+        escaped.push('_');
+        ranges.push(start..escaped.len());
+        let start = escaped.len();
+        escaped.push_str("\":\"Actual: ");
+        json_text::write_str_content(&c.output, &mut escaped);
+        ranges.push(start..escaped.len());
+    }
+    for e in expected {
+        let start = escaped.len();
+        escaped.push_str(", Expected: ");
+        json_text::write_str_content(&e.output, &mut escaped);
+        escaped.push_str(", Score: ");
+        ranges.push(start..escaped.len());
+    }
+    let part = |i: usize| {
+        ranges
+            .get(i)
+            .and_then(|r| escaped.get(r.clone()))
+            .unwrap_or("")
+    };
+    let (key_prefix, actual) = (|i: usize| part(2 * i), |i: usize| part(2 * i + 1));
+    let expected_part = |i: usize| part(2 * calls.len() + i);
+    // The justification is written as the JSON text `serde_json` would
+    // write for it (see `OutcomeDetails`): expected, actual, then one
+    // explained entry an attempt. Keys are `name_n` with a counter per name,
+    // so they never repeat (the dict the reference builds has them all).
     let mut matched = 0usize;
-    for (exp, &key) in expected.iter().zip(&keys) {
-        let mut found = false;
-        for (idx, call_key) in matcher.calls.iter().enumerate() {
-            if consumed[idx] || !call_key.matches(key) {
-                continue;
+    let mut failed: Option<Json> = None;
+    let text = json_text::exact(|out| {
+        out.push_str("{\"expected\":");
+        json_text::write_str(&expected_repr, out);
+        out.push_str(",\"actual\":");
+        json_text::write_str(&actual_repr, out);
+        out.push_str(",\"explained_tool_calls_outputs\":{");
+        let mut first = true;
+        for (e, (exp, &key)) in expected.iter().zip(&keys).enumerate() {
+            let mut found = false;
+            for (idx, call_key) in matcher.calls.iter().enumerate() {
+                if consumed[idx] || !call_key.matches(key) {
+                    continue;
+                }
+                let call = &calls[idx];
+                let n = &mut attempts[name_ids[idx] as usize];
+                let ok = call.output == exp.output;
+                if strict && !ok {
+                    let mut only = Map::new();
+                    only.insert(
+                        attempt_key(&call.name, *n),
+                        Json::String(attempt_line(&call.output, &exp.output, ok)),
+                    );
+                    failed = Some(Json::Object(only));
+                    return;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(key_prefix(idx));
+                push_usize(*n, out);
+                out.push_str(actual(idx));
+                out.push_str(expected_part(e));
+                out.push_str(if ok { "1.0\"" } else { "0.0\"" });
+                *n += 1;
+                if ok {
+                    matched += 1;
+                    consumed[idx] = true;
+                    found = true;
+                    break;
+                }
             }
-            let call = &calls[idx];
-            let n = &mut attempts[name_ids[idx] as usize];
-            let entry = attempt_key(&call.name, *n);
-            *n += 1;
-            let ok = call.output == exp.output;
-            let line = Json::String(attempt_line(&call.output, &exp.output, ok));
-            if ok {
-                explained.insert(entry, line);
-                matched += 1;
-                consumed[idx] = true;
-                found = true;
-                break;
-            }
-            if strict {
-                let mut only = Map::new();
-                only.insert(entry, line);
-                return done(0.0, Json::Object(only));
-            }
-            explained.insert(entry, line);
-        }
-        if strict && !found {
-            return done(
-                0.0,
-                result_message(&format!(
+            if strict && !found {
+                failed = Some(result_message(&format!(
                     "No matching actual tool call found for expected {}",
                     exp.name
-                )),
-            );
+                )));
+                return;
+            }
         }
+        out.push_str("}}");
+    });
+    if let Some(explained) = failed {
+        return done(expected_repr, actual_repr, 0.0, explained);
     }
     let score = if strict {
         if matched == expected.len() { 1.0 } else { 0.0 }
     } else {
         ratio(matched, expected.len())
     };
-    done(score, Json::Object(explained))
+    Outcome::ok(score, OutcomeDetails::Text(text))
 }

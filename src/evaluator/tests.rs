@@ -280,7 +280,7 @@ fn assert_close(o: &Outcome, want: f64) {
 /// The whole details object, key order included.
 #[track_caller]
 fn assert_details(o: &Outcome, want: Json) {
-    let got = serde_json::to_string_pretty(&o.details).unwrap_or_default();
+    let got = serde_json::to_string_pretty(&*o.details.to_json()).unwrap_or_default();
     let want = serde_json::to_string_pretty(&want).unwrap_or_default();
     assert_eq!(got, want);
 }
@@ -288,7 +288,7 @@ fn assert_details(o: &Outcome, want: Json) {
 /// One key of the details object, key order included.
 #[track_caller]
 fn assert_detail(o: &Outcome, key: &str, want: Json) {
-    let got = serde_json::to_string_pretty(&o.details[key]).unwrap_or_default();
+    let got = serde_json::to_string_pretty(&o.details.to_json()[key]).unwrap_or_default();
     let want = serde_json::to_string_pretty(&want).unwrap_or_default();
     assert_eq!(got, want, "details[{key:?}] of {}", o.details);
 }
@@ -299,7 +299,7 @@ fn assert_thrown(o: &Outcome, exception: &str) {
     let message = format!("Exception thrown by evaluator: {exception}");
     assert_eq!(o.status, Status::Error, "{o:?}");
     assert_eq!(o.score, None);
-    assert_eq!(o.details, Json::String(message.clone()));
+    assert_eq!(*o.details.to_json(), Json::String(message.clone()));
     assert_eq!(o.error.as_deref(), Some(message.as_str()));
 }
 
@@ -315,8 +315,11 @@ fn assert_refused(o: &Outcome, prefix: &str) {
     );
 }
 
-fn reason(o: &Outcome) -> &str {
-    o.details["reason"].as_str().unwrap_or_default()
+fn reason(o: &Outcome) -> String {
+    o.details.to_json()["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// deepeval's two-part reason, with no `available_tools`.
@@ -959,7 +962,8 @@ fn args_non_string_literal_key_is_an_evaluator_exception() {
     let o = score_args(&calls, &args_criteria(&[("a", "{}")]));
     assert_eq!(o.status, Status::Error, "{o:?}");
     assert_eq!(o.score, None);
-    let details = o.details.as_str().unwrap_or_default();
+    let details = o.details.to_json();
+    let details = details.as_str().unwrap_or_default();
     assert!(
         details.starts_with("Exception thrown by evaluator: 1 validation error for ToolCall"),
         "{details:?}"
@@ -1415,8 +1419,8 @@ fn row_50_deepeval_divides_by_expected_tools_and_passes_at_threshold() {
     );
     assert_close(&o, 0.5);
     assert_eq!((o.passed, o.threshold), (Some(true), Some(0.5)));
-    assert_eq!(o.details["success"], json!(true));
-    assert_eq!(o.details["threshold"], json!(0.5));
+    assert_eq!(o.details.to_json()["success"], json!(true));
+    assert_eq!(o.details.to_json()["threshold"], json!(0.5));
 }
 
 #[test]
@@ -1676,8 +1680,8 @@ fn row_61_deepeval_strict_mode_turns_a_failure_into_int_zero() {
     assert_eq!(o.score, Some(0.0));
     assert!(o.score_is_int, "strict failure is the int 0");
     assert_eq!((o.passed, o.threshold), (Some(false), Some(1.0)));
-    assert_eq!(o.details["success"], json!(false));
-    assert_eq!(o.details["threshold"], json!(1));
+    assert_eq!(o.details.to_json()["success"], json!(false));
+    assert_eq!(o.details.to_json()["threshold"], json!(1));
 
     let o = score_deepeval(strict, &named(&["a", "b"]), &expected_tools(&["a", "b"]));
     assert_eq!(o.score, Some(1.0));
@@ -2588,4 +2592,31 @@ fn seed_deepeval_doc_output_param_requires_equal_outputs() {
     assert_close(&score_deepeval(cfg.clone(), &calls, equal), 1.0);
     let different = r#"{"expectedTools": [{"name": "WebSearch", "output": "lost"}]}"#;
     assert_close(&score_deepeval(cfg, &calls, different), 0.0);
+}
+
+proptest::proptest! {
+    /// The output evaluator writes its justification as text: it must be
+    /// exactly what `serde_json` writes for the value it stands for, escapes
+    /// and key order included (the store keeps it as is, and the API, CLI
+    /// and exporter read it as that value).
+    #[test]
+    fn output_details_text_is_what_serde_json_writes(
+        calls in proptest::collection::vec((r#"[ab"\\\n\x01é_1]{0,3}"#, r#"[xy"\\\t\x1fü]{0,3}"#), 1..6),
+        expected in proptest::collection::vec((r#"[ab"\\\n\x01é_1]{0,3}"#, r#"[xy"\\\t\x1fü]{0,3}"#), 1..6),
+        strict in proptest::bool::ANY,
+    ) {
+        let calls: Vec<(&str, &str)> = calls.iter().map(|(n, o)| (n.as_str(), o.as_str())).collect();
+        let expected: Vec<(&str, &str)> = expected.iter().map(|(n, o)| (n.as_str(), o.as_str())).collect();
+        let calls = with_outputs(&calls);
+        let criteria = outputs_criteria(&expected);
+        let o = if strict { score_outputs_strict(&calls, &criteria) } else { score_outputs(&calls, &criteria) };
+        if let OutcomeDetails::Text(text) = &o.details {
+            let value: Json = serde_json::from_str(text).map_err(|e| {
+                proptest::test_runner::TestCaseError::fail(format!("{e}: {text}"))
+            })?;
+            proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
+            let explained = value["explained_tool_calls_outputs"].as_object().map(|m| m.len());
+            proptest::prop_assert!(explained.is_some(), "{}", text);
+        }
+    }
 }

@@ -98,6 +98,14 @@ pub(crate) fn push_i64(i: i64, out: &mut String) {
 
 /// Appends the decimal digits of `n`, without `fmt`'s machinery.
 pub(crate) fn push_u64(mut n: u64, out: &mut String) {
+    // Counters and indices are mostly below 100: one copy from a table.
+    const PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    if n < 100 {
+        let i = 2 * n as usize;
+        let from = if n < 10 { i + 1 } else { i };
+        out.push_str(PAIRS.get(from..i + 2).unwrap_or_default());
+        return;
+    }
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
     loop {
@@ -112,7 +120,10 @@ pub(crate) fn push_u64(mut n: u64, out: &mut String) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
+    // ASCII digits: pushed as chars, no UTF-8 validation of the slice.
+    for &b in buf.get(pos..).unwrap_or_default() {
+        out.push(char::from(b));
+    }
 }
 
 fn write_items(items: &[Value], out: &mut String) {
@@ -567,6 +578,16 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn digits_are_those_of_to_string() {
+        let big = [100, 101, 999, 1000, 65_535, u64::from(u32::MAX), u64::MAX];
+        for n in (0..1000).chain(big) {
+            let mut out = String::from("x");
+            super::push_u64(n, &mut out);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
     use super::*;
     use crate::pyvalue::{Dict, Int};
     use proptest::prelude::*;

@@ -127,115 +127,9 @@ impl Details {
 
 impl From<&serde_json::Value> for Details {
     fn from(v: &serde_json::Value) -> Self {
-        // Written into a per-thread buffer, then copied once into an exact
-        // allocation: no reallocations while the text grows, no shrink after.
-        SCRATCH.with_borrow_mut(|out| {
-            out.clear();
-            write_json(v, out);
-            let details = Details(Box::from(out.as_str()));
-            if out.capacity() > SCRATCH_KEPT {
-                *out = String::new();
-            }
-            details
-        })
+        let text = crate::json_text::exact(|out| crate::json_text::write_value(v, out));
+        Details(text.into_boxed_str())
     }
-}
-
-/// The most a thread's scratch buffer keeps between results: a typical
-/// result's details are a few kilobytes; a rare huge one is not kept.
-const SCRATCH_KEPT: usize = 256 * 1024;
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// `serde_json::to_string`, byte for byte (a property test checks it), but
-/// copying the runs of characters that need no escaping in one go: details
-/// are mostly long Python reprs, and serde_json escapes byte by byte.
-fn write_json(v: &serde_json::Value, out: &mut String) {
-    use serde_json::Value as J;
-    match v {
-        J::Null => out.push_str("null"),
-        J::Bool(true) => out.push_str("true"),
-        J::Bool(false) => out.push_str("false"),
-        J::Number(n) => out.push_str(&n.to_string()),
-        J::String(s) => write_json_str(s, out),
-        J::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(item, out);
-            }
-            out.push(']');
-        }
-        J::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_str(k, out);
-                out.push(':');
-                write_json(item, out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A JSON string literal, escaped as serde_json escapes: `"` and `\`, the
-/// short forms `\b \f \n \r \t`, other control characters as `\u00xx`
-/// (lower-case hex); everything else, non-ASCII included, as is. Eight
-/// bytes at a time are tested, and runs that need no escaping copied at once.
-fn write_json_str(s: &str, out: &mut String) {
-    use crate::pyvalue::repr::{has_byte, has_control};
-    out.reserve(s.len() + 2);
-    out.push('"');
-    let bytes = s.as_bytes();
-    let (mut start, mut i) = (0, 0);
-    while i < bytes.len() {
-        // Eight bytes at a time while eight remain, then byte by byte.
-        if let Some(word) = bytes.get(i..i + 8) {
-            let mut w = [0; 8];
-            w.copy_from_slice(word);
-            let w = u64::from_le_bytes(w);
-            if has_control(w) | has_byte(w, b'"') | has_byte(w, b'\\') == 0 {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
-        let escaped = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0x00..=0x1f => "",
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
-        out.push_str(&s[start..i]);
-        if escaped.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
-        } else {
-            out.push_str(escaped);
-        }
-        i += 1;
-        start = i;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
 }
 
 impl From<serde_json::Value> for Details {
@@ -263,7 +157,7 @@ impl StoredOutcome {
             status: self.status,
             score: self.score,
             score_is_int: self.score_is_int,
-            details: self.details.to_json(),
+            details: self.details.to_json().into(),
             error: self.error.clone(),
             passed: self.passed,
             threshold: self.threshold,
@@ -277,7 +171,11 @@ impl From<Outcome> for StoredOutcome {
             status: o.status,
             score: o.score,
             score_is_int: o.score_is_int,
-            details: Details::from(&o.details),
+            details: match o.details {
+                crate::evaluator::OutcomeDetails::Value(v) => Details::from(&v),
+                // Written as `serde_json` writes it: kept as is.
+                crate::evaluator::OutcomeDetails::Text(t) => Details(t.into_boxed_str()),
+            },
             error: o.error,
             passed: o.passed,
             threshold: o.threshold,

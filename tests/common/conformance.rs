@@ -117,7 +117,7 @@ pub fn judge(case: &Case, got: &Outcome) -> Result<(), String> {
         got.status == Status::Error,
         got.score,
         got.score_is_int,
-        &got.details,
+        &got.details.to_json(),
     )
 }
 

@@ -1,0 +1,135 @@
+//! JSON text as `serde_json` writes it (compact), written without building
+//! a `serde_json::Value` where the caller has the parts: result details are
+//! stored as this text, and the output evaluator writes its (possibly
+//! thousands of) explained attempts straight to it.
+
+/// Text written through a per-thread buffer, returned in an exact
+/// allocation: a typical text (a few kilobytes) does not grow by
+/// reallocation, and no slack is kept (`into_boxed_str` after it copies
+/// nothing). A text longer than the buffer keeps is handed over instead of
+/// copied (details run to a megabyte).
+pub(crate) fn exact(write: impl FnOnce(&mut String)) -> String {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            write(&mut buf);
+            if buf.capacity() > SCRATCH_KEPT {
+                // Not kept anyway: handed over, its slack given back (in
+                // place, for an allocation this large) instead of copied.
+                let mut text = std::mem::take(&mut *buf);
+                text.shrink_to_fit();
+                return text;
+            }
+            String::from(buf.as_str())
+        }
+        // Only if a writer itself called `exact`: no buffer to share then.
+        Err(_) => {
+            let mut text = String::new();
+            write(&mut text);
+            text.shrink_to_fit();
+            text
+        }
+    })
+}
+
+/// The most a thread's buffer keeps between uses: typical details are a few
+/// kilobytes; a rare huge one is not kept.
+const SCRATCH_KEPT: usize = 256 * 1024;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// `serde_json::to_string`, byte for byte (a property test checks it), but
+/// copying the runs of characters that need no escaping in one go: details
+/// are mostly long Python reprs, and serde_json escapes byte by byte.
+pub(crate) fn write_value(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => out.push_str("null"),
+        J::Bool(true) => out.push_str("true"),
+        J::Bool(false) => out.push_str("false"),
+        J::Number(n) => out.push_str(&n.to_string()),
+        J::String(s) => write_str(s, out),
+        J::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        J::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str(k, out);
+                out.push(':');
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A JSON string literal, escaped as serde_json escapes: `"` and `\`, the
+/// short forms `\b \f \n \r \t`, other control characters as `\u00xx`
+/// (lower-case hex); everything else, non-ASCII included, as is. Eight
+/// bytes at a time are tested, and runs that need no escaping copied at once.
+pub(crate) fn write_str(s: &str, out: &mut String) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    write_str_content(s, out);
+    out.push('"');
+}
+
+/// [`write_str`] without the quotes: for a string literal written in parts.
+pub(crate) fn write_str_content(s: &str, out: &mut String) {
+    use crate::pyvalue::repr::{has_byte, has_control};
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        // Eight bytes at a time while eight remain, then byte by byte.
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut w = [0; 8];
+            w.copy_from_slice(word);
+            let w = u64::from_le_bytes(w);
+            if has_control(w) | has_byte(w, b'"') | has_byte(w, b'\\') == 0 {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // Every byte escaped is ASCII, so `start..i` lies on char boundaries.
+        out.push_str(&s[start..i]);
+        if escaped.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(escaped);
+        }
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+}
