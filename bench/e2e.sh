@@ -2,7 +2,7 @@
 # End-to-end benchmark: builds release, starts `toolscore serve --config
 # bench/config.yaml`, drives it with toolscore-loadgen at max throughput and
 # then at half the rate it sustained, then drives a second instance with a
-# small result store for the memory target; reports throughput, latency
+# small result store for the memory target (at half that rate too); reports throughput, latency
 # (inside the service and probed from outside), memory, CPU, and whether
 # every sent trace got scores. bench/e2e3.sh runs it three times.
 #
@@ -11,7 +11,8 @@
 #
 # Other knobs: CONFIG (default bench/config.yaml), DURATION, WARMUP,
 # CONCURRENCY (default 16), CHECK (how many of the newest trace IDs of a
-# phase are queried over the API; default 20,000), SKIP_BUILD=1.
+# phase are queried over the API; default 20,000), MEMORY_SHARE (the memory
+# phase's rate as a share of the max phase's; default 0.5), SKIP_BUILD=1.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
