@@ -299,6 +299,24 @@ impl Shard {
         }
     }
 
+    /// Ends a run of one trace's spans in a batch (see `push_sized`): the
+    /// room made for spans that were then refused is given back, so the
+    /// span list keeps at most a quarter of slack, as when it grows.
+    pub fn end_run(&mut self, id: &TraceId) {
+        let Some(b) = self.traces.get_mut(id) else {
+            return;
+        };
+        // A list shared with an evaluation in flight is left alone.
+        if let Held::Spans(spans) = &mut b.held {
+            if let Some(spans) = Arc::get_mut(spans) {
+                let keep = spans.len() + spans.len() / 4 + 1;
+                if spans.capacity() > keep {
+                    spans.shrink_to(keep);
+                }
+            }
+        }
+    }
+
     fn forget(&mut self, id: TraceId) {
         if let Some(b) = self.traces.remove(&id) {
             self.deadlines.remove(&(b.indexed, id));
@@ -365,7 +383,11 @@ impl Shard {
                 b.bytes += size;
                 b.encoded += encoded;
                 let spans = Arc::make_mut(spans);
-                push_compact(spans, span, following);
+                let room = self
+                    .limits
+                    .max_spans_per_trace
+                    .saturating_sub(spans.len() + 1);
+                push_compact(spans, span, following.min(room));
                 match &mut b.ids {
                     Some(ids) => {
                         ids.insert(span_id);
@@ -411,7 +433,8 @@ impl Shard {
                     Buffer {
                         held: Held::Spans(Arc::new({
                             let mut spans = Vec::with_capacity(
-                                1 + following.min(self.limits.max_spans_per_trace),
+                                1 + following
+                                    .min(self.limits.max_spans_per_trace.saturating_sub(1)),
                             );
                             spans.push(span);
                             spans
@@ -611,8 +634,10 @@ impl Shard {
 }
 
 /// Appends with room for the `following` spans known to come, else with
-/// 1.25x growth instead of `Vec`'s doubling: a buffered trace wastes at most
-/// a quarter of its span slots, and appends stay amortised O(1).
+/// 1.25x growth instead of `Vec`'s doubling; appends stay amortised O(1).
+/// Room made for spans that are then refused (duplicates, say) is given
+/// back at the end of the run ([`Shard::end_run`]): a buffered trace wastes
+/// at most a quarter of its span slots.
 fn push_compact(spans: &mut Vec<Span>, span: Span, following: usize) {
     if spans.len() == spans.capacity() {
         spans.reserve_exact((spans.len() / 4).max(following) + 1);

@@ -149,6 +149,9 @@ async fn run_shard(
                     if v == Push::Accepted && !known {
                         new_traces.push(trace_id);
                     }
+                    if following == 0 {
+                        shard.end_run(&trace_id);
+                    }
                     verdicts.push(v);
                 }
                 // One store lock per batch, not per trace.

@@ -270,4 +270,28 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     // Sized for the run of two, then for the run of three: no slack.
     assert_eq!(one.spans.capacity(), 5);
     assert!(super::driver::runs(&[]).is_empty());
+
+    // Room made for spans then refused (here duplicates) is given back at
+    // the end of the run, as the driver does; and never beyond the limit.
+    let mut s = Shard::new(limits());
+    let batch: Vec<Span> = (0..40)
+        .map(|i| span(3, if i < 2 { 2 + i } else { 9 }, Some(1)))
+        .chain(std::iter::once(span(3, 1, None)))
+        .collect();
+    let following = super::driver::runs(&batch);
+    assert_eq!(following[0], 40);
+    for (sp, f) in batch.into_iter().zip(following) {
+        let id = sp.trace_id;
+        s.push_sized(sp, 0, 1000, t0);
+        if f == 0 {
+            s.end_run(&id);
+        }
+    }
+    let ready = s.expire(t0 + Duration::from_millis(1000));
+    assert_eq!(ids(&ready[0].spans), BTreeSet::from([1, 2, 3, 9]));
+    assert!(
+        ready[0].spans.capacity() <= 4 + 4 / 4 + 1,
+        "{}",
+        ready[0].spans.capacity()
+    );
 }

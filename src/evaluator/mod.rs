@@ -358,14 +358,6 @@ impl OutcomeDetails {
             }
         }
     }
-
-    /// The value, when held as one.
-    pub fn as_value(&self) -> Option<&Json> {
-        match self {
-            OutcomeDetails::Value(v) => Some(v),
-            OutcomeDetails::Text(_) => None,
-        }
-    }
 }
 
 impl From<Json> for OutcomeDetails {

@@ -2610,13 +2610,66 @@ proptest::proptest! {
         let calls = with_outputs(&calls);
         let criteria = outputs_criteria(&expected);
         let o = if strict { score_outputs_strict(&calls, &criteria) } else { score_outputs(&calls, &criteria) };
-        if let OutcomeDetails::Text(text) = &o.details {
-            let value: Json = serde_json::from_str(text).map_err(|e| {
-                proptest::test_runner::TestCaseError::fail(format!("{e}: {text}"))
-            })?;
-            proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
-            let explained = value["explained_tool_calls_outputs"].as_object().map(|m| m.len());
-            proptest::prop_assert!(explained.is_some(), "{}", text);
+        let oracle = output_explained_oracle(&calls, &expected, strict);
+        match (&o.details, oracle) {
+            (OutcomeDetails::Text(text), Some(explained)) => {
+                let value: Json = serde_json::from_str(text).map_err(|e| {
+                    proptest::test_runner::TestCaseError::fail(format!("{e}: {text}"))
+                })?;
+                proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
+                proptest::prop_assert_eq!(&value["explained_tool_calls_outputs"], &explained);
+            }
+            (OutcomeDetails::Value(_), None) => {}
+            (details, oracle) => {
+                proptest::prop_assert!(false, "details {details}, oracle {oracle:?}");
+            }
         }
     }
+}
+
+/// The output evaluator's explained attempts as the code before the text
+/// path built them (a `serde_json` map), or `None` where the evaluator
+/// returns early instead (no calls or no expected outputs; strict mode).
+fn output_explained_oracle(
+    calls: &[ToolCall],
+    expected: &[(&str, &str)],
+    strict: bool,
+) -> Option<Json> {
+    if calls.is_empty() || expected.is_empty() {
+        return None;
+    }
+    let matcher = common::Matcher::new(calls);
+    let (ids, names) = common::name_ids(calls);
+    let mut consumed = vec![false; calls.len()];
+    let mut attempts = vec![0usize; names];
+    let mut explained = serde_json::Map::new();
+    for (name, want) in expected {
+        let key = matcher.expected(name, None);
+        let mut found = false;
+        for (idx, call_key) in matcher.calls.iter().enumerate() {
+            if consumed[idx] || !call_key.matches(key) {
+                continue;
+            }
+            let n = &mut attempts[ids[idx] as usize];
+            let entry = common::attempt_key(&calls[idx].name, *n);
+            *n += 1;
+            let ok = calls[idx].output == *want;
+            if strict && !ok {
+                return None;
+            }
+            explained.insert(
+                entry,
+                Json::String(common::attempt_line(&calls[idx].output, want, ok)),
+            );
+            if ok {
+                consumed[idx] = true;
+                found = true;
+                break;
+            }
+        }
+        if strict && !found {
+            return None;
+        }
+    }
+    Some(Json::Object(explained))
 }

@@ -33,21 +33,23 @@ struct Inner {
     map: HashMap<TraceId, Entry, foldhash::fast::RandomState>,
     order: VecDeque<(u64, TraceId)>,
     seq: u64,
-    /// Records evicted by [`mark_pending_many`](ResultStore::mark_pending_many),
-    /// dropped by the next [`put`](ResultStore::put) outside the lock (see
-    /// [`GRAVEYARD_MAX`]).
+    /// Records evicted (by count or age), dropped outside the lock by the
+    /// next [`put`](ResultStore::put) or `evict_expired` (see [`GRAVEYARD_MAX`]).
     graveyard: Vec<Arc<TraceRecord>>,
 }
 
 /// Evicted records waiting for a `put` to drop them. Most evictions happen
 /// when the assembler marks new traces pending, on an I/O thread; a record
-/// is a few dozen allocations made by an evaluation thread, and freeing them
-/// on another thread sends every one back through the allocator's shared
-/// arena (about 7% of the CPU at full load, measured). The evaluation thread
-/// frees them instead, into the cache its next records are allocated from.
-/// Past `max_traces / 16` of them, at most this many (evaluation stalled, or
-/// a small store whose records must not be doubled), the marking thread
-/// drops them itself. At full load a few hundred wait at most (measured).
+/// is a few dozen allocations made by an evaluation worker, and freeing them
+/// on an I/O thread sends every one back through the allocator's shared
+/// arena (about 7% of the CPU at full load, measured). The next `put`, on an
+/// evaluation worker (the one that allocated them when there is one worker,
+/// as on one CPU), frees them instead, into the cache its next records come
+/// from. Past `max_traces / 16` of them, at most this many (evaluation
+/// stalled, or a small store whose records must not be doubled), the marking
+/// thread drops them itself. At full load a few hundred wait at most
+/// (measured). The age sweep (once a second) frees what it evicts itself,
+/// and a revision replacing a record frees the old one under the lock (rare).
 const GRAVEYARD_MAX: usize = 4096;
 
 pub struct MemoryStore {
@@ -161,7 +163,7 @@ impl ResultStore for MemoryStore {
             let stored = self.put_locked(&mut inner, record, now);
             (stored, std::mem::take(&mut inner.graveyard))
         };
-        // Freed here, outside the lock, on the thread that allocated them.
+        // Freed here, outside the lock, on an evaluation worker.
         drop(dead);
         let stored = stored?;
         // No subscribers is fine; a lagging one sees `Lagged` and catches up.
