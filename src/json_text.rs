@@ -89,19 +89,16 @@ pub(crate) fn write_str(s: &str, out: &mut String) {
 
 /// [`write_str`] without the quotes: for a string literal written in parts.
 pub(crate) fn write_str_content(s: &str, out: &mut String) {
-    use crate::pyvalue::repr::{has_byte, has_control};
+    use crate::pyvalue::repr::{has_byte, has_control, word_at};
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
         // Eight bytes at a time while eight remain, then byte by byte.
-        if let Some(word) = bytes.get(i..i + 8) {
-            let mut w = [0; 8];
-            w.copy_from_slice(word);
-            let w = u64::from_le_bytes(w);
-            if has_control(w) | has_byte(w, b'"') | has_byte(w, b'\\') == 0 {
-                i += 8;
-                continue;
-            }
+        if word_at(bytes, i)
+            .is_some_and(|w| has_control(w) | has_byte(w, b'"') | has_byte(w, b'\\') == 0)
+        {
+            i += 8;
+            continue;
         }
         let b = bytes[i];
         let escaped = match b {

@@ -138,23 +138,19 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     // attempts for 200 calls).
     let mut escaped = String::new();
     let mut ranges = Vec::with_capacity(2 * calls.len() + expected.len());
+    let mut piece = |before: &str, text: &str, after: &str| {
+        let start = escaped.len();
+        escaped.push_str(before);
+        json_text::write_str_content(text, &mut escaped);
+        escaped.push_str(after);
+        ranges.push(start..escaped.len());
+    };
     for c in calls {
-        let start = escaped.len();
-        escaped.push('"');
-        json_text::write_str_content(&c.name, &mut escaped);
-        escaped.push('_');
-        ranges.push(start..escaped.len());
-        let start = escaped.len();
-        escaped.push_str("\":\"Actual: ");
-        json_text::write_str_content(&c.output, &mut escaped);
-        ranges.push(start..escaped.len());
+        piece("\"", &c.name, "_");
+        piece("\":\"Actual: ", &c.output, "");
     }
     for e in expected {
-        let start = escaped.len();
-        escaped.push_str(", Expected: ");
-        json_text::write_str_content(&e.output, &mut escaped);
-        escaped.push_str(", Score: ");
-        ranges.push(start..escaped.len());
+        piece(", Expected: ", &e.output, ", Score: ");
     }
     let part = |i: usize| {
         ranges

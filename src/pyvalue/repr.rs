@@ -251,15 +251,10 @@ pub fn str_repr(s: &str, out: &mut String) {
     let bytes = s.as_bytes();
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
-        // Eight plain bytes at a time while eight remain, then byte by byte
-        // (a fixed-size read: a padded copy of a shorter tail cost a memcpy call).
-        if let Some(word) = bytes.get(i..i + 8) {
-            let mut w = [0; 8];
-            w.copy_from_slice(word);
-            if plain_word(u64::from_le_bytes(w), quote) {
-                i += 8;
-                continue;
-            }
+        // Eight plain bytes at a time while eight remain, then byte by byte.
+        if word_at(bytes, i).is_some_and(|w| plain_word(w, quote)) {
+            i += 8;
+            continue;
         }
         let b = bytes[i];
         if (0x20..0x7f).contains(&b) && b != b'\\' && b != quote {
@@ -303,13 +298,12 @@ pub fn str_repr(s: &str, out: &mut String) {
 fn plain(bytes: &[u8], quote: u8) -> bool {
     let words = bytes.chunks_exact(8);
     let tail = words.remainder();
-    words.into_iter().all(|word| {
-        let mut w = [0; 8];
-        w.copy_from_slice(word);
-        plain_word(u64::from_le_bytes(w), quote)
-    }) && tail
-        .iter()
-        .all(|&b| (0x20..0x7f).contains(&b) && b != b'\\' && b != quote)
+    words
+        .into_iter()
+        .all(|word| word_at(word, 0).is_some_and(|w| plain_word(w, quote)))
+        && tail
+            .iter()
+            .all(|&b| (0x20..0x7f).contains(&b) && b != b'\\' && b != quote)
 }
 
 /// Whether all eight bytes of `w` are printable ASCII other than the
@@ -318,6 +312,14 @@ fn plain(bytes: &[u8], quote: u8) -> bool {
 fn plain_word(w: u64, quote: u8) -> bool {
     let special = has_byte(w, b'\\') | has_byte(w, quote) | has_byte(w, 0x7f);
     (w & HIGH) | has_control(w) | special == 0
+}
+
+/// The eight bytes at `i` as one word, if eight remain (a fixed-size read:
+/// a padded copy of a shorter tail cost a `memcpy` call).
+#[inline]
+pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
+    let word: [u8; 8] = bytes.get(i..i.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(word))
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -578,19 +580,19 @@ fn format_r(f: f64, add_dot_0: bool, always_sign: bool, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::pyvalue::{Dict, Int};
+    use proptest::prelude::*;
 
     #[test]
     fn digits_are_those_of_to_string() {
         let big = [100, 101, 999, 1000, 65_535, u64::from(u32::MAX), u64::MAX];
         for n in (0..1000).chain(big) {
             let mut out = String::from("x");
-            super::push_u64(n, &mut out);
+            push_u64(n, &mut out);
             assert_eq!(out, format!("x{n}"));
         }
     }
-    use super::*;
-    use crate::pyvalue::{Dict, Int};
-    use proptest::prelude::*;
 
     fn fr(f: f64) -> String {
         let mut s = String::new();
