@@ -159,6 +159,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     }
     let matcher = Matcher::new(calls);
     let (name_ids, names) = name_ids(calls);
+    let groups = matcher.groups();
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
     // At least one attempt per expected call that is tried at all.
@@ -166,8 +167,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let mut matched = 0usize;
     for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
         let key = matcher.expected(&exp.name, exp.id.as_deref());
-        for (idx, call) in matcher.calls.iter().enumerate() {
-            if consumed[idx] || !call.matches(key) {
+        for idx in groups.matching(key) {
+            if consumed[idx] {
                 continue;
             }
             let n = &mut attempts[name_ids[idx] as usize];

@@ -4,8 +4,8 @@ use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
 use super::common::{
-    ExpectedKey, Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str,
-    field, join, name_ids, push_usize,
+    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
+    name_ids,
 };
 use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -125,17 +125,116 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     }
     let matcher = Matcher::new(calls);
     let (name_ids, names) = name_ids(calls);
-    let keys: Vec<ExpectedKey> = expected
-        .iter()
-        .map(|e| matcher.expected(&e.name, e.id.as_deref()))
-        .collect();
+    let groups = matcher.groups();
+    // First the matching, as the reference does it: for each expected
+    // output, the unconsumed calls it matches in call order, until one has
+    // the same output. Every attempt is recorded; the text is written after,
+    // into an allocation of its exact length (a worst case, where nothing
+    // matches, runs to 6,668 attempts and over a megabyte for 200 calls, and growing
+    // a buffer that size costs as much again in copies).
     let mut consumed = vec![false; calls.len()];
-    let mut attempts = vec![0usize; names];
-    // Each attempt's entry, `"name_n":"Actual: …, Expected: …, Score: 1.0"`,
-    // from pieces escaped once: `"name_` and `":"Actual: output` per call,
-    // `, Expected: output, Score: ` per expected output. When none match,
-    // each call is tried against every expected output of its name (6,668
-    // attempts for 200 calls).
+    let mut tried = vec![0usize; names];
+    let mut attempts: Vec<Attempt> = Vec::with_capacity(expected.len());
+    let mut digits = 0usize;
+    let mut matched = 0usize;
+    for (e, exp) in expected.iter().enumerate() {
+        let key = matcher.expected(&exp.name, exp.id.as_deref());
+        let mut found = false;
+        for idx in groups.matching(key) {
+            if consumed[idx] {
+                continue;
+            }
+            let call = &calls[idx];
+            let n = &mut tried[name_ids[idx] as usize];
+            let ok = call.output == exp.output;
+            if strict && !ok {
+                let mut only = Map::new();
+                only.insert(
+                    attempt_key(&call.name, *n),
+                    Json::String(attempt_line(&call.output, &exp.output, ok)),
+                );
+                return done(expected_repr, actual_repr, 0.0, Json::Object(only));
+            }
+            digits += decimal_len(*n);
+            *n += 1;
+            attempts.push(Attempt {
+                call: idx,
+                expected: e,
+                ok,
+            });
+            if ok {
+                matched += 1;
+                consumed[idx] = true;
+                found = true;
+                break;
+            }
+        }
+        if strict && !found {
+            return done(
+                expected_repr,
+                actual_repr,
+                0.0,
+                result_message(&format!(
+                    "No matching actual tool call found for expected {}",
+                    exp.name
+                )),
+            );
+        }
+    }
+    let score = if strict {
+        if matched == expected.len() { 1.0 } else { 0.0 }
+    } else {
+        ratio(matched, expected.len())
+    };
+    let text = write_details(
+        calls,
+        expected,
+        &expected_repr,
+        &actual_repr,
+        &attempts,
+        &name_ids,
+        names,
+        digits,
+    );
+    Outcome::ok(score, OutcomeDetails::Text(text))
+}
+
+/// One attempt to match an expected output against a call.
+struct Attempt {
+    call: usize,
+    expected: usize,
+    ok: bool,
+}
+
+/// The number of decimal digits of `n`.
+fn decimal_len(mut n: usize) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// The justification as the JSON text `serde_json` would write for it (see
+/// `OutcomeDetails`): expected, actual, then one explained entry an
+/// attempt, `"name_n":"Actual: …, Expected: …, Score: 1.0"`. Keys carry a
+/// counter per name, so they never repeat (the dict the reference builds
+/// has them all). `digits` is the length of all the counters.
+#[allow(clippy::too_many_arguments)]
+fn write_details(
+    calls: &[ToolCall],
+    expected: &[ExpectedOutput],
+    expected_repr: &str,
+    actual_repr: &str,
+    attempts: &[Attempt],
+    name_ids: &[u32],
+    names: usize,
+    digits: usize,
+) -> String {
+    // Entries are copied from pieces escaped once: `"name_` and
+    // `":"Actual: output` per call, `, Expected: output, Score: ` per
+    // expected output.
     let mut escaped = String::new();
     let mut ranges = Vec::with_capacity(2 * calls.len() + expected.len());
     let mut piece = |before: &str, text: &str, after: &str| {
@@ -152,79 +251,113 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     for e in expected {
         piece(", Expected: ", &e.output, ", Score: ");
     }
-    let part = |i: usize| {
-        ranges
-            .get(i)
-            .and_then(|r| escaped.get(r.clone()))
-            .unwrap_or("")
+    let head = [
+        "{\"expected\":",
+        ",\"actual\":",
+        ",\"explained_tool_calls_outputs\":{",
+    ];
+    let (mut expected_text, mut actual_text) = (String::new(), String::new());
+    json_text::write_str(expected_repr, &mut expected_text);
+    json_text::write_str(actual_repr, &mut actual_text);
+    let pieces: Vec<&str> = ranges
+        .iter()
+        .map(|r| escaped.get(r.clone()).unwrap_or(""))
+        .collect();
+    let (call_pieces, expected_pieces) = pieces.split_at(2 * calls.len());
+    // An attempt's pieces: the call's key prefix and actual output, the
+    // expected output's part.
+    let parts = |a: &Attempt| {
+        (
+            call_pieces.get(2 * a.call).copied().unwrap_or(""),
+            call_pieces.get(2 * a.call + 1).copied().unwrap_or(""),
+            expected_pieces.get(a.expected).copied().unwrap_or(""),
+        )
     };
-    let (key_prefix, actual) = (|i: usize| part(2 * i), |i: usize| part(2 * i + 1));
-    let expected_part = |i: usize| part(2 * calls.len() + i);
-    // The justification is written as the JSON text `serde_json` would
-    // write for it (see `OutcomeDetails`): expected, actual, then one
-    // explained entry an attempt. Keys are `name_n` with a counter per name,
-    // so they never repeat (the dict the reference builds has them all).
-    let mut matched = 0usize;
-    let mut failed: Option<Json> = None;
-    let text = json_text::exact(|out| {
-        out.push_str("{\"expected\":");
-        json_text::write_str(&expected_repr, out);
-        out.push_str(",\"actual\":");
-        json_text::write_str(&actual_repr, out);
-        out.push_str(",\"explained_tool_calls_outputs\":{");
-        let mut first = true;
-        for (e, (exp, &key)) in expected.iter().zip(&keys).enumerate() {
-            let mut found = false;
-            for (idx, call_key) in matcher.calls.iter().enumerate() {
-                if consumed[idx] || !call_key.matches(key) {
-                    continue;
-                }
-                let call = &calls[idx];
-                let n = &mut attempts[name_ids[idx] as usize];
-                let ok = call.output == exp.output;
-                if strict && !ok {
-                    let mut only = Map::new();
-                    only.insert(
-                        attempt_key(&call.name, *n),
-                        Json::String(attempt_line(&call.output, &exp.output, ok)),
-                    );
-                    failed = Some(Json::Object(only));
-                    return;
-                }
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                out.push_str(key_prefix(idx));
-                push_usize(*n, out);
-                out.push_str(actual(idx));
-                out.push_str(expected_part(e));
-                out.push_str(if ok { "1.0\"" } else { "0.0\"" });
-                *n += 1;
-                if ok {
-                    matched += 1;
-                    consumed[idx] = true;
-                    found = true;
-                    break;
-                }
-            }
-            if strict && !found {
-                failed = Some(result_message(&format!(
-                    "No matching actual tool call found for expected {}",
-                    exp.name
-                )));
-                return;
-            }
+    // `"1.0"` closes each entry, a comma separates them, `}}` ends it all.
+    let entries: usize = attempts
+        .iter()
+        .map(|a| {
+            let (key, actual, expected) = parts(a);
+            key.len() + actual.len() + expected.len()
+        })
+        .sum();
+    let len = head.iter().map(|h| h.len()).sum::<usize>()
+        + expected_text.len()
+        + actual_text.len()
+        + entries
+        + digits
+        + 4 * attempts.len()
+        + attempts.len().saturating_sub(1)
+        + 2;
+    let mut out = String::with_capacity(len);
+    out.push_str(head[0]);
+    out.push_str(&expected_text);
+    out.push_str(head[1]);
+    out.push_str(&actual_text);
+    out.push_str(head[2]);
+    let mut counters = vec![Counter::default(); names];
+    for (i, a) in attempts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        out.push_str("}}");
-    });
-    if let Some(explained) = failed {
-        return done(expected_repr, actual_repr, 0.0, explained);
+        let (key, actual, expected) = parts(a);
+        out.push_str(key);
+        if let Some(counter) = name_ids
+            .get(a.call)
+            .and_then(|&id| counters.get_mut(id as usize))
+        {
+            out.push_str(counter.next());
+        }
+        out.push_str(actual);
+        out.push_str(expected);
+        out.push_str(if a.ok { "1.0\"" } else { "0.0\"" });
     }
-    let score = if strict {
-        if matched == expected.len() { 1.0 } else { 0.0 }
-    } else {
-        ratio(matched, expected.len())
-    };
-    Outcome::ok(score, OutcomeDetails::Text(text))
+    out.push_str("}}");
+    debug_assert_eq!(out.len(), len, "the details' length was computed exactly");
+    out
+}
+
+/// A counter kept as its decimal digits, incremented in place: an attempt's
+/// key needs the next number of its name, thousands of times a trace.
+#[derive(Clone, Default)]
+struct Counter {
+    /// The digits of the number last returned; empty before the first.
+    digits: String,
+}
+
+impl Counter {
+    /// The next number: 0, 1, 2, …
+    fn next(&mut self) -> &str {
+        if self.digits.is_empty() {
+            self.digits.push('0');
+            return &self.digits;
+        }
+        // Trailing nines become zeros; the digit before them goes up by one,
+        // or a 1 is put in front of them all.
+        let nines = self.digits.bytes().rev().take_while(|&b| b == b'9').count();
+        let keep = self.digits.len() - nines;
+        let bump = match self.digits.as_bytes().get(..keep).and_then(|d| d.last()) {
+            Some(&d) => char::from(d + 1),
+            None => '1',
+        };
+        self.digits.truncate(keep.saturating_sub(1));
+        self.digits.push(bump);
+        for _ in 0..nines {
+            self.digits.push('0');
+        }
+        &self.digits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counter;
+
+    #[test]
+    fn counter_counts_in_decimal() {
+        let mut counter = Counter::default();
+        for n in 0..100_001u32 {
+            assert_eq!(counter.next(), n.to_string());
+        }
+    }
 }

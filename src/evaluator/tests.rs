@@ -2627,6 +2627,31 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// The grouped lookup the args and output evaluators use yields exactly
+    /// the calls the reference's rule (`call_matches`) accepts, in call
+    /// order: ids and names, raw and sanitised, mixed.
+    #[test]
+    fn grouped_matching_is_the_reference_rule_in_call_order(
+        calls in proptest::collection::vec(("[ab _.]{0,3}", proptest::option::of("[ab_]{0,2}")), 0..12),
+        expected in proptest::collection::vec(("[ab _.]{0,3}", proptest::option::of("[ab_]{0,2}")), 1..6),
+    ) {
+        let mut tool_calls = named(&calls.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>());
+        for (call, (_, id)) in tool_calls.iter_mut().zip(&calls) {
+            call.id.clone_from(id);
+        }
+        let matcher = common::Matcher::new(&tool_calls);
+        let groups = matcher.groups();
+        for (name, id) in &expected {
+            let grouped: Vec<usize> = groups.matching(matcher.expected(name, id.as_deref())).collect();
+            let scanned: Vec<usize> = (0..tool_calls.len())
+                .filter(|&i| common::call_matches(&tool_calls[i], name, id.as_deref()))
+                .collect();
+            proptest::prop_assert_eq!(grouped, scanned, "expected {:?} {:?}", name, id);
+        }
+    }
+}
+
 /// The output evaluator's explained attempts as the code before the text
 /// path built them (a `serde_json` map), or `None` where the evaluator
 /// returns early instead (no calls or no expected outputs; strict mode).
