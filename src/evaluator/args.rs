@@ -3,14 +3,12 @@
 //! `subset` is accepted and ignored: in the reference both modes test "every
 //! expected key is present with an equal value" (SEMANTICS §1.5).
 
-use serde_json::{Map, Value as Json};
-
 use super::common::{
-    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids,
+    Invalid, Matcher, expect_dict, expect_list, expect_str, field, join, name_ids, push_usize,
 };
-use super::{Outcome, justification, ratio, result_message};
+use super::{Outcome, justification, justification_with, ratio, result_message};
 use crate::extract::ToolCall;
+use crate::json_text;
 use crate::pyvalue::{Dict, Value};
 
 /// One expected call: `{"name", "args", "id"?}`.
@@ -150,10 +148,10 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
         return Outcome::ok(
             score,
             justification(
-                expected_repr,
-                actual_repr,
+                &expected_repr,
+                &actual_repr,
                 "explained_tool_calls_args",
-                result_message(message),
+                &result_message(message),
             ),
         );
     }
@@ -162,8 +160,11 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let groups = matcher.groups();
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
-    // At least one attempt per expected call that is tried at all.
-    let mut explained = Map::with_capacity(expected.len());
+    // The explained attempts, written as the JSON object text serde_json
+    // would write (`justification_with`): keys are `name_n` with a counter
+    // per name, so they never repeat.
+    let mut explained = String::with_capacity(2 + 256 * expected.len());
+    explained.push('{');
     let mut matched = 0usize;
     for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
         let key = matcher.expected(&exp.name, exp.id.as_deref());
@@ -172,17 +173,30 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
                 continue;
             }
             let n = &mut attempts[name_ids[idx] as usize];
-            let entry = attempt_key(&calls[idx].name, *n);
-            *n += 1;
             let ok = args_match(&exp.args, actual_args[idx]);
-            explained.insert(
-                entry,
-                Json::String(attempt_line(
-                    &actual_repr[actual_ranges[idx].clone()],
-                    &expected_repr[exp_range.clone()],
-                    ok,
-                )),
+            if explained.len() > 1 {
+                explained.push(',');
+            }
+            explained.push('"');
+            json_text::write_str_content(&calls[idx].name, &mut explained);
+            explained.push('_');
+            push_usize(*n, &mut explained);
+            *n += 1;
+            explained.push_str("\":\"Actual: ");
+            json_text::write_str_content(
+                actual_repr.get(actual_ranges[idx].clone()).unwrap_or(""),
+                &mut explained,
             );
+            explained.push_str(", Expected: ");
+            json_text::write_str_content(
+                expected_repr.get(exp_range.clone()).unwrap_or(""),
+                &mut explained,
+            );
+            explained.push_str(if ok {
+                ", Score: 1.0\""
+            } else {
+                ", Score: 0.0\""
+            });
             if ok {
                 matched += 1;
                 consumed[idx] = true;
@@ -190,6 +204,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
             }
         }
     }
+    explained.push('}');
     let score = if strict {
         if matched == expected.len() { 1.0 } else { 0.0 }
     } else {
@@ -197,11 +212,11 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     };
     Outcome::ok(
         score,
-        justification(
-            expected_repr,
-            actual_repr,
+        justification_with(
+            &expected_repr,
+            &actual_repr,
             "explained_tool_calls_args",
-            Json::Object(explained),
+            |out| out.push_str(&explained),
         ),
     )
 }

@@ -11,9 +11,10 @@ use super::common::{
     ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join,
     lax_int, sanitize_cow,
 };
-use super::{Outcome, justification, result_message};
+use super::{Outcome, justification, justification_with, result_message};
 use crate::extract::ToolCall;
-use crate::pyvalue::repr::str_repr;
+use crate::json_text;
+use crate::pyvalue::repr::{push_i64, str_repr};
 use crate::pyvalue::{Dict, Int, Value};
 
 /// `tool_calls_count`: key → (operator, count), in the criteria's key order.
@@ -81,8 +82,10 @@ fn apply(op: &str, actual: i64, expected: &Int) -> Result<bool, String> {
 /// written directly (criteria keys come from a dict, so they are distinct;
 /// should a caller build criteria with a repeated key, the dict is built as
 /// the reference would).
-fn expected_repr(entries: &[(String, String, Int)]) -> String {
-    let distinct = if entries.len() <= 16 {
+/// Whether no expected key repeats (the criteria come from a JSON object,
+/// whose duplicate keys the loader keeps).
+fn distinct_keys(entries: &[(String, String, Int)]) -> bool {
+    if entries.len() <= 16 {
         entries
             .iter()
             .enumerate()
@@ -90,7 +93,10 @@ fn expected_repr(entries: &[(String, String, Int)]) -> String {
     } else {
         let mut seen = std::collections::HashSet::with_capacity(entries.len());
         entries.iter().all(|(k, _, _)| seen.insert(k.as_str()))
-    };
+    }
+}
+
+fn expected_repr(entries: &[(String, String, Int)], distinct: bool) -> String {
     if !distinct {
         let mut d = Dict::with_capacity(entries.len());
         for (k, op, n) in entries {
@@ -149,35 +155,41 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
         let id = keys.get(key);
         (id != ABSENT).then(|| counts.get(id as usize).copied().unwrap_or(0))
     };
-    let expected_repr = expected_repr(&criteria.entries);
+    let distinct = distinct_keys(&criteria.entries);
+    let expected_repr = expected_repr(&criteria.entries, distinct);
     let actual_repr = actual_repr(&keys, &counts);
-    let done = |score: f64, explained: Json| {
+    let done = |score: f64, explained: &[Line<'_>], distinct: bool| {
+        Outcome::ok(
+            score,
+            justification_with(
+                &expected_repr,
+                &actual_repr,
+                "explained_tool_calls_count",
+                |out| write_explained(explained, distinct, out),
+            ),
+        )
+    };
+    let message = |score: f64, message: &str| {
         Outcome::ok(
             score,
             justification(
-                expected_repr,
-                actual_repr,
+                &expected_repr,
+                &actual_repr,
                 "explained_tool_calls_count",
-                explained,
+                &result_message(message),
             ),
         )
     };
     match (criteria.entries.is_empty(), counts.is_empty()) {
         (true, true) => {
-            return done(
-                1.0,
-                result_message("Both expected and actual tool calls are empty"),
-            );
+            return message(1.0, "Both expected and actual tool calls are empty");
         }
         (true, false) | (false, true) => {
-            return done(
-                0.0,
-                result_message("Either expected or actual tool calls are empty"),
-            );
+            return message(0.0, "Either expected or actual tool calls are empty");
         }
         (false, false) => {}
     }
-    let mut explained = Map::with_capacity(criteria.entries.len());
+    let mut explained = Vec::with_capacity(criteria.entries.len());
     let mut total = 0.0;
     for (key, op, n) in &criteria.entries {
         let actual = match count_of(key) {
@@ -192,23 +204,72 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
             Ok(ok) => ok,
             Err(key_error) => return Outcome::thrown(key_error),
         };
-        let mut line = String::with_capacity(48);
-        let _ = write!(
-            line,
-            "Actual: {actual}, Expected: {n}, Score: {}",
-            if ok { "1.0" } else { "0.0" }
-        );
-        let line = Json::String(line);
+        let line = Line {
+            key,
+            actual,
+            expected: n,
+            ok,
+        };
         if strict && !ok {
-            let mut only = Map::new();
-            only.insert(key.clone(), line);
-            return done(0.0, Json::Object(only));
+            return done(0.0, &[line], true);
         }
-        explained.insert(key.clone(), line);
+        explained.push(line);
         total += if ok { 1.0 } else { 0.0 };
     }
-    done(
-        total / criteria.entries.len() as f64,
-        Json::Object(explained),
-    )
+    done(total / criteria.entries.len() as f64, &explained, distinct)
+}
+
+/// One expected entry's explanation: `key: "Actual: 2, Expected: 2, Score: 1.0"`.
+struct Line<'a> {
+    key: &'a str,
+    actual: i64,
+    expected: &'a Int,
+    ok: bool,
+}
+
+impl Line<'_> {
+    fn write_text(&self, out: &mut String) {
+        out.push_str("Actual: ");
+        push_i64(self.actual, out);
+        out.push_str(", Expected: ");
+        match self.expected {
+            Int::Small(n) => push_i64(*n, out),
+            Int::Big(n) => {
+                let _ = write!(out, "{n}");
+            }
+        }
+        out.push_str(if self.ok {
+            ", Score: 1.0"
+        } else {
+            ", Score: 0.0"
+        });
+    }
+}
+
+/// The explained entries as the JSON object text serde_json would write.
+/// The reference builds a dict: a repeated key keeps its first place and
+/// its last line, so that case goes through a map.
+fn write_explained(lines: &[Line<'_>], distinct: bool, out: &mut String) {
+    if !distinct {
+        let mut map = Map::with_capacity(lines.len());
+        for line in lines {
+            let mut text = String::new();
+            line.write_text(&mut text);
+            map.insert(line.key.to_owned(), Json::String(text));
+        }
+        json_text::write_value(&Json::Object(map), out);
+        return;
+    }
+    out.push('{');
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_text::write_str(line.key, out);
+        // The line is digits and ASCII words: nothing in it needs escaping.
+        out.push_str(":\"");
+        line.write_text(out);
+        out.push('"');
+    }
+    out.push('}');
 }

@@ -383,16 +383,38 @@ impl std::fmt::Display for OutcomeDetails {
 
 /// A UiPath justification object: `expected`, `actual`, then the extra key.
 pub(crate) fn justification(
-    expected: String,
-    actual: String,
+    expected: &str,
+    actual: &str,
     extra_key: &str,
-    extra: Json,
-) -> Json {
-    let mut m = Map::with_capacity(3);
-    m.insert("expected".into(), Json::String(expected));
-    m.insert("actual".into(), Json::String(actual));
-    m.insert(extra_key.into(), extra);
-    Json::Object(m)
+    extra: &Json,
+) -> OutcomeDetails {
+    justification_with(expected, actual, extra_key, |out| {
+        crate::json_text::write_value(extra, out);
+    })
+}
+
+/// [`justification`] with the extra value written by `write_extra`, as the
+/// JSON text `serde_json` would write for it: every trace's details are
+/// stored as text, and a `serde_json` map for each of them (three keys,
+/// hashed, then serialised, then dropped) cost more than writing the text.
+pub(crate) fn justification_with(
+    expected: &str,
+    actual: &str,
+    extra_key: &str,
+    write_extra: impl FnOnce(&mut String),
+) -> OutcomeDetails {
+    use crate::json_text::write_str;
+    OutcomeDetails::Text(crate::json_text::exact(|out| {
+        out.push_str("{\"expected\":");
+        write_str(expected, out);
+        out.push_str(",\"actual\":");
+        write_str(actual, out);
+        out.push(',');
+        write_str(extra_key, out);
+        out.push(':');
+        write_extra(out);
+        out.push('}');
+    }))
 }
 
 /// A one-entry `{"_result": message}` explanation.

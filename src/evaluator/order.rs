@@ -1,13 +1,12 @@
 //! UiPath `ToolCallOrderEvaluator` (`uipath-tool-call-order`).
 
-use serde_json::Value as Json;
-
 use super::common::{
     CallKey, ExpectedKey, Invalid, Matcher, call_key, expect_dict, expect_list, expect_str, field,
     join,
 };
-use super::{Outcome, justification, ratio, repr_str_list};
+use super::{Outcome, justification_with, ratio, repr_str_list};
 use crate::extract::ToolCall;
+use crate::json_text;
 use crate::pyvalue::Value;
 
 /// `tool_calls_order`: the expected sequence of names (or ids). May be empty.
@@ -37,11 +36,20 @@ pub fn parse_criteria(v: &Value) -> Result<OrderCriteria, Invalid> {
 pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> Outcome {
     let expected = &criteria.order;
     let details = |lcs: &[&str]| {
-        justification(
-            repr_str_list(expected.iter().map(String::as_str)),
-            repr_str_list(calls.iter().map(call_key)),
+        justification_with(
+            &repr_str_list(expected.iter().map(String::as_str)),
+            &repr_str_list(calls.iter().map(call_key)),
             "lcs",
-            Json::Array(lcs.iter().map(|s| Json::String((*s).to_owned())).collect()),
+            |out| {
+                out.push('[');
+                for (i, s) in lcs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    json_text::write_str(s, out);
+                }
+                out.push(']');
+            },
         )
     };
     match (expected.is_empty(), calls.is_empty()) {

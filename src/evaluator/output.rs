@@ -92,31 +92,27 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             .iter()
             .map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())),
     );
-    // The reprs are moved in by the early returns only.
-    let done = |expected_repr: String, actual_repr: String, score: f64, explained: Json| {
+    // For the early returns.
+    let done = |score: f64, explained: Json| {
         Outcome::ok(
             score,
             justification(
-                expected_repr,
-                actual_repr,
+                &expected_repr,
+                &actual_repr,
                 "explained_tool_calls_outputs",
-                explained,
+                &explained,
             ),
         )
     };
     match (expected.is_empty(), calls.is_empty()) {
         (true, true) => {
             return done(
-                expected_repr,
-                actual_repr,
                 1.0,
                 result_message("Both expected and actual tool calls outputs are empty"),
             );
         }
         (true, false) | (false, true) => {
             return done(
-                expected_repr,
-                actual_repr,
                 0.0,
                 result_message("Either expected or actual tool calls outputs are empty"),
             );
@@ -153,7 +149,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
                     attempt_key(&call.name, *n),
                     Json::String(attempt_line(&call.output, &exp.output, ok)),
                 );
-                return done(expected_repr, actual_repr, 0.0, Json::Object(only));
+                return done(0.0, Json::Object(only));
             }
             digits += decimal_len(*n);
             *n += 1;
@@ -171,8 +167,6 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         }
         if strict && !found {
             return done(
-                expected_repr,
-                actual_repr,
                 0.0,
                 result_message(&format!(
                     "No matching actual tool call found for expected {}",

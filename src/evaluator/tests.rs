@@ -2611,18 +2611,15 @@ proptest::proptest! {
         let criteria = outputs_criteria(&expected);
         let o = if strict { score_outputs_strict(&calls, &criteria) } else { score_outputs(&calls, &criteria) };
         let oracle = output_explained_oracle(&calls, &expected, strict);
-        match (&o.details, oracle) {
-            (OutcomeDetails::Text(text), Some(explained)) => {
-                let value: Json = serde_json::from_str(text).map_err(|e| {
-                    proptest::test_runner::TestCaseError::fail(format!("{e}: {text}"))
-                })?;
-                proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
-                proptest::prop_assert_eq!(&value["explained_tool_calls_outputs"], &explained);
-            }
-            (OutcomeDetails::Value(_), None) => {}
-            (details, oracle) => {
-                proptest::prop_assert!(false, "details {details}, oracle {oracle:?}");
-            }
+        let OutcomeDetails::Text(text) = &o.details else {
+            return Err(proptest::test_runner::TestCaseError::fail(format!("not text: {}", o.details)));
+        };
+        let value: Json = serde_json::from_str(text).map_err(|e| {
+            proptest::test_runner::TestCaseError::fail(format!("{e}: {text}"))
+        })?;
+        proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
+        if let Some(explained) = oracle {
+            proptest::prop_assert_eq!(&value["explained_tool_calls_outputs"], &explained);
         }
     }
 }
@@ -2650,6 +2647,63 @@ proptest::proptest! {
             proptest::prop_assert_eq!(grouped, scanned, "expected {:?} {:?}", name, id);
         }
     }
+}
+
+proptest::proptest! {
+    /// The count, order and args evaluators write their justification as
+    /// text too: it must be exactly what `serde_json` writes for its value,
+    /// with names and arguments that need escaping.
+    #[test]
+    fn uipath_details_text_is_what_serde_json_writes(
+        calls in proptest::collection::vec((r#"[ab"\\\n\x01é_ 1]{0,3}"#, r#"[xy"\\\t\x1fü']{0,3}"#), 0..6),
+        expected in proptest::collection::vec((r#"[ab"\\\n\x01é_ 1]{0,3}"#, r#"[xy"\\\t\x1fü']{0,3}"#, 0i64..3), 0..6),
+        strict in proptest::bool::ANY,
+    ) {
+        let inputs: Vec<(&str, String)> = calls
+            .iter()
+            .map(|(n, v)| (n.as_str(), json!({"k": v}).to_string()))
+            .collect();
+        let inputs: Vec<(&str, &str)> = inputs.iter().map(|(n, i)| (*n, i.as_str())).collect();
+        let calls = with_args(&inputs);
+        let count = json!({"toolCallsCount": expected.iter().map(|(n, _, c)| (n.clone(), json!(["=", c]))).collect::<serde_json::Map<_, _>>()});
+        let order = json!({"toolCallsOrder": expected.iter().map(|(n, _, _)| n).collect::<Vec<_>>()});
+        let args = json!({"toolCalls": expected.iter().map(|(n, v, _)| json!({"name": n, "args": {"k": v}})).collect::<Vec<_>>()});
+        for (kind, config, criteria) in [
+            (EvaluatorType::Count, Config::Count { strict }, count),
+            (EvaluatorType::Order, Config::Order { strict }, order),
+            (EvaluatorType::Args, Config::Args { strict, subset: false }, args),
+        ] {
+            let o = run(kind, config, &calls, &criteria.to_string());
+            let OutcomeDetails::Text(text) = &o.details else {
+                return Err(proptest::test_runner::TestCaseError::fail(format!("{kind:?}: not text: {}", o.details)));
+            };
+            let value: Json = serde_json::from_str(text).map_err(|e| {
+                proptest::test_runner::TestCaseError::fail(format!("{kind:?}: {e}: {text}"))
+            })?;
+            proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text, "{:?}", kind);
+        }
+    }
+}
+
+/// A count criteria object with a repeated key (not possible from JSON,
+/// whose loader keeps one of each): the reference's dict keeps the key's
+/// first place and its last line.
+#[test]
+fn count_explains_a_repeated_key_once_in_its_first_place() {
+    let criteria = super::count::CountCriteria {
+        entries: vec![
+            ("a".into(), "=".into(), pyvalue::Int::Small(1)),
+            ("b".into(), "=".into(), pyvalue::Int::Small(1)),
+            ("a".into(), "=".into(), pyvalue::Int::Small(2)),
+        ],
+    };
+    let o = super::count::evaluate(&named(&["a", "b", "a"]), &criteria, false);
+    assert_detail(
+        &o,
+        "explained_tool_calls_count",
+        json!({"a": "Actual: 2, Expected: 2, Score: 1.0", "b": "Actual: 1, Expected: 1, Score: 1.0"}),
+    );
+    assert_close(&o, 2.0 / 3.0);
 }
 
 /// The output evaluator's explained attempts as the code before the text
