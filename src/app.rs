@@ -235,8 +235,10 @@ async fn run(
             .await;
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
         let stop = shutdown.clone();
+        let streams = config.receivers.grpc.max_concurrent_streams;
         servers.push(tokio::spawn(async move {
             tonic::transport::Server::builder()
+                .max_concurrent_streams(streams)
                 .layer(tower::util::MapResponseLayer::new(
                     receiver::grpc::oversize_is_resource_exhausted,
                 ))

@@ -89,6 +89,12 @@ pub struct GrpcReceiverConfig {
     pub endpoint: SocketAddr,
     /// Largest decoded (inflated) request message.
     pub max_recv_msg_size_bytes: usize,
+    /// Export calls in flight at once on one connection (HTTP/2
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`): clients queue further calls on
+    /// their side. Each call in flight holds its decoded request, so this
+    /// bounds a connection's share of memory; under overload, fewer streams
+    /// also mean less work per refused call.
+    pub max_concurrent_streams: u32,
 }
 
 impl Default for GrpcReceiverConfig {
@@ -97,6 +103,7 @@ impl Default for GrpcReceiverConfig {
             enabled: true,
             endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
             max_recv_msg_size_bytes: 64 << 20,
+            max_concurrent_streams: 16,
         }
     }
 }
@@ -412,6 +419,10 @@ impl Config {
                 self.receivers.grpc.max_recv_msg_size_bytes,
             ),
             (
+                "receivers.grpc.max_concurrent_streams",
+                self.receivers.grpc.max_concurrent_streams as usize,
+            ),
+            (
                 "receivers.http.max_request_body_bytes",
                 self.receivers.http.max_request_body_bytes,
             ),
@@ -628,6 +639,16 @@ mod tests {
             .to_string();
         assert!(
             e.contains("store.max_traces") && e.contains("greater than 0"),
+            "{e}"
+        );
+        let e = Config::parse(
+            "receivers:\n  grpc:\n    max_concurrent_streams: 0\n",
+            "t.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("receivers.grpc.max_concurrent_streams") && e.contains("greater than 0"),
             "{e}"
         );
         let e = Config::parse(

@@ -152,6 +152,33 @@ async fn oversized_grpc_messages_get_resource_exhausted() {
     running.stop().await.unwrap();
 }
 
+/// The gRPC receiver advertises `receivers.grpc.max_concurrent_streams` in
+/// its HTTP/2 SETTINGS, so clients queue calls beyond it on their side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_receiver_advertises_its_stream_limit() {
+    let mut config = counting_config();
+    config.receivers.grpc.max_concurrent_streams = 7;
+    let running = service::start(config).await;
+    let tcp = tokio::net::TcpStream::connect(running.grpc_addr.unwrap())
+        .await
+        .unwrap();
+    let (send, mut connection) = h2::client::handshake(tcp).await.unwrap();
+    // Until the server's SETTINGS arrive, h2 assumes 100 (its default).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while connection.max_concurrent_send_streams() != 7 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server's SETTINGS never said 7 streams (now {})",
+            connection.max_concurrent_send_streams()
+        );
+        // Drives the connection (reads the SETTINGS frame) for a moment.
+        let _ = tokio::time::timeout(Duration::from_millis(20), &mut connection).await;
+    }
+    // Closed first: a graceful stop waits for open connections.
+    drop((send, connection));
+    running.stop().await.unwrap();
+}
+
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(bytes).unwrap();
