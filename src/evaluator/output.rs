@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 use super::args::{optional_id, repr_opt};
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids,
+    name_ids, push_usize,
 };
 use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -152,12 +152,13 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
                 return done(0.0, Json::Object(only));
             }
             digits += decimal_len(*n);
-            *n += 1;
             attempts.push(Attempt {
                 call: idx,
                 expected: e,
+                n: *n,
                 ok,
             });
+            *n += 1;
             if ok {
                 matched += 1;
                 consumed[idx] = true;
@@ -197,6 +198,8 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
 struct Attempt {
     call: usize,
     expected: usize,
+    /// The attempt's number among those of its call's name.
+    n: usize,
     ok: bool,
 }
 
@@ -226,6 +229,46 @@ fn write_details(
     names: usize,
     digits: usize,
 ) -> String {
+    let head = [
+        "{\"expected\":",
+        ",\"actual\":",
+        ",\"explained_tool_calls_outputs\":{",
+    ];
+    // Few attempts (one or two an expected output, the usual case): each
+    // is written as it comes, through the thread's buffer. Many (an
+    // expected output tried against many calls of its name) are copied
+    // from pieces escaped once, into an allocation of the exact length.
+    if attempts.len() <= calls.len() {
+        return json_text::exact(|out| {
+            out.push_str(head[0]);
+            json_text::write_str(expected_repr, out);
+            out.push_str(head[1]);
+            json_text::write_str(actual_repr, out);
+            out.push_str(head[2]);
+            for (i, a) in attempts.iter().enumerate() {
+                let (Some(call), Some(exp)) = (calls.get(a.call), expected.get(a.expected)) else {
+                    continue;
+                };
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('"');
+                json_text::write_str_content(&call.name, out);
+                out.push('_');
+                push_usize(a.n, out);
+                out.push_str("\":\"Actual: ");
+                json_text::write_str_content(&call.output, out);
+                out.push_str(", Expected: ");
+                json_text::write_str_content(&exp.output, out);
+                out.push_str(if a.ok {
+                    ", Score: 1.0\""
+                } else {
+                    ", Score: 0.0\""
+                });
+            }
+            out.push_str("}}");
+        });
+    }
     // Entries are copied from pieces escaped once: `"name_` and
     // `":"Actual: output` per call, `, Expected: output, Score: ` per
     // expected output.
@@ -245,11 +288,6 @@ fn write_details(
     for e in expected {
         piece(", Expected: ", &e.output, ", Score: ");
     }
-    let head = [
-        "{\"expected\":",
-        ",\"actual\":",
-        ",\"explained_tool_calls_outputs\":{",
-    ];
     let (mut expected_text, mut actual_text) = (String::new(), String::new());
     json_text::write_str(expected_repr, &mut expected_text);
     json_text::write_str(actual_repr, &mut actual_text);
