@@ -78,12 +78,9 @@ fn apply(op: &str, actual: i64, expected: &Int) -> Result<bool, String> {
     })
 }
 
-/// `repr()` of the expected map with tuple values, `{'a': ('=', 2)}`,
-/// written directly (criteria keys come from a dict, so they are distinct;
-/// should a caller build criteria with a repeated key, the dict is built as
-/// the reference would).
-/// Whether no expected key repeats (the criteria come from a JSON object,
-/// whose duplicate keys the loader keeps).
+/// Whether no expected key repeats: criteria parsed from JSON come from a
+/// dict, so their keys are distinct; only criteria built by hand can
+/// repeat one.
 fn distinct_keys(entries: &[(String, String, Int)]) -> bool {
     if entries.len() <= 16 {
         entries
@@ -96,6 +93,9 @@ fn distinct_keys(entries: &[(String, String, Int)]) -> bool {
     }
 }
 
+/// `repr()` of the expected map with tuple values, `{'a': ('=', 2)}`,
+/// written directly when the keys are distinct; with a repeated key (criteria
+/// built by hand) the dict is built as the reference would.
 fn expected_repr(entries: &[(String, String, Int)], distinct: bool) -> String {
     if !distinct {
         let mut d = Dict::with_capacity(entries.len());
@@ -247,8 +247,8 @@ impl Line<'_> {
 }
 
 /// The explained entries as the JSON object text serde_json would write.
-/// The reference builds a dict: a repeated key keeps its first place and
-/// its last line, so that case goes through a map.
+/// The reference builds a dict: a repeated key (criteria built by hand)
+/// keeps its first place and its last line, so that case goes through a map.
 fn write_explained(lines: &[Line<'_>], distinct: bool, out: &mut String) {
     if !distinct {
         let mut map = Map::with_capacity(lines.len());

@@ -2619,7 +2619,11 @@ proptest::proptest! {
         })?;
         proptest::prop_assert_eq!(&serde_json::to_string(&value).unwrap_or_default(), text);
         if let Some(explained) = oracle {
-            proptest::prop_assert_eq!(&value["explained_tool_calls_outputs"], &explained);
+            // As text: `Map`'s equality ignores key order.
+            proptest::prop_assert_eq!(
+                serde_json::to_string(&value["explained_tool_calls_outputs"]).unwrap_or_default(),
+                serde_json::to_string(&explained).unwrap_or_default()
+            );
         }
     }
 }
@@ -2704,6 +2708,37 @@ fn count_explains_a_repeated_key_once_in_its_first_place() {
         json!({"a": "Actual: 2, Expected: 2, Score: 1.0", "b": "Actual: 1, Expected: 1, Score: 1.0"}),
     );
     assert_close(&o, 2.0 / 3.0);
+}
+
+/// Many attempts (an expected output tried against every call of its name)
+/// take the output evaluator's other writer, from pieces escaped once into
+/// an allocation of the computed length: 12 calls of one name against 12
+/// expected outputs that match none of them, then one that matches the
+/// first, give 145 attempts, with counters into three digits.
+#[test]
+fn output_details_with_many_attempts_are_the_oracles_text() {
+    let calls: Vec<(&str, &str)> = (0..12).map(|_| ("a \"q\"", "x\n")).collect();
+    let mut expected: Vec<(&str, &str)> = (0..12).map(|_| ("a \"q\"", "y\t")).collect();
+    expected.push(("a \"q\"", "x\n"));
+    let tool_calls = with_outputs(&calls);
+    let o = score_outputs(&tool_calls, &outputs_criteria(&expected));
+    assert_close(&o, 1.0 / 13.0);
+    let OutcomeDetails::Text(text) = &o.details else {
+        panic!("not text: {}", o.details);
+    };
+    let value: Json = serde_json::from_str(text).unwrap();
+    assert_eq!(&serde_json::to_string(&value).unwrap(), text);
+    let explained = &value["explained_tool_calls_outputs"];
+    assert_eq!(explained.as_object().map(|m| m.len()), Some(145));
+    assert_eq!(
+        serde_json::to_string(explained).unwrap(),
+        serde_json::to_string(&output_explained_oracle(&tool_calls, &expected, false).unwrap())
+            .unwrap()
+    );
+    assert_eq!(
+        explained["a \"q\"_144"],
+        json!("Actual: x\n, Expected: x\n, Score: 1.0")
+    );
 }
 
 /// The output evaluator's explained attempts as the code before the text

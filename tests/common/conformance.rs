@@ -178,7 +178,8 @@ pub fn judge_parts(
         }
         return Ok(());
     }
-    if details != &exp["details"] {
+    // As text, so that key order counts too (`Map`'s equality ignores it).
+    if serde_json::to_string(details).ok() != serde_json::to_string(&exp["details"]).ok() {
         return Err(format!(
             "details:\nexpected {}\n     got {details}",
             exp["details"]
