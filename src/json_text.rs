@@ -1,7 +1,8 @@
 //! JSON text as `serde_json` writes it (compact), written without building
 //! a `serde_json::Value` where the caller has the parts: result details are
-//! stored as this text, and the output evaluator writes its (possibly
-//! thousands of) explained attempts straight to it.
+//! stored as this text, and the UiPath evaluators write their justification
+//! (the output evaluator's possibly thousands of explained attempts
+//! included) straight to it.
 
 /// Text written through a per-thread buffer, returned in an exact
 /// allocation: a typical text (a few kilobytes) does not grow by

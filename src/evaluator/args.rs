@@ -4,11 +4,10 @@
 //! expected key is present with an equal value" (SEMANTICS §1.5).
 
 use super::common::{
-    Invalid, Matcher, expect_dict, expect_list, expect_str, field, join, name_ids, push_usize,
+    Invalid, Matcher, expect_dict, expect_list, expect_str, field, join, name_ids, write_attempt,
 };
 use super::{Outcome, justification, justification_with, ratio, result_message};
 use crate::extract::ToolCall;
-use crate::json_text;
 use crate::pyvalue::{Dict, Value};
 
 /// One expected call: `{"name", "args", "id"?}`.
@@ -160,63 +159,49 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     let groups = matcher.groups();
     let mut consumed = vec![false; calls.len()];
     let mut attempts = vec![0usize; names];
-    // The explained attempts, written as the JSON object text serde_json
-    // would write (`justification_with`): keys are `name_n` with a counter
-    // per name, so they never repeat.
-    let mut explained = String::with_capacity(2 + 256 * expected.len());
-    explained.push('{');
     let mut matched = 0usize;
-    for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
-        let key = matcher.expected(&exp.name, exp.id.as_deref());
-        for idx in groups.matching(key) {
-            if consumed[idx] {
-                continue;
+    // The explained attempts are written straight into the justification's
+    // text: keys are `name_n` with a counter per name, so they never repeat.
+    let details = justification_with(
+        &expected_repr,
+        &actual_repr,
+        "explained_tool_calls_args",
+        |out| {
+            out.push('{');
+            let mut first = true;
+            for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
+                let key = matcher.expected(&exp.name, exp.id.as_deref());
+                for idx in groups.matching(key) {
+                    if consumed[idx] {
+                        continue;
+                    }
+                    let n = &mut attempts[name_ids[idx] as usize];
+                    let ok = args_match(&exp.args, actual_args[idx]);
+                    write_attempt(
+                        out,
+                        first,
+                        &calls[idx].name,
+                        *n,
+                        actual_repr.get(actual_ranges[idx].clone()).unwrap_or(""),
+                        expected_repr.get(exp_range.clone()).unwrap_or(""),
+                        ok,
+                    );
+                    first = false;
+                    *n += 1;
+                    if ok {
+                        matched += 1;
+                        consumed[idx] = true;
+                        break;
+                    }
+                }
             }
-            let n = &mut attempts[name_ids[idx] as usize];
-            let ok = args_match(&exp.args, actual_args[idx]);
-            if explained.len() > 1 {
-                explained.push(',');
-            }
-            explained.push('"');
-            json_text::write_str_content(&calls[idx].name, &mut explained);
-            explained.push('_');
-            push_usize(*n, &mut explained);
-            *n += 1;
-            explained.push_str("\":\"Actual: ");
-            json_text::write_str_content(
-                actual_repr.get(actual_ranges[idx].clone()).unwrap_or(""),
-                &mut explained,
-            );
-            explained.push_str(", Expected: ");
-            json_text::write_str_content(
-                expected_repr.get(exp_range.clone()).unwrap_or(""),
-                &mut explained,
-            );
-            explained.push_str(if ok {
-                ", Score: 1.0\""
-            } else {
-                ", Score: 0.0\""
-            });
-            if ok {
-                matched += 1;
-                consumed[idx] = true;
-                break;
-            }
-        }
-    }
-    explained.push('}');
+            out.push('}');
+        },
+    );
     let score = if strict {
         if matched == expected.len() { 1.0 } else { 0.0 }
     } else {
         ratio(matched, expected.len())
     };
-    Outcome::ok(
-        score,
-        justification_with(
-            &expected_repr,
-            &actual_repr,
-            "explained_tool_calls_args",
-            |out| out.push_str(&explained),
-        ),
-    )
+    Outcome::ok(score, details)
 }

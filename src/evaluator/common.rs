@@ -322,6 +322,37 @@ pub(crate) fn attempt_key(name: &str, n: usize) -> String {
     key
 }
 
+/// One explained attempt as JSON object text, the entry `attempt_key` →
+/// `attempt_line` that `serde_json` would write (escaped), after a comma
+/// unless it is the first.
+pub(crate) fn write_attempt(
+    out: &mut String,
+    first: bool,
+    name: &str,
+    n: usize,
+    actual: &str,
+    expected: &str,
+    ok: bool,
+) {
+    use crate::json_text::write_str_content;
+    if !first {
+        out.push(',');
+    }
+    out.push('"');
+    write_str_content(name, out);
+    out.push('_');
+    push_usize(n, out);
+    out.push_str("\":\"Actual: ");
+    write_str_content(actual, out);
+    out.push_str(", Expected: ");
+    write_str_content(expected, out);
+    out.push_str(if ok {
+        ", Score: 1.0\""
+    } else {
+        ", Score: 0.0\""
+    });
+}
+
 /// Appends the decimal digits of `n`.
 pub(crate) fn push_usize(n: usize, out: &mut String) {
     crate::pyvalue::repr::push_u64(n as u64, out);

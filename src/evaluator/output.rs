@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 use super::args::{optional_id, repr_opt};
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids, push_usize,
+    name_ids, write_attempt,
 };
 use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -124,14 +124,12 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     let groups = matcher.groups();
     // First the matching, as the reference does it: for each expected
     // output, the unconsumed calls it matches in call order, until one has
-    // the same output. Every attempt is recorded; the text is written after,
-    // into an allocation of its exact length (a worst case, where nothing
-    // matches, runs to 6,668 attempts and over a megabyte for 200 calls, and growing
-    // a buffer that size costs as much again in copies).
+    // the same output. Every attempt is recorded; the text is written after
+    // (`write_details`), since a worst case, where nothing matches, runs to
+    // 6,668 attempts and over a megabyte for 200 calls.
     let mut consumed = vec![false; calls.len()];
     let mut tried = vec![0usize; names];
     let mut attempts: Vec<Attempt> = Vec::with_capacity(expected.len());
-    let mut digits = 0usize;
     let mut matched = 0usize;
     for (e, exp) in expected.iter().enumerate() {
         let key = matcher.expected(&exp.name, exp.id.as_deref());
@@ -151,7 +149,6 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
                 );
                 return done(0.0, Json::Object(only));
             }
-            digits += decimal_len(*n);
             attempts.push(Attempt {
                 call: idx,
                 expected: e,
@@ -189,7 +186,6 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
         &attempts,
         &name_ids,
         names,
-        digits,
     );
     Outcome::ok(score, OutcomeDetails::Text(text))
 }
@@ -217,7 +213,7 @@ fn decimal_len(mut n: usize) -> usize {
 /// `OutcomeDetails`): expected, actual, then one explained entry an
 /// attempt, `"name_n":"Actual: …, Expected: …, Score: 1.0"`. Keys carry a
 /// counter per name, so they never repeat (the dict the reference builds
-/// has them all). `digits` is the length of all the counters.
+/// has them all).
 #[allow(clippy::too_many_arguments)]
 fn write_details(
     calls: &[ToolCall],
@@ -227,7 +223,6 @@ fn write_details(
     attempts: &[Attempt],
     name_ids: &[u32],
     names: usize,
-    digits: usize,
 ) -> String {
     let head = [
         "{\"expected\":",
@@ -246,25 +241,17 @@ fn write_details(
             json_text::write_str(actual_repr, out);
             out.push_str(head[2]);
             for (i, a) in attempts.iter().enumerate() {
-                let (Some(call), Some(exp)) = (calls.get(a.call), expected.get(a.expected)) else {
-                    continue;
-                };
-                if i > 0 {
-                    out.push(',');
+                if let (Some(call), Some(exp)) = (calls.get(a.call), expected.get(a.expected)) {
+                    write_attempt(
+                        out,
+                        i == 0,
+                        &call.name,
+                        a.n,
+                        &call.output,
+                        &exp.output,
+                        a.ok,
+                    );
                 }
-                out.push('"');
-                json_text::write_str_content(&call.name, out);
-                out.push('_');
-                push_usize(a.n, out);
-                out.push_str("\":\"Actual: ");
-                json_text::write_str_content(&call.output, out);
-                out.push_str(", Expected: ");
-                json_text::write_str_content(&exp.output, out);
-                out.push_str(if a.ok {
-                    ", Score: 1.0\""
-                } else {
-                    ", Score: 0.0\""
-                });
             }
             out.push_str("}}");
         });
@@ -317,7 +304,7 @@ fn write_details(
         + expected_text.len()
         + actual_text.len()
         + entries
-        + digits
+        + attempts.iter().map(|a| decimal_len(a.n)).sum::<usize>()
         + 4 * attempts.len()
         + attempts.len().saturating_sub(1)
         + 2;
@@ -327,6 +314,8 @@ fn write_details(
     out.push_str(head[1]);
     out.push_str(&actual_text);
     out.push_str(head[2]);
+    // The counters give each name's numbers in the order the attempts were
+    // recorded (`a.n`), as text, without formatting thousands of numbers.
     let mut counters = vec![Counter::default(); names];
     for (i, a) in attempts.iter().enumerate() {
         if i > 0 {
