@@ -465,7 +465,15 @@ impl Shard {
 
     /// Emits every trace whose deadline is at or before `now`.
     pub fn expire(&mut self, now: Instant) -> Vec<Ready> {
-        let mut out = Vec::new();
+        std::iter::from_fn(|| self.expire_next(now)).collect()
+    }
+
+    /// The next trace due at `now` that is to be evaluated, handling the
+    /// deadlines before it that are not (a late window closing, a timed-out
+    /// trace dropped). One at a time, so the driver decodes a trace only
+    /// once the evaluation queue has room for it: under overload, traces
+    /// wait compact in the buffer rather than decoded in a list.
+    pub fn expire_next(&mut self, now: Instant) -> Option<Ready> {
         while let Some(&(deadline, id)) = self.deadlines.first() {
             if deadline > now {
                 break;
@@ -477,10 +485,10 @@ impl Shard {
                 continue;
             }
             if let Some(r) = self.on_deadline(id, now) {
-                out.push(r);
+                return Some(r);
             }
         }
-        out
+        None
     }
 
     fn on_deadline(&mut self, id: TraceId, now: Instant) -> Option<Ready> {

@@ -160,9 +160,13 @@ async fn run_shard(
                 let _ = batch.reply.send(verdicts);
             }
             () = sleep_until(deadline) => {
-                for ready in shard.expire(Instant::now().into_std()) {
-                    if out.send(ready).await.is_err() {
-                        return;
+                // Room in the evaluation queue first, then the trace: a full
+                // queue holds the shard here with no trace emitted early.
+                loop {
+                    let Ok(permit) = out.reserve().await else { return };
+                    match shard.expire_next(Instant::now().into_std()) {
+                        Some(ready) => permit.send(ready),
+                        None => break,
                     }
                 }
             }
