@@ -246,7 +246,7 @@ fn record(n: u8, outcomes: Vec<(&str, EvaluatorType, Outcome)>) -> Arc<TraceReco
     });
     r.binding = Some(Binding::EvalSet {
         eval_set: "weather".into(),
-        item: format!("case-{n}"),
+        item: format!("case-{n}").into(),
     });
     r.scores = outcomes
         .into_iter()

@@ -292,7 +292,7 @@ impl WatchFilter {
             && self
                 .evaluator
                 .as_ref()
-                .is_none_or(|ev| r.scores.iter().any(|s| s.evaluator_id == *ev))
+                .is_none_or(|ev| r.scores.iter().any(|s| *s.evaluator_id == **ev))
     }
 }
 
@@ -409,13 +409,13 @@ fn pb_binding(b: &Binding) -> pb::Binding {
     match b {
         Binding::EvalSet { eval_set, item } => pb::Binding {
             source: "eval_set".into(),
-            eval_set: Some(eval_set.clone()),
-            item: Some(item.clone()),
+            eval_set: Some(eval_set.to_string()),
+            item: Some(item.to_string()),
             rule: None,
         },
         Binding::Rule { rule } => pb::Binding {
             source: "rule".into(),
-            rule: Some(rule.clone()),
+            rule: Some(rule.to_string()),
             ..pb::Binding::default()
         },
         Binding::Default => pb::Binding {
@@ -428,7 +428,7 @@ fn pb_binding(b: &Binding) -> pb::Binding {
 fn pb_score(s: &crate::store::Score) -> pb::Score {
     let o = &s.outcome;
     pb::Score {
-        evaluator_id: s.evaluator_id.clone(),
+        evaluator_id: s.evaluator_id.to_string(),
         evaluator_type: s.evaluator_type.id().to_owned(),
         status: match o.status {
             evaluator::Status::Ok => pb::ScoreStatus::Ok,

@@ -12,7 +12,7 @@ use crate::pyvalue::{Dict, Int, Value};
 /// A loaded eval set.
 #[derive(Debug)]
 pub struct EvalSet {
-    pub id: String,
+    pub id: Arc<str>,
     pub name: String,
     pub file: PathBuf,
     /// The referenced evaluators toolscore runs, in reference order.
@@ -25,7 +25,7 @@ pub struct EvalSet {
 /// One evaluation item with its criteria resolved per evaluator.
 #[derive(Debug)]
 pub struct EvalItem {
-    pub id: String,
+    pub id: Arc<str>,
     pub name: String,
     /// The evaluators that run for this item (those with a criteria key), in
     /// the eval set's evaluator order.
@@ -74,7 +74,7 @@ pub fn parse_eval_set(v: &Value, file: &Path, catalog: &Catalog) -> Result<EvalS
     let mut skipped = Vec::new();
     for (path, r) in &refs {
         if let Some(ev) = catalog.evaluators.get(r) {
-            if !evaluators.iter().any(|e: &Arc<Evaluator>| e.id == *r) {
+            if !evaluators.iter().any(|e: &Arc<Evaluator>| *e.id == **r) {
                 evaluators.push(ev.clone());
             }
         } else if catalog.unsupported.contains_key(r) {
@@ -113,7 +113,7 @@ pub fn parse_eval_set(v: &Value, file: &Path, catalog: &Catalog) -> Result<EvalS
         items.push(item);
     }
     Ok(EvalSet {
-        id,
+        id: id.into(),
         name,
         file: file.to_owned(),
         evaluators,
@@ -224,7 +224,7 @@ fn parse_item(v: &Value, path: &str, evaluators: &[Arc<Evaluator>]) -> Result<Ev
         });
     }
     Ok(EvalItem {
-        id,
+        id: id.into(),
         name,
         evaluators: out,
     })

@@ -119,7 +119,7 @@ impl Catalog {
         let set = Arc::new(load_eval_set(file, self)?);
         let set_idx = self.eval_sets.len();
         for (i, item) in set.items.iter().enumerate() {
-            if let Some((other, _)) = self.items.get(&item.id) {
+            if let Some((other, _)) = self.items.get(&*item.id) {
                 return Err(LoadError::new(
                     file,
                     format!("evaluations.{i}.id"),
@@ -133,7 +133,7 @@ impl Catalog {
             }
         }
         for (i, item) in set.items.iter().enumerate() {
-            self.items.insert(item.id.clone(), (set_idx, i));
+            self.items.insert(item.id.to_string(), (set_idx, i));
         }
         self.eval_sets.push(set.clone());
         Ok(set)

@@ -13,6 +13,8 @@ pub mod output;
 pub mod stage;
 pub mod tool_correctness;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
@@ -125,7 +127,7 @@ pub enum CriteriaError {
 /// A configured evaluator, ready to run.
 #[derive(Debug, Clone)]
 pub struct Evaluator {
-    pub id: String,
+    pub id: Arc<str>,
     pub name: String,
     pub description: String,
     pub kind: EvaluatorType,
@@ -139,7 +141,7 @@ pub struct Evaluator {
 
 impl Evaluator {
     /// An evaluator with the reference's default config and no default criteria.
-    pub fn with_defaults(id: impl Into<String>, kind: EvaluatorType) -> Evaluator {
+    pub fn with_defaults(id: impl Into<Arc<str>>, kind: EvaluatorType) -> Evaluator {
         Evaluator {
             id: id.into(),
             name: kind.default_name().to_owned(),

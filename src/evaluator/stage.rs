@@ -13,10 +13,12 @@ use std::time::{Instant, SystemTime};
 use serde_json::Value as Json;
 use tokio::sync::mpsc;
 
-use super::{Criteria, Evaluator, EvaluatorType};
+use super::EvaluatorType;
 use crate::assembler::Ready;
 use crate::config::{Config, RuleConfig};
-use crate::criteria::{Binding, BindingConfig, Catalog, LoadError, find_binding_value};
+use crate::criteria::{
+    Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, find_binding_value,
+};
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::pyvalue::{self, Value};
 use crate::span::Span;
@@ -25,20 +27,20 @@ use crate::store::{
 };
 use crate::telemetry::Metrics;
 
-/// Evaluators and their criteria for one trace.
+/// Evaluators and their criteria for one trace, borrowed from the binder.
 #[derive(Debug, Clone)]
-pub struct Bound {
+pub struct Bound<'a> {
     pub binding: Binding,
-    pub evaluators: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+    pub evaluators: &'a [ItemEvaluator],
 }
 
 #[derive(Debug)]
 struct Rule {
-    name: String,
+    name: Arc<str>,
     service_name: Option<glob::Pattern>,
     root_span_name: Option<glob::Pattern>,
     attributes: Vec<(String, String)>,
-    evaluators: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+    evaluators: Vec<ItemEvaluator>,
 }
 
 /// Decides which evaluators and criteria apply to a trace (DESIGN §4):
@@ -48,7 +50,7 @@ struct Rule {
 pub struct Binder {
     pub catalog: Catalog,
     rules: Vec<Rule>,
-    defaults: Vec<(Arc<Evaluator>, Arc<Criteria>)>,
+    defaults: Vec<ItemEvaluator>,
     pub binding: BindingConfig,
 }
 
@@ -90,7 +92,10 @@ impl Binder {
                         "needs config.defaultEvaluationCriteria to apply to every trace",
                     ));
                 };
-                defaults.push((ev.clone(), Arc::new(c)));
+                defaults.push(ItemEvaluator {
+                    evaluator: ev.clone(),
+                    criteria: Arc::new(c),
+                });
             }
             catalog.add_evaluator(
                 crate::criteria::LoadedEvaluator::Supported((*ev).clone()),
@@ -117,7 +122,7 @@ impl Binder {
     }
 
     /// The evaluators and criteria for a trace, or `None` when nothing binds it.
-    pub fn bind(&self, spans: &[Span]) -> Option<Bound> {
+    pub fn bind(&self, spans: &[Span]) -> Option<Bound<'_>> {
         if let Some(value) = find_binding_value(spans, &self.binding) {
             if let Some((set, item)) = self.catalog.item(&value) {
                 return Some(Bound {
@@ -125,11 +130,7 @@ impl Binder {
                         eval_set: set.id.clone(),
                         item: item.id.clone(),
                     },
-                    evaluators: item
-                        .evaluators
-                        .iter()
-                        .map(|ie| (ie.evaluator.clone(), ie.criteria.clone()))
-                        .collect(),
+                    evaluators: &item.evaluators,
                 });
             }
             tracing::debug!(item = %value, "binding attribute names no loaded eval-set item");
@@ -141,7 +142,7 @@ impl Binder {
                     binding: Binding::Rule {
                         rule: rule.name.clone(),
                     },
-                    evaluators: rule.evaluators.clone(),
+                    evaluators: &rule.evaluators,
                 });
             }
         }
@@ -150,7 +151,7 @@ impl Binder {
         }
         Some(Bound {
             binding: Binding::Default,
-            evaluators: self.defaults.clone(),
+            evaluators: &self.defaults,
         })
     }
 }
@@ -203,10 +204,13 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
                 )
             })?,
         };
-        evaluators.push((ev.clone(), Arc::new(criteria)));
+        evaluators.push(ItemEvaluator {
+            evaluator: ev.clone(),
+            criteria: Arc::new(criteria),
+        });
     }
     Ok(Rule {
-        name: r.name.clone(),
+        name: r.name.as_str().into(),
         service_name: pattern("service_name", &r.matcher.service_name)?,
         root_span_name: pattern("root_span_name", &r.matcher.root_span_name)?,
         attributes: r
@@ -275,11 +279,16 @@ pub fn evaluate_ready(
         .map(|b| {
             b.evaluators
                 .iter()
-                .map(|(ev, criteria)| Score {
-                    evaluator_id: ev.id.clone(),
-                    evaluator_type: ev.kind,
-                    outcome: ev.evaluate(&calls, criteria).into(),
-                })
+                .map(
+                    |ItemEvaluator {
+                         evaluator,
+                         criteria,
+                     }| Score {
+                        evaluator_id: evaluator.id.clone(),
+                        evaluator_type: evaluator.kind,
+                        outcome: evaluator.evaluate(&calls, criteria).into(),
+                    },
+                )
                 .collect()
         })
         .unwrap_or_default();

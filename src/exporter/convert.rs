@@ -317,7 +317,7 @@ pub(crate) mod tests {
         });
         r.scores = (0..scores)
             .map(|i| Score {
-                evaluator_id: format!("count-{i}"),
+                evaluator_id: format!("count-{i}").into(),
                 evaluator_type: EvaluatorType::Count,
                 outcome: Outcome::ok(1.0, json!({"expected": 1, "actual": 1})).into(),
             })

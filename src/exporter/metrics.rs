@@ -12,6 +12,7 @@
 //! re-evaluation after late spans is another evaluation.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
@@ -48,7 +49,7 @@ struct Series {
 pub struct MetricsAggregator {
     start_time: u64,
     max_series: usize,
-    series: BTreeMap<(String, &'static str), Series>,
+    series: BTreeMap<(Arc<str>, &'static str), Series>,
 }
 
 impl MetricsAggregator {

@@ -211,10 +211,11 @@ impl ResultStore for MemoryStore {
             if f.status.is_some_and(|s| s != r.status) {
                 continue;
             }
-            let scores = r
-                .scores
-                .iter()
-                .filter(|s| f.evaluator.as_ref().is_none_or(|ev| *ev == s.evaluator_id));
+            let scores = r.scores.iter().filter(|s| {
+                f.evaluator
+                    .as_ref()
+                    .is_none_or(|ev| **ev == *s.evaluator_id)
+            });
             let mut scores = scores.peekable();
             if f.evaluator.is_some() && scores.peek().is_none() {
                 continue;

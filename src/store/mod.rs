@@ -100,7 +100,7 @@ pub enum ResultOrWait {
 /// One evaluator's result on the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Score {
-    pub evaluator_id: String,
+    pub evaluator_id: Arc<str>,
     pub evaluator_type: EvaluatorType,
     pub outcome: StoredOutcome,
 }

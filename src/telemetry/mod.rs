@@ -2,6 +2,7 @@
 //! (name, unit, help) and the logging set-up. `/metrics` (the API issue)
 //! encodes [`Metrics::registry`] as Prometheus text.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -36,7 +37,7 @@ pub struct ShardLabel {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabel {
-    pub evaluator: String,
+    pub evaluator: Arc<str>,
     pub status: &'static str,
 }
 
