@@ -162,9 +162,12 @@ async fn run_shard(
             () = sleep_until(deadline) => {
                 // Room in the evaluation queue first, then the trace: a full
                 // queue holds the shard here with no trace emitted early.
+                // One `now` for the round: it ends with the traces due when
+                // the timer fired.
+                let now = Instant::now().into_std();
                 loop {
                     let Ok(permit) = out.reserve().await else { return };
-                    match shard.expire_next(Instant::now().into_std()) {
+                    match shard.expire_next(now) {
                         Some(ready) => permit.send(ready),
                         None => break,
                     }
