@@ -463,16 +463,18 @@ impl Shard {
         Push::Accepted
     }
 
-    /// Emits every trace whose deadline is at or before `now`.
+    /// Emits every trace whose deadline is at or before `now` (for tests and
+    /// benchmarks; the driver takes them one at a time).
     pub fn expire(&mut self, now: Instant) -> Vec<Ready> {
         std::iter::from_fn(|| self.expire_next(now)).collect()
     }
 
     /// The next trace due at `now` that is to be evaluated, handling the
     /// deadlines before it that are not (a late window closing, a timed-out
-    /// trace dropped). One at a time, so the driver decodes a trace only
-    /// once the evaluation queue has room for it: under overload, traces
-    /// wait compact in the buffer rather than decoded in a list.
+    /// trace dropped). One at a time, so the driver emits a trace (and
+    /// compacts its buffered copy) only once the evaluation queue has room
+    /// for it: a shard held by a full queue keeps its due traces in the
+    /// buffer, not in a list of emitted traces beside it.
     pub fn expire_next(&mut self, now: Instant) -> Option<Ready> {
         while let Some(&(deadline, id)) = self.deadlines.first() {
             if deadline > now {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json};
 use super::args::{optional_id, repr_opt};
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids, write_attempt,
+    name_ids, push_usize, write_attempt,
 };
 use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
@@ -178,15 +178,7 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     } else {
         ratio(matched, expected.len())
     };
-    let text = write_details(
-        calls,
-        expected,
-        &expected_repr,
-        &actual_repr,
-        &attempts,
-        &name_ids,
-        names,
-    );
+    let text = write_details(calls, expected, &expected_repr, &actual_repr, &attempts);
     Outcome::ok(score, OutcomeDetails::Text(text))
 }
 
@@ -214,15 +206,12 @@ fn decimal_len(mut n: usize) -> usize {
 /// attempt, `"name_n":"Actual: …, Expected: …, Score: 1.0"`. Keys carry a
 /// counter per name, so they never repeat (the dict the reference builds
 /// has them all).
-#[allow(clippy::too_many_arguments)]
 fn write_details(
     calls: &[ToolCall],
     expected: &[ExpectedOutput],
     expected_repr: &str,
     actual_repr: &str,
     attempts: &[Attempt],
-    name_ids: &[u32],
-    names: usize,
 ) -> String {
     let head = [
         "{\"expected\":",
@@ -314,21 +303,13 @@ fn write_details(
     out.push_str(head[1]);
     out.push_str(&actual_text);
     out.push_str(head[2]);
-    // The counters give each name's numbers in the order the attempts were
-    // recorded (`a.n`), as text, without formatting thousands of numbers.
-    let mut counters = vec![Counter::default(); names];
     for (i, a) in attempts.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         let (key, actual, expected) = parts(a);
         out.push_str(key);
-        if let Some(counter) = name_ids
-            .get(a.call)
-            .and_then(|&id| counters.get_mut(id as usize))
-        {
-            out.push_str(counter.next());
-        }
+        push_usize(a.n, &mut out);
         out.push_str(actual);
         out.push_str(expected);
         out.push_str(if a.ok { "1.0\"" } else { "0.0\"" });
@@ -336,49 +317,4 @@ fn write_details(
     out.push_str("}}");
     debug_assert_eq!(out.len(), len, "the details' length was computed exactly");
     out
-}
-
-/// A counter kept as its decimal digits, incremented in place: an attempt's
-/// key needs the next number of its name, thousands of times a trace.
-#[derive(Clone, Default)]
-struct Counter {
-    /// The digits of the number last returned; empty before the first.
-    digits: String,
-}
-
-impl Counter {
-    /// The next number: 0, 1, 2, …
-    fn next(&mut self) -> &str {
-        if self.digits.is_empty() {
-            self.digits.push('0');
-            return &self.digits;
-        }
-        // Trailing nines become zeros; the digit before them goes up by one,
-        // or a 1 is put in front of them all.
-        let nines = self.digits.bytes().rev().take_while(|&b| b == b'9').count();
-        let keep = self.digits.len() - nines;
-        let bump = match self.digits.as_bytes().get(..keep).and_then(|d| d.last()) {
-            Some(&d) => char::from(d + 1),
-            None => '1',
-        };
-        self.digits.truncate(keep.saturating_sub(1));
-        self.digits.push(bump);
-        for _ in 0..nines {
-            self.digits.push('0');
-        }
-        &self.digits
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Counter;
-
-    #[test]
-    fn counter_counts_in_decimal() {
-        let mut counter = Counter::default();
-        for n in 0..100_001u32 {
-            assert_eq!(counter.next(), n.to_string());
-        }
-    }
 }
