@@ -16,6 +16,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
+use toolscore::assembler::compact::Packed;
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::evaluator::stage::{Binder, evaluate_ready, json_to_py};
@@ -276,16 +277,18 @@ fn bench_assembler(c: &mut Criterion) {
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
     };
+    // The spans as the receivers hand them over: one request's compact records.
+    let packed = Packed::from_spans(&spans, &[]);
     let mut g = c.benchmark_group("assembler");
     g.throughput(Throughput::Elements(spans.len() as u64));
     g.bench_function("push_and_complete_2000_spans", |b| {
         b.iter_batched(
-            || spans.clone(),
-            |spans| {
+            || (),
+            |()| {
                 let mut shard = Shard::new(limits.clone());
                 let now = Instant::now();
-                for s in spans {
-                    assert_eq!(shard.push(s, now), Push::Accepted);
+                for i in 0..packed.len() {
+                    assert_eq!(shard.push_record(&packed, i, 0, now), Push::Accepted);
                 }
                 let ready = shard.expire(now + Duration::from_millis(1));
                 assert_eq!(ready.len(), traces as usize);

@@ -1,4 +1,4 @@
-//! Memory per buffered span: pushes N rootless agent traces (the load
+//! Memory per buffered span: decodes and pushes N rootless agent traces (the load
 //! generator's shape: 3 LLM spans, 6 tool spans with `input.value` and
 //! `output.value`, `service.name` on the resource) into one assembler shard
 //! and compares the process's RSS growth with the spans' OTLP-encoded size.
@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
@@ -114,22 +115,25 @@ fn main() {
     let (mut encoded, mut spans) = (0usize, 0usize);
     let started = Instant::now();
     for n in 0..traces {
-        // Requests of ~512 spans, as the Collector batches them.
+        // Decoded as the service's receivers do, then pushed as its shards do.
         let rs = trace(n);
         encoded += rs.encoded_len();
-        let (converted, rejected) =
-            toolscore::span::from_resource_spans_keeping(std::slice::from_ref(&rs), &keep);
-        assert!(rejected.is_empty());
-        for s in converted {
+        let body = ExportTraceServiceRequest {
+            resource_spans: vec![rs],
+        }
+        .encode_to_vec();
+        let decoded = toolscore::receiver::wire::decode_request(&body, &keep).unwrap();
+        assert!(decoded.rejected.is_empty());
+        for i in 0..decoded.spans.len() {
             spans += 1;
-            assert_eq!(shard.push(s, now), Push::Accepted);
+            assert_eq!(shard.push_record(&decoded.spans, i, 0, now), Push::Accepted);
         }
     }
     let took = started.elapsed();
     let after = rss_bytes();
     let grown = after.saturating_sub(before);
     println!(
-        "buffered {spans} spans in {traces} rootless traces ({took:.2?}, {:.0} spans/s converted+pushed)",
+        "buffered {spans} spans in {traces} rootless traces ({took:.2?}, {:.0} spans/s decoded+pushed)",
         spans as f64 / took.as_secs_f64()
     );
     println!(
@@ -137,7 +141,7 @@ fn main() {
         encoded as f64 / spans as f64
     );
     println!(
-        "shard accounting (size_hint): {:.0} bytes/span",
+        "shard accounting: {:.0} bytes/span",
         shard.bytes() as f64 / spans as f64
     );
     println!(

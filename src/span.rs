@@ -163,18 +163,6 @@ impl AttrValue {
             other => other.to_py().py_str(),
         }
     }
-
-    /// Approximate heap + inline size, for buffer accounting.
-    pub fn size_hint(&self) -> usize {
-        std::mem::size_of::<AttrValue>()
-            + match self {
-                AttrValue::Str(s) => s.len(),
-                AttrValue::Bytes(b) => b.len(),
-                AttrValue::Array(a) => a.iter().map(AttrValue::size_hint).sum(),
-                AttrValue::KvList(kv) => kv.iter().map(|(k, v)| k.len() + v.size_hint()).sum(),
-                _ => 0,
-            }
-    }
 }
 
 impl From<&AnyValue> for AttrValue {
@@ -239,23 +227,6 @@ impl Span {
 
     pub fn is_root(&self) -> bool {
         self.parent_span_id.is_none()
-    }
-
-    /// Approximate memory this span holds, for buffer accounting: the
-    /// struct, each attribute's key header and value, and the heap bytes.
-    /// (Allocator rounding and the buffer's span-ID set come on top; the
-    /// `assembler_memory` example measures the real figure.)
-    pub fn size_hint(&self) -> usize {
-        const PER_ATTRIBUTE: usize = std::mem::size_of::<(Arc<str>, AttrValue)>();
-        std::mem::size_of::<Span>()
-            + self.name.len()
-            + self
-                .attributes
-                .iter()
-                .map(|(k, v)| {
-                    PER_ATTRIBUTE + k.len() + v.size_hint() - std::mem::size_of::<AttrValue>()
-                })
-                .sum::<usize>()
     }
 }
 

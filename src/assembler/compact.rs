@@ -1,12 +1,15 @@
-//! The compact form of an evaluated trace kept for late spans.
+//! The compact form a buffered trace's spans are held in.
 //!
-//! After its first evaluation a trace stays buffered for the late-span
-//! window (60 s by default), which at a steady rate is most of what the
-//! assembler holds. Its spans are needed again only if a late span arrives,
-//! so they are kept as one exactly-sized byte buffer instead of `Span`
-//! structs with an allocation per name and value: about the spans' content
-//! and 30 bytes a span, below their OTLP encoding. Decoding back is rare
-//! (a late span) and cheap.
+//! A trace is buffered from its first span until the late-span window after
+//! its evaluation closes (60 s by default). Its spans are read only when it
+//! is evaluated (once, or again for a late span), so they are kept as one
+//! byte buffer instead of `Span` structs with an allocation per name and
+//! value: about the spans' content and 30 bytes a span, below their OTLP
+//! encoding. Held as `Span`s, an open trace cost 1.8 times its encoding
+//! (the `assembler_memory` example), and once toolscore fell behind, open
+//! traces were most of the buffer. Each span is appended as it arrives and
+//! the whole trace decoded when it is due; decoding is cheap (no parsing
+//! beyond lengths, one allocation per kept value, as the receiver makes).
 //!
 //! The trace ID is not stored (the buffer is keyed by it); attribute keys
 //! and service names go into small per-trace tables so the interned `Arc`s
@@ -19,11 +22,14 @@ use crate::span::{AttrValue, Span, SpanId, TraceId};
 /// Spans of one trace, encoded.
 #[derive(Debug, Default)]
 pub struct Compact {
-    bytes: Box<[u8]>,
-    keys: Box<[Arc<str>]>,
-    services: Box<[Arc<str>]>,
-    /// Sorted, for de-duplicating late spans without decoding.
-    ids: Box<[SpanId]>,
+    bytes: Vec<u8>,
+    keys: Vec<Arc<str>>,
+    services: Vec<Arc<str>>,
+    /// In arrival order while the trace is open (the shard keeps a set for
+    /// large open traces); sorted once sealed, for de-duplicating late spans
+    /// by binary search.
+    ids: Vec<SpanId>,
+    sealed: bool,
 }
 
 /// The buffer did not decode: a bug in this module, never input.
@@ -32,58 +38,170 @@ pub struct Compact {
 pub struct Corrupt(usize);
 
 impl Compact {
+    /// All of `spans`, sealed (the tests' shorthand).
+    #[cfg(test)]
     pub fn encode(spans: &[Span]) -> Compact {
-        let mut keys: Vec<Arc<str>> = Vec::new();
-        let mut services: Vec<Arc<str>> = Vec::new();
-        // Exactly sized up front: no regrowth, no copy when boxing.
-        let mut out = Vec::with_capacity(spans.iter().map(encoded_size).sum());
+        let mut c = Compact::default();
+        // Exactly sized up front: no regrowth.
+        c.bytes.reserve_exact(spans.iter().map(encoded_size).sum());
         for s in spans {
-            out.extend_from_slice(&s.span_id.0);
-            match s.parent_span_id {
-                Some(p) => {
-                    out.push(1);
-                    out.extend_from_slice(&p.0);
-                }
-                None => out.push(0),
-            }
-            varint(&mut out, s.start_time_unix_nano);
-            varint(&mut out, s.end_time_unix_nano);
-            bytes(&mut out, s.name.as_bytes());
-            let service = s
-                .service_name
-                .as_ref()
-                .map_or(0, |n| 1 + index_of(&mut services, n));
-            varint(&mut out, service as u64);
-            varint(&mut out, s.attributes.len() as u64);
-            for (k, v) in &s.attributes {
-                varint(&mut out, index_of(&mut keys, k) as u64);
-                value(&mut out, v);
-            }
+            c.push(s, 0);
         }
-        let mut ids: Vec<SpanId> = spans.iter().map(|s| s.span_id).collect();
-        ids.sort_unstable();
-        Compact {
-            bytes: out.into_boxed_slice(),
-            keys: keys.into_boxed_slice(),
-            services: services.into_boxed_slice(),
-            ids: ids.into_boxed_slice(),
+        c.seal();
+        c
+    }
+
+    /// The bytes a span adds, give or take the buffer's growth (for the tests).
+    #[cfg(test)]
+    pub fn span_size(span: &Span) -> usize {
+        encoded_size(span) + std::mem::size_of::<SpanId>()
+    }
+
+    /// Appends a span given as a `Span` (the tests' way in; the service
+    /// appends [`Packed`] records).
+    #[cfg(test)]
+    pub fn push(&mut self, s: &Span, following: usize) {
+        self.grow(encoded_size(s), following);
+        write_span(&mut self.bytes, &mut self.keys, &mut self.services, s);
+        self.add_id(s.span_id, following);
+    }
+
+    /// Appends span `i` of a request's [`Packed`] spans. When the buffer
+    /// must grow, it grows by a quarter, or by room for `following` more
+    /// spans of this one's size if more are known to come (a request
+    /// usually carries a trace's spans together), so an open trace wastes
+    /// little and appends stay amortised O(1). On error (a bug, never
+    /// input) the trace is left as it was.
+    pub fn push_record(&mut self, p: &Packed, i: usize, following: usize) -> Result<(), Corrupt> {
+        let s = p.spans.get(i).ok_or(Corrupt(0))?;
+        let rec = p.record(s).ok_or(Corrupt(0))?;
+        self.grow(rec.len(), following);
+        let before = self.bytes.len();
+        let copied = self.copy_record(rec, p);
+        if copied.is_err() {
+            self.bytes.truncate(before);
+        } else {
+            self.add_id(s.span_id, following);
         }
+        copied
+    }
+
+    /// Copies one record, re-indexing its service and keys into this
+    /// trace's tables; the rest is copied as it is.
+    fn copy_record(&mut self, rec: &[u8], p: &Packed) -> Result<(), Corrupt> {
+        let mut r = Reader { buf: rec, pos: 0 };
+        r.array::<8>()?;
+        if r.byte()? != 0 {
+            r.array::<8>()?;
+        }
+        r.varint()?;
+        r.varint()?;
+        r.slice()?;
+        self.bytes.extend_from_slice(&rec[..r.pos]);
+        let service = match r.varint()? {
+            0 => 0,
+            i => 1 + index_of(&mut self.services, &r.table(&p.services, i - 1)?),
+        };
+        varint(&mut self.bytes, service as u64);
+        let n = r.varint()?;
+        varint(&mut self.bytes, n);
+        for _ in 0..n {
+            let k = r.varint()?;
+            let key = r.table(&p.keys, k)?;
+            varint(&mut self.bytes, index_of(&mut self.keys, &key) as u64);
+            let from = r.pos;
+            r.skip_value(0)?;
+            self.bytes.extend_from_slice(&rec[from..r.pos]);
+        }
+        if r.pos == rec.len() {
+            Ok(())
+        } else {
+            Err(r.corrupt())
+        }
+    }
+
+    fn grow(&mut self, need: usize, following: usize) {
+        if self.bytes.capacity() - self.bytes.len() < need {
+            let more = (self.bytes.len() / 4).max(need.saturating_mul(following));
+            self.bytes.reserve_exact(need.saturating_add(more));
+        }
+    }
+
+    fn add_id(&mut self, id: SpanId, following: usize) {
+        if self.sealed {
+            // A late span: keep the IDs sorted.
+            let at = self.ids.partition_point(|x| *x < id);
+            self.ids.insert(at, id);
+        } else {
+            if self.ids.len() == self.ids.capacity() {
+                self.ids
+                    .reserve_exact((self.ids.len() / 4).max(following) + 1);
+            }
+            self.ids.push(id);
+        }
+    }
+
+    /// The trace was evaluated: sort the IDs and give back spare capacity.
+    pub fn seal(&mut self) {
+        if !self.sealed {
+            self.ids.sort_unstable();
+            self.sealed = true;
+        }
+        self.bytes.shrink_to_fit();
+        self.ids.shrink_to_fit();
+        self.keys.shrink_to_fit();
+        self.services.shrink_to_fit();
+    }
+
+    /// Gives back room reserved for spans that did not come, beyond a
+    /// quarter of slack.
+    pub fn trim(&mut self) {
+        let keep = self.bytes.len() + self.bytes.len() / 4;
+        if self.bytes.capacity() > keep {
+            self.bytes.shrink_to(keep);
+        }
+        let keep = self.ids.len() + self.ids.len() / 4 + 1;
+        if self.ids.capacity() > keep {
+            self.ids.shrink_to(keep);
+        }
+    }
+
+    /// Capacity held beyond what the spans use, in bytes (for the tests).
+    #[cfg(test)]
+    pub fn spare(&self) -> usize {
+        self.bytes.capacity() - self.bytes.len()
+            + (self.ids.capacity() - self.ids.len()) * std::mem::size_of::<SpanId>()
+    }
+
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
     }
 
     pub fn span_count(&self) -> usize {
         self.ids.len()
     }
 
+    /// Whether a span with this ID is held: a binary search once sealed, a
+    /// scan before (the shard asks only for small open traces).
     pub fn contains(&self, id: &SpanId) -> bool {
-        self.ids.binary_search(id).is_ok()
+        if self.sealed {
+            self.ids.binary_search(id).is_ok()
+        } else {
+            self.ids.contains(id)
+        }
     }
 
-    /// Heap bytes held, for the buffer accounting.
+    /// The span IDs held, in no particular order.
+    pub fn ids(&self) -> &[SpanId] {
+        &self.ids
+    }
+
+    /// Heap bytes held (capacities), for the buffer accounting.
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.len()
-            + std::mem::size_of_val(&*self.keys)
-            + std::mem::size_of_val(&*self.services)
-            + std::mem::size_of_val(&*self.ids)
+        self.bytes.capacity()
+            + self.keys.capacity() * std::mem::size_of::<Arc<str>>()
+            + self.services.capacity() * std::mem::size_of::<Arc<str>>()
+            + self.ids.capacity() * std::mem::size_of::<SpanId>()
     }
 
     pub fn decode(&self, trace_id: TraceId) -> Result<Vec<Span>, Corrupt> {
@@ -91,39 +209,207 @@ impl Compact {
             buf: &self.bytes,
             pos: 0,
         };
-        let mut spans = Vec::with_capacity(self.ids.len() + 1);
+        let mut spans = Vec::with_capacity(self.ids.len());
         while r.pos < r.buf.len() {
-            let span_id = SpanId(r.array()?);
-            let parent_span_id = match r.byte()? {
-                0 => None,
-                _ => Some(SpanId(r.array()?)),
-            };
-            let start_time_unix_nano = r.varint()?;
-            let end_time_unix_nano = r.varint()?;
-            let name = r.str()?.to_owned();
-            let service_name = match r.varint()? {
-                0 => None,
-                i => Some(r.table(&self.services, i - 1)?),
-            };
-            let n = r.varint()?;
-            let mut attributes = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(1024));
-            for _ in 0..n {
-                let i = r.varint()?;
-                let key = r.table(&self.keys, i)?;
-                attributes.push((key, r.value(0)?));
-            }
-            spans.push(Span {
-                trace_id,
-                span_id,
-                parent_span_id,
-                name,
-                start_time_unix_nano,
-                end_time_unix_nano,
-                attributes,
-                service_name,
-            });
+            spans.push(r.span(trace_id, &self.keys, &self.services)?);
         }
         Ok(spans)
+    }
+}
+
+/// Writes one span record: the span ID, the parent (a flag, then the ID),
+/// start and end times, the name, the service (0, or 1 + its table index),
+/// then the attributes (key index, value).
+fn write_span(out: &mut Vec<u8>, keys: &mut Vec<Arc<str>>, services: &mut Vec<Arc<str>>, s: &Span) {
+    let service = s
+        .service_name
+        .as_ref()
+        .map_or(0, |n| 1 + index_of(services, n));
+    write_header(
+        out,
+        s.span_id,
+        s.parent_span_id,
+        s.start_time_unix_nano,
+        s.end_time_unix_nano,
+        &s.name,
+        service,
+    );
+    varint(out, s.attributes.len() as u64);
+    for (k, v) in &s.attributes {
+        varint(out, index_of(keys, k) as u64);
+        value(out, v);
+    }
+}
+
+fn write_header(
+    out: &mut Vec<u8>,
+    span_id: SpanId,
+    parent: Option<SpanId>,
+    start: u64,
+    end: u64,
+    name: &str,
+    service: usize,
+) {
+    out.extend_from_slice(&span_id.0);
+    match parent {
+        Some(p) => {
+            out.push(1);
+            out.extend_from_slice(&p.0);
+        }
+        None => out.push(0),
+    }
+    varint(out, start);
+    varint(out, end);
+    bytes(out, name.as_bytes());
+    varint(out, service as u64);
+}
+
+/// One request's spans in the compact form, as the receiver decodes them:
+/// one buffer for the request, with its own key and service tables. A
+/// shard copies each record into its trace's [`Compact`] (re-indexing keys
+/// and services), so a span costs the receive path no allocation of its
+/// own and the buffer holds it at about its content's size from the start.
+#[derive(Debug, Default)]
+pub struct Packed {
+    bytes: Vec<u8>,
+    keys: Vec<Arc<str>>,
+    services: Vec<Arc<str>>,
+    spans: Vec<PackedSpan>,
+}
+
+/// Where one span's record is, and what the assembler needs before it
+/// copies the record.
+#[derive(Debug, Clone, Copy)]
+pub struct PackedSpan {
+    pub trace_id: TraceId,
+    pub span_id: SpanId,
+    pub root: bool,
+    /// The span's size on the wire (0 where unknown).
+    pub encoded: u32,
+    start: usize,
+    end: usize,
+}
+
+impl Packed {
+    pub fn with_capacity(bytes: usize, spans: usize) -> Packed {
+        Packed {
+            bytes: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(spans),
+            ..Packed::default()
+        }
+    }
+
+    /// Spans given as `Span`s (OTLP JSON, the tests).
+    pub fn from_spans(spans: &[Span], encoded: &[u32]) -> Packed {
+        let mut p = Packed::with_capacity(spans.iter().map(encoded_size).sum(), spans.len());
+        for (i, s) in spans.iter().enumerate() {
+            p.push_span(s, encoded.get(i).copied().unwrap_or(0));
+        }
+        p
+    }
+
+    pub fn push_span(&mut self, s: &Span, encoded: u32) {
+        let start = self.bytes.len();
+        write_span(&mut self.bytes, &mut self.keys, &mut self.services, s);
+        self.spans.push(PackedSpan {
+            trace_id: s.trace_id,
+            span_id: s.span_id,
+            root: s.parent_span_id.is_none(),
+            encoded,
+            start,
+            end: self.bytes.len(),
+        });
+    }
+
+    /// Starts a span written piece by piece (the protobuf decoder's way):
+    /// then `attributes` attributes, each a [`key`](Self::key) and a
+    /// value ([`str_value`](Self::str_value) or [`value`](Self::value)),
+    /// then [`end`](Self::end).
+    #[allow(clippy::too_many_arguments)]
+    pub fn begin(
+        &mut self,
+        trace_id: TraceId,
+        span_id: SpanId,
+        parent: Option<SpanId>,
+        start: u64,
+        end: u64,
+        name: &str,
+        service: Option<&Arc<str>>,
+        attributes: usize,
+    ) {
+        let at = self.bytes.len();
+        let service = service.map_or(0, |n| 1 + index_of(&mut self.services, n));
+        write_header(&mut self.bytes, span_id, parent, start, end, name, service);
+        varint(&mut self.bytes, attributes as u64);
+        self.spans.push(PackedSpan {
+            trace_id,
+            span_id,
+            root: parent.is_none(),
+            encoded: 0,
+            start: at,
+            end: at,
+        });
+    }
+
+    pub fn key(&mut self, key: &Arc<str>) {
+        let i = index_of(&mut self.keys, key);
+        varint(&mut self.bytes, i as u64);
+    }
+
+    pub fn str_value(&mut self, v: &str) {
+        self.bytes.push(STR);
+        bytes(&mut self.bytes, v.as_bytes());
+    }
+
+    pub fn value(&mut self, v: &AttrValue) {
+        value(&mut self.bytes, v);
+    }
+
+    /// Ends the span begun last, with its size on the wire.
+    pub fn end(&mut self, encoded: u32) {
+        let len = self.bytes.len();
+        if let Some(s) = self.spans.last_mut() {
+            s.end = len;
+            s.encoded = encoded;
+        }
+    }
+
+    /// The size of span `i`'s record (0 if there is none).
+    pub fn record_size(&self, i: usize) -> usize {
+        self.spans.get(i).map_or(0, |s| s.end - s.start)
+    }
+
+    pub fn spans(&self) -> &[PackedSpan] {
+        &self.spans
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    fn record(&self, s: &PackedSpan) -> Option<&[u8]> {
+        self.bytes.get(s.start..s.end)
+    }
+
+    /// The spans decoded (the tests, and anything that wants `Span`s).
+    pub fn decode(&self) -> Result<Vec<Span>, Corrupt> {
+        self.spans
+            .iter()
+            .map(|s| {
+                let rec = self.record(s).ok_or(Corrupt(s.start))?;
+                let mut r = Reader { buf: rec, pos: 0 };
+                let span = r.span(s.trace_id, &self.keys, &self.services)?;
+                if r.pos == rec.len() {
+                    Ok(span)
+                } else {
+                    Err(r.corrupt())
+                }
+            })
+            .collect()
     }
 }
 
@@ -309,6 +595,75 @@ impl Reader<'_> {
             .ok_or(self.corrupt())
     }
 
+    fn span(
+        &mut self,
+        trace_id: TraceId,
+        keys: &[Arc<str>],
+        services: &[Arc<str>],
+    ) -> Result<Span, Corrupt> {
+        let span_id = SpanId(self.array()?);
+        let parent_span_id = match self.byte()? {
+            0 => None,
+            _ => Some(SpanId(self.array()?)),
+        };
+        let start_time_unix_nano = self.varint()?;
+        let end_time_unix_nano = self.varint()?;
+        let name = self.str()?.to_owned();
+        let service_name = match self.varint()? {
+            0 => None,
+            i => Some(self.table(services, i - 1)?),
+        };
+        let n = self.varint()?;
+        let mut attributes = Vec::with_capacity(usize::try_from(n).unwrap_or(0).min(1024));
+        for _ in 0..n {
+            let i = self.varint()?;
+            let key = self.table(keys, i)?;
+            attributes.push((key, self.value(0)?));
+        }
+        Ok(Span {
+            trace_id,
+            span_id,
+            parent_span_id,
+            name,
+            start_time_unix_nano,
+            end_time_unix_nano,
+            attributes,
+            service_name,
+        })
+    }
+
+    /// Steps over one value without decoding it.
+    fn skip_value(&mut self, depth: u32) -> Result<(), Corrupt> {
+        if depth > MAX_DEPTH {
+            return Err(self.corrupt());
+        }
+        match self.byte()? {
+            STR | BYTES => {
+                self.slice()?;
+            }
+            BOOL => {
+                self.byte()?;
+            }
+            INT | DOUBLE => {
+                self.array::<8>()?;
+            }
+            ARRAY => {
+                for _ in 0..self.varint()? {
+                    self.skip_value(depth + 1)?;
+                }
+            }
+            KVLIST => {
+                for _ in 0..self.varint()? {
+                    self.slice()?;
+                    self.skip_value(depth + 1)?;
+                }
+            }
+            EMPTY => {}
+            _ => return Err(self.corrupt()),
+        }
+        Ok(())
+    }
+
     fn value(&mut self, depth: u32) -> Result<AttrValue, Corrupt> {
         if depth > MAX_DEPTH {
             return Err(self.corrupt());
@@ -419,6 +774,88 @@ mod tests {
                 prop_assert!(c.contains(&s.span_id));
             }
         }
+    }
+
+    proptest! {
+        /// Appended one at a time as they arrive (with any growth hints),
+        /// then sealed, then given late spans: the same spans come back, and
+        /// every ID is found before and after sealing.
+        #[test]
+        fn spans_appended_one_by_one_come_back_as_they_went_in(
+            spans in spans(),
+            hints in prop::collection::vec(0usize..20, 12),
+            late in 0usize..4,
+        ) {
+            let late = late.min(spans.len());
+            let (first, rest) = spans.split_at(spans.len() - late);
+            let mut c = Compact::default();
+            for (s, hint) in first.iter().zip(&hints) {
+                c.push(s, *hint);
+            }
+            for s in first {
+                prop_assert!(c.contains(&s.span_id));
+            }
+            c.seal();
+            prop_assert_eq!(c.spare(), 0);
+            for s in rest {
+                c.push(s, 0);
+            }
+            prop_assert!(same(&spans, &c.decode(TraceId([9; 16])).unwrap()));
+            prop_assert!(c.ids().is_sorted());
+            for s in &spans {
+                prop_assert!(c.contains(&s.span_id));
+            }
+        }
+    }
+
+    proptest! {
+        /// A request's packed records, copied into per-trace buffers with
+        /// their own key and service tables, decode to the spans packed.
+        #[test]
+        fn records_copied_between_tables_come_back_as_they_went_in(
+            spans in spans(),
+            hints in prop::collection::vec(0usize..20, 12),
+            split in 0usize..12,
+        ) {
+            // Two requests, so the second's tables index differently.
+            let split = split.min(spans.len());
+            let mut c = Compact::default();
+            for part in [&spans[..split], &spans[split..]] {
+                let mut p = Packed::from_spans(&part.iter().rev().cloned().collect::<Vec<_>>(), &[]);
+                prop_assert!(same(&p.decode().unwrap(), &part.iter().rev().cloned().collect::<Vec<_>>()));
+                p = Packed::from_spans(part, &[]);
+                for i in 0..p.len() {
+                    prop_assert_eq!(p.spans()[i].span_id, part[i].span_id);
+                    prop_assert_eq!(p.spans()[i].root, part[i].parent_span_id.is_none());
+                    c.push_record(&p, i, hints[i]).unwrap();
+                }
+            }
+            prop_assert!(same(&spans, &c.decode(TraceId([9; 16])).unwrap()));
+            prop_assert_eq!(c.span_count(), spans.len());
+        }
+    }
+
+    #[test]
+    fn a_corrupt_record_leaves_the_trace_as_it_was() {
+        let span = Span {
+            trace_id: TraceId([1; 16]),
+            span_id: SpanId([1; 8]),
+            parent_span_id: None,
+            name: "n".into(),
+            start_time_unix_nano: 1,
+            end_time_unix_nano: 2,
+            attributes: vec![(Arc::from("k"), AttrValue::Str("v".into()))],
+            service_name: None,
+        };
+        let mut c = Compact::default();
+        let good = Packed::from_spans(std::slice::from_ref(&span), &[]);
+        c.push_record(&good, 0, 0).unwrap();
+        let mut bad = Packed::from_spans(std::slice::from_ref(&span), &[]);
+        bad.keys.clear();
+        assert!(c.push_record(&bad, 0, 0).is_err());
+        assert!(c.push_record(&good, 1, 0).is_err(), "no such span");
+        assert_eq!(c.span_count(), 1);
+        assert!(same(&c.decode(TraceId([1; 16])).unwrap(), &[span]));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
 
-use super::compact::Compact;
+use super::compact::{Compact, Packed};
 use crate::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
 
@@ -105,36 +105,10 @@ enum State {
 /// smaller ones scan their spans, which is faster and costs no memory.
 const ID_SET_FROM: usize = 32;
 
-/// A buffered trace's spans.
-#[derive(Debug)]
-enum Held {
-    /// An open trace, or an evaluated one that a late span re-opened.
-    Spans(Arc<Vec<Span>>),
-    /// An evaluated trace waiting out the late-span window: most of the
-    /// buffer at a steady rate, so kept compact (see `compact.rs`).
-    Compact(Compact),
-}
-
-impl Held {
-    fn len(&self) -> usize {
-        match self {
-            Held::Spans(s) => s.len(),
-            Held::Compact(c) => c.span_count(),
-        }
-    }
-
-    /// The accounted size: the spans' size hints, or the compact buffer's.
-    fn bytes(&self) -> usize {
-        match self {
-            Held::Spans(s) => s.iter().map(Span::size_hint).sum(),
-            Held::Compact(c) => std::mem::size_of::<Compact>() + c.heap_bytes(),
-        }
-    }
-}
-
 #[derive(Debug)]
 struct Buffer {
-    held: Held,
+    /// The spans, compact from the first (see `compact.rs`).
+    held: Compact,
     /// What the spans took on the wire.
     encoded: usize,
     /// Span IDs, once the trace has more than [`ID_SET_FROM`] spans.
@@ -202,6 +176,12 @@ impl Shard {
             open: 0,
             counts: Counts::default(),
         }
+    }
+
+    /// A buffered trace's spans (for the tests).
+    #[cfg(test)]
+    pub(super) fn held(&self, id: &TraceId) -> Option<&Compact> {
+        self.traces.get(id).map(|b| &b.held)
     }
 
     /// Traces buffered (open or kept for late spans).
@@ -300,28 +280,23 @@ impl Shard {
     }
 
     /// Ends a run of one trace's spans in a batch (see `push_sized`): the
-    /// room made for spans that were then refused is given back, so the
-    /// span list keeps at most a quarter of slack, as when it grows.
+    /// room reserved for spans that were then refused is given back, so an
+    /// open trace keeps at most a quarter of slack, as when it grows.
     pub fn end_run(&mut self, id: &TraceId) {
         let Some(b) = self.traces.get_mut(id) else {
             return;
         };
-        // A list shared with an evaluation in flight is left alone.
-        if let Held::Spans(spans) = &mut b.held {
-            if let Some(spans) = Arc::get_mut(spans) {
-                let keep = spans.len() + spans.len() / 4 + 1;
-                if spans.capacity() > keep {
-                    spans.shrink_to(keep);
-                }
-            }
-        }
+        b.held.trim();
+        let bytes = held_bytes(&b.held);
+        self.bytes = self.bytes - b.bytes + bytes;
+        b.bytes = bytes;
     }
 
     fn forget(&mut self, id: TraceId) {
         if let Some(b) = self.traces.remove(&id) {
             self.deadlines.remove(&(b.indexed, id));
             self.bytes -= b.bytes;
-            self.spans -= b.held.len();
+            self.spans -= b.held.span_count();
             self.encoded -= b.encoded;
             if matches!(b.state, State::Open) {
                 self.open -= 1;
@@ -334,10 +309,7 @@ impl Shard {
         self.push_sized(span, 0, 0, now)
     }
 
-    /// [`push`](Self::push), with the span's encoded size for the accounting
-    /// and how many spans of the same trace come right after it (a request
-    /// usually carries a trace's spans together): the trace's span list is
-    /// sized for them at once instead of growing span by span.
+    /// [`push_record`](Self::push_record) for a span given as a `Span`.
     pub fn push_sized(
         &mut self,
         span: Span,
@@ -345,55 +317,70 @@ impl Shard {
         following: usize,
         now: Instant,
     ) -> Push {
+        let p = Packed::from_spans(&[span], &[u32::try_from(encoded).unwrap_or(u32::MAX)]);
+        self.push_record(&p, 0, following, now)
+    }
+
+    /// Adds span `i` of a request's packed spans, with how many spans of
+    /// the same trace come right after it (a request usually carries a
+    /// trace's spans together): the trace's buffer is sized for them at
+    /// once instead of growing span by span.
+    pub fn push_record(&mut self, p: &Packed, i: usize, following: usize, now: Instant) -> Push {
+        let Some(&span) = p.spans().get(i) else {
+            return Push::TooLate;
+        };
+        let encoded = span.encoded as usize;
         let id = span.trace_id;
-        let size = span.size_hint();
+        let size = p.record_size(i) + std::mem::size_of::<SpanId>();
         if self.tombstones.contains(&id) {
             self.counts.late_dropped += 1;
             return Push::TooLate;
         }
         if let Some(b) = self.traces.get(&id) {
-            let dup = match (&b.held, &b.ids) {
-                (Held::Compact(c), _) => c.contains(&span.span_id),
-                (Held::Spans(_), Some(ids)) => ids.contains(&span.span_id),
-                (Held::Spans(spans), None) => spans.iter().any(|s| s.span_id == span.span_id),
+            let dup = match &b.ids {
+                Some(ids) => ids.contains(&span.span_id),
+                None => b.held.contains(&span.span_id),
             };
             if dup {
                 return Push::Duplicate;
             }
-            if b.held.len() >= self.limits.max_spans_per_trace {
+            if b.held.span_count() >= self.limits.max_spans_per_trace {
                 return Push::TraceFull;
             }
         }
-        if !self.make_room(size, !self.traces.contains_key(&id)) {
+        let new_trace = !self.traces.contains_key(&id);
+        let need = size
+            + if new_trace {
+                std::mem::size_of::<Compact>()
+            } else {
+                0
+            };
+        if !self.make_room(need, new_trace) {
             return Push::Full;
         }
-        if !self.reopen(id) {
-            return Push::TooLate;
-        }
-        let is_root = span.is_root();
-        let limits = self.limits.clone();
+        let is_root = span.root;
+        let room = self
+            .limits
+            .max_spans_per_trace
+            .saturating_sub(1)
+            .min(following);
         let mut new_deadline = None;
         match self.traces.get_mut(&id) {
             Some(b) => {
-                let span_id = span.span_id;
-                let Held::Spans(spans) = &mut b.held else {
-                    // `reopen` above made it spans.
+                if let Err(e) = b.held.push_record(p, i, room) {
+                    tracing::error!(trace_id = %id, error = %e, "refusing a span");
                     return Push::TooLate;
-                };
-                b.bytes += size;
+                }
                 b.encoded += encoded;
-                let spans = Arc::make_mut(spans);
-                let room = self
-                    .limits
-                    .max_spans_per_trace
-                    .saturating_sub(spans.len() + 1);
-                push_compact(spans, span, following.min(room));
+                let bytes = held_bytes(&b.held);
+                self.bytes = self.bytes - b.bytes + bytes;
+                b.bytes = bytes;
                 match &mut b.ids {
                     Some(ids) => {
-                        ids.insert(span_id);
+                        ids.insert(span.span_id);
                     }
-                    None if spans.len() > ID_SET_FROM => {
-                        b.ids = Some(spans.iter().map(|s| s.span_id).collect());
+                    None if !b.held.is_sealed() && b.held.span_count() > ID_SET_FROM => {
+                        b.ids = Some(b.held.ids().iter().copied().collect());
                     }
                     None => {}
                 }
@@ -401,9 +388,9 @@ impl Shard {
                     State::Open => {
                         if is_root && b.root_arrived.is_none() {
                             b.root_arrived = Some(now);
-                            new_deadline = Some(now + limits.grace);
+                            new_deadline = Some(now + self.limits.grace);
                         } else if b.root_arrived.is_none() {
-                            new_deadline = Some(open_deadline(b.first_seen, now, &limits));
+                            new_deadline = Some(open_deadline(b.first_seen, now, &self.limits));
                         }
                     }
                     State::Emitted { .. } => {
@@ -414,34 +401,32 @@ impl Shard {
                         }
                         if !b.dirty {
                             b.dirty = true;
-                            new_deadline = Some(now + limits.grace);
+                            new_deadline = Some(now + self.limits.grace);
                         }
                     }
                 }
-                self.bytes += size;
                 self.spans += 1;
                 self.encoded += encoded;
             }
             None => {
                 let deadline = if is_root {
-                    now + limits.grace
+                    now + self.limits.grace
                 } else {
-                    open_deadline(now, now, &limits)
+                    open_deadline(now, now, &self.limits)
                 };
+                let mut held = Compact::default();
+                if let Err(e) = held.push_record(p, i, room) {
+                    tracing::error!(trace_id = %id, error = %e, "refusing a span");
+                    return Push::TooLate;
+                }
+                let bytes = held_bytes(&held);
                 self.traces.insert(
                     id,
                     Buffer {
-                        held: Held::Spans(Arc::new({
-                            let mut spans = Vec::with_capacity(
-                                1 + following
-                                    .min(self.limits.max_spans_per_trace.saturating_sub(1)),
-                            );
-                            spans.push(span);
-                            spans
-                        })),
+                        held,
                         encoded,
                         ids: None,
-                        bytes: size,
+                        bytes,
                         first_seen: now,
                         root_arrived: is_root.then_some(now),
                         deadline,
@@ -451,7 +436,7 @@ impl Shard {
                     },
                 );
                 self.deadlines.insert((deadline, id));
-                self.bytes += size;
+                self.bytes += bytes;
                 self.spans += 1;
                 self.encoded += encoded;
                 self.open += 1;
@@ -551,9 +536,9 @@ impl Shard {
         b.state = State::Emitted { revision };
         b.dirty = false;
         b.deadline = now + late_window;
-        b.held = Held::Compact(Compact::encode(&ready.spans));
+        b.held.seal();
         b.ids = None;
-        let bytes = b.held.bytes();
+        let bytes = held_bytes(&b.held);
         self.bytes = self.bytes - b.bytes + bytes;
         b.bytes = bytes;
         self.reindex(id);
@@ -561,42 +546,18 @@ impl Shard {
         Some(ready)
     }
 
-    /// A trace's spans, decoded first if it is compact; `None` if that fails
-    /// (see [`reopen`](Self::reopen)) or the trace is not buffered.
+    /// A trace's spans, decoded; `None` if the trace is not buffered or
+    /// its compact form does not decode, which would be a bug: the trace is
+    /// then forgotten rather than evaluated wrongly.
     fn spans_of(&mut self, id: TraceId) -> Option<Arc<Vec<Span>>> {
-        if !self.reopen(id) {
-            return None;
-        }
-        match &self.traces.get(&id)?.held {
-            Held::Spans(spans) => Some(spans.clone()),
-            Held::Compact(_) => None,
-        }
-    }
-
-    /// Makes a trace's spans editable again (a late span for a compacted
-    /// trace). False if the compact form does not decode, which would be a
-    /// bug: the trace is then forgotten rather than evaluated wrongly.
-    fn reopen(&mut self, id: TraceId) -> bool {
-        let Some(b) = self.traces.get_mut(&id) else {
-            return true;
-        };
-        let Held::Compact(c) = &b.held else {
-            return true;
-        };
-        match c.decode(id) {
-            Ok(spans) => {
-                b.held = Held::Spans(Arc::new(spans));
-                let bytes = b.held.bytes();
-                self.bytes = self.bytes - b.bytes + bytes;
-                b.bytes = bytes;
-                true
-            }
+        match self.traces.get(&id)?.held.decode(id) {
+            Ok(spans) => Some(Arc::new(spans)),
             Err(e) => {
                 tracing::error!(trace_id = %id, error = %e, "dropping a buffered trace");
                 self.forget(id);
                 self.tombstone(id);
                 self.counts.late_dropped += 1;
-                false
+                None
             }
         }
     }
@@ -643,16 +604,9 @@ impl Shard {
     }
 }
 
-/// Appends with room for the `following` spans known to come, else with
-/// 1.25x growth instead of `Vec`'s doubling; appends stay amortised O(1).
-/// Room made for spans that are then refused (duplicates, say) is given
-/// back at the end of the run ([`Shard::end_run`]): a buffered trace wastes
-/// at most a quarter of its span slots.
-fn push_compact(spans: &mut Vec<Span>, span: Span, following: usize) {
-    if spans.len() == spans.capacity() {
-        spans.reserve_exact((spans.len() / 4).max(following) + 1);
-    }
-    spans.push(span);
+/// What a trace's compact spans hold, for the byte accounting.
+fn held_bytes(c: &Compact) -> usize {
+    std::mem::size_of::<Compact>() + c.heap_bytes()
 }
 
 /// An open rootless trace's deadline: idle timeout from the last span,

@@ -13,17 +13,17 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::compact::{Packed, PackedSpan};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
-use crate::span::Span;
 use crate::store::ResultStore;
 use crate::telemetry::{Metrics, ShardLabel};
 
-/// Spans for one shard and where to send the verdicts.
+/// Spans for one shard (indexes into a request's packed spans, which the
+/// shards of one request share) and where to send the verdicts.
 pub struct Batch {
-    pub spans: Vec<Span>,
-    /// Each span's encoded size (0 where unknown).
-    pub encoded: Vec<u32>,
+    pub packed: Arc<Packed>,
+    pub spans: Vec<usize>,
     pub reply: oneshot::Sender<Vec<Push>>,
 }
 
@@ -40,31 +40,25 @@ impl AssemblerHandle {
         self.senders.len()
     }
 
-    /// Submits spans (with their encoded sizes, where known); returns one
-    /// verdict per span, in input order.
-    pub async fn submit(&self, spans: Vec<Span>, encoded: Vec<u32>) -> Vec<Push> {
+    /// Submits a request's spans; returns one verdict per span, in order.
+    pub async fn submit(&self, packed: Packed) -> Vec<Push> {
         let n = self.senders.len();
-        let total = spans.len();
-        let mut parts: Vec<(Vec<usize>, Vec<Span>, Vec<u32>)> = (0..n)
-            .map(|_| (Vec::new(), Vec::new(), Vec::new()))
-            .collect();
-        let mut sizes = encoded.into_iter();
-        for (i, s) in spans.into_iter().enumerate() {
-            let part = &mut parts[shard_of(&s.trace_id, n)];
-            part.0.push(i);
-            part.1.push(s);
-            part.2.push(sizes.next().unwrap_or(0));
+        let total = packed.len();
+        let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, s) in packed.spans().iter().enumerate() {
+            parts[shard_of(&s.trace_id, n)].push(i);
         }
+        let packed = Arc::new(packed);
         let mut verdicts = vec![Push::Full; total];
         let mut pending = Vec::new();
-        for (shard, (idx, spans, encoded)) in parts.into_iter().enumerate() {
-            if spans.is_empty() {
+        for (shard, idx) in parts.into_iter().enumerate() {
+            if idx.is_empty() {
                 continue;
             }
             let (tx, rx) = oneshot::channel();
             let batch = Batch {
-                spans,
-                encoded,
+                packed: packed.clone(),
+                spans: idx.clone(),
                 reply: tx,
             };
             let sent =
@@ -139,13 +133,14 @@ async fn run_shard(
                 let now = Instant::now().into_std();
                 let mut verdicts = Vec::with_capacity(batch.spans.len());
                 new_traces.clear();
-                let mut sizes = batch.encoded.into_iter();
-                let following = runs(&batch.spans);
-                for (span, following) in batch.spans.into_iter().zip(following) {
-                    let encoded = sizes.next().unwrap_or(0);
-                    let trace_id = span.trace_id;
+                let packed = &batch.packed;
+                let following = runs(packed.spans(), &batch.spans);
+                for (&i, following) in batch.spans.iter().zip(following) {
+                    let Some(trace_id) = packed.spans().get(i).map(|s| s.trace_id) else {
+                        continue;
+                    };
                     let known = shard.contains(&trace_id);
-                    let v = shard.push_sized(span, encoded as usize, following, now);
+                    let v = shard.push_record(packed, i, following, now);
                     if v == Push::Accepted && !known {
                         new_traces.push(trace_id);
                     }
@@ -188,11 +183,13 @@ async fn run_shard(
     publish(&shard, &label, &mut seen, &metrics);
 }
 
-/// For each span, how many spans of the same trace follow it without a break.
-pub(super) fn runs(spans: &[Span]) -> Vec<usize> {
-    let mut out = vec![0; spans.len()];
-    for i in (0..spans.len().saturating_sub(1)).rev() {
-        if spans[i].trace_id == spans[i + 1].trace_id {
+/// For each of the spans `idx` names, how many spans of the same trace
+/// follow it in `idx` without a break.
+pub(super) fn runs(spans: &[PackedSpan], idx: &[usize]) -> Vec<usize> {
+    let trace = |i: usize| spans.get(idx[i]).map(|s| s.trace_id);
+    let mut out = vec![0; idx.len()];
+    for i in (0..idx.len().saturating_sub(1)).rev() {
+        if trace(i) == trace(i + 1) {
             out[i] = out[i + 1] + 1;
         }
     }

@@ -4,7 +4,7 @@
 //! the hot path takes no lock. The pure core decides; the driver loop
 //! (`driver.rs`) feeds it spans and its one timer.
 
-mod compact;
+pub mod compact;
 pub mod core;
 mod driver;
 

@@ -15,6 +15,7 @@ use prost::Message;
 
 use super::wire::{self, Decoded};
 use super::{Ingest, Refused, ingest};
+use crate::assembler::compact::Packed;
 use crate::config::HttpReceiverConfig;
 use crate::span::{self, KeepAttributes};
 
@@ -218,8 +219,7 @@ fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded
             let (spans, encoded, rejected) =
                 span::from_resource_spans_sized(&req.resource_spans, keep);
             Ok(Decoded {
-                spans,
-                encoded,
+                spans: Packed::from_spans(&spans, &encoded),
                 rejected,
             })
         }

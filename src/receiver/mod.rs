@@ -74,7 +74,6 @@ pub async fn ingest(
     let (handle, metrics, retry_after) = (&ctx.handle, &ctx.metrics, ctx.retry_after);
     let Decoded {
         spans,
-        encoded,
         rejected: bad_ids,
     } = decoded;
     let total = spans.len() + bad_ids.len();
@@ -99,7 +98,7 @@ pub async fn ingest(
             reasons.join("; ")
         )));
     }
-    let verdicts = handle.submit(spans, encoded).await;
+    let verdicts = handle.submit(spans).await;
     let (mut accepted, mut dup, mut trace_full, mut late, mut full) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     for v in &verdicts {

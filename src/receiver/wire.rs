@@ -1,11 +1,14 @@
-//! OTLP trace requests decoded straight from protobuf bytes into [`Span`]s.
+//! OTLP trace requests decoded straight from protobuf bytes into the
+//! assembler's compact span records ([`Packed`]).
 //!
 //! prost would first build the whole `ExportTraceServiceRequest` — a
 //! `String` for every key and every value of every attribute, an LLM span's
 //! prompt included — only for the conversion to copy out the few attributes
 //! toolscore reads and drop the rest. This decoder walks the wire format once
-//! and allocates only what a buffered span keeps: its name and the kept
-//! attributes. On the service's hot path that is most of the receive cost.
+//! and copies only what a buffered span keeps (its IDs, times, name and the
+//! kept attributes) into one buffer for the request, in the form the
+//! assembler holds spans in: no allocation per span or value. On the
+//! service's hot path that is most of the receive cost.
 //!
 //! What it checks: the wire format everywhere (tags, wire types of the fields
 //! it reads, lengths, varints, nesting depth), UTF-8 of every string it
@@ -13,20 +16,21 @@
 //! [`span::from_resource_spans_keeping`] does, one span at a time). Fields
 //! toolscore never reads (events, links, status, scope, unkept attribute
 //! values) are skipped without being validated beyond the wire format. On
-//! well-formed input the result is exactly that of prost followed by
-//! [`span::from_resource_spans_keeping`]; the tests check it.
+//! well-formed input the result, decoded, is exactly that of prost followed
+//! by [`span::from_resource_spans_keeping`]; the tests check it.
 
 use std::sync::Arc;
 
-use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan, Span};
+use crate::assembler::compact::Packed;
+use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan};
 
 /// Spans taken from one request, and those refused one by one.
 #[derive(Debug, Default)]
 pub struct Decoded {
-    pub spans: Vec<Span>,
-    /// Each kept span's encoded size in bytes (its protobuf message), for the
-    /// assembler's accounting of what it buffers against what was sent.
-    pub encoded: Vec<u32>,
+    /// The kept spans, each with its encoded size in bytes (its protobuf
+    /// message), for the assembler's accounting of what it buffers against
+    /// what was sent.
+    pub spans: Packed,
     pub rejected: Vec<RejectedSpan>,
 }
 
@@ -51,9 +55,8 @@ const FIXED32: u8 = 5;
 /// Decodes an `ExportTraceServiceRequest`, keeping the attributes `keep` names.
 pub fn decode_request(buf: &[u8], keep: &KeepAttributes) -> Result<Decoded, WireError> {
     let mut out = Decoded {
-        // A guess from the usual span size; it only saves regrowth.
-        spans: Vec::with_capacity(buf.len() / 320),
-        encoded: Vec::with_capacity(buf.len() / 320),
+        // Guesses from the usual sizes; they only save regrowth.
+        spans: Packed::with_capacity(buf.len() / 2, buf.len() / 320),
         rejected: Vec::new(),
     };
     let mut scratch = Vec::new();
@@ -201,12 +204,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn resource_spans(
-    r: Reader<'_>,
+fn resource_spans<'a>(
+    r: Reader<'a>,
     ri: usize,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the resource's `service.name` (the resource may follow the spans).
@@ -255,14 +258,14 @@ fn resource_spans(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scope_spans(
-    mut r: Reader<'_>,
+fn scope_spans<'a>(
+    mut r: Reader<'a>,
     ri: usize,
     si: usize,
     service_name: &Option<Arc<str>>,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     let mut index = 0;
@@ -270,12 +273,8 @@ fn scope_spans(
         match (field, wt) {
             (2, LEN) => {
                 let s = r.message()?;
-                let size = u32::try_from(s.buf.len()).unwrap_or(u32::MAX);
-                match span(s, service_name, keep, scratch, depth - 1)? {
-                    Ok(span) => {
-                        out.spans.push(span);
-                        out.encoded.push(size);
-                    }
+                match span(s, service_name, keep, &mut out.spans, scratch, depth - 1)? {
+                    Ok(()) => {}
                     Err(reason) => out.rejected.push(RejectedSpan {
                         resource: ri,
                         scope: si,
@@ -293,13 +292,15 @@ fn scope_spans(
 }
 
 /// One span: a wire error fails the request; a bad ID refuses this span only.
-fn span(
-    mut r: Reader<'_>,
+fn span<'a>(
+    mut r: Reader<'a>,
     service_name: &Option<Arc<str>>,
     keep: &KeepAttributes,
-    scratch: &mut Vec<(Arc<str>, AttrValue)>,
+    out: &mut Packed,
+    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
     depth: u32,
-) -> Result<Result<Span, IdError>, WireError> {
+) -> Result<Result<(), IdError>, WireError> {
+    let size = u32::try_from(r.buf.len()).unwrap_or(u32::MAX);
     let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (&[], &[], &[]);
     let mut name = "";
     let (mut start, mut end) = (0u64, 0u64);
@@ -316,7 +317,7 @@ fn span(
                 let kv = r.message()?;
                 let (key, value) = key_value(kv)?;
                 if let Some(k) = keep.intern(key) {
-                    scratch.push((k, any_value_of(value, depth - 1)?));
+                    scratch.push((k, value));
                 }
             }
             (1 | 2 | 4 | 5 | 7 | 8 | 9, _) => {
@@ -327,24 +328,52 @@ fn span(
     }
     let (trace_id, span_id, parent_span_id) = match span::checked_ids(trace_id, span_id, parent) {
         Ok(ids) => ids,
-        Err(e) => return Ok(Err(e)),
+        Err(e) => {
+            // The values are still checked: a malformed one fails the
+            // request whatever the IDs (as prost would).
+            for (_, value) in scratch.iter() {
+                any_value_of(*value, depth - 1)?;
+            }
+            return Ok(Err(e));
+        }
     };
-    Ok(Ok(Span {
+    out.begin(
         trace_id,
         span_id,
         parent_span_id,
-        name: name.to_owned(),
-        start_time_unix_nano: start,
-        end_time_unix_nano: end,
-        // Exactly sized: no spare slots in a buffered span (the scratch
-        // vector keeps its capacity for the next span).
-        attributes: {
-            let mut attrs = Vec::with_capacity(scratch.len());
-            attrs.append(scratch);
-            attrs
-        },
-        service_name: service_name.clone(),
-    }))
+        start,
+        end,
+        name,
+        service_name.as_ref(),
+        scratch.len(),
+    );
+    for (key, value) in scratch.iter() {
+        out.key(key);
+        match plain_string(*value)? {
+            Some(s) => out.str_value(s),
+            None => out.value(&any_value_of(*value, depth - 1)?),
+        }
+    }
+    out.end(size);
+    Ok(Ok(()))
+}
+
+/// The value if it is an `AnyValue` holding one string and nothing else
+/// (nearly every kept attribute): copied as it is, without building an
+/// `AttrValue`. Anything else (`None`) goes the general way, which merges
+/// repeated fields as protobuf does.
+fn plain_string(value: ValueRef<'_>) -> Result<Option<&str>, WireError> {
+    let ValueRef::One(mut r) = value else {
+        return Ok(None);
+    };
+    let mut found = None;
+    while let Some((field, wt)) = r.field()? {
+        if (field, wt) != (1, LEN) || found.is_some() {
+            return Ok(None);
+        }
+        found = Some(r.str()?);
+    }
+    Ok(found)
 }
 
 /// A `KeyValue`'s value, not decoded yet: most attributes are not kept, and
@@ -474,6 +503,7 @@ mod tests {
     use prost::Message;
 
     use super::*;
+    use crate::span::Span;
 
     /// What prost + the conversion make of the same bytes: the oracle.
     fn oracle(buf: &[u8], keep: &KeepAttributes) -> Option<(Vec<Span>, Vec<RejectedSpan>)> {
@@ -489,8 +519,9 @@ mod tests {
         let (spans, rejected) = oracle(buf, keep).expect("oracle decodes");
         let req = ExportTraceServiceRequest::decode(buf).unwrap();
         let (_, sizes, _) = crate::span::from_resource_spans_sized(&req.resource_spans, keep);
-        assert_eq!(ours.encoded, sizes);
-        assert_eq!(ours.spans, spans);
+        let encoded: Vec<u32> = ours.spans.spans().iter().map(|s| s.encoded).collect();
+        assert_eq!(encoded, sizes);
+        assert_eq!(ours.spans.decode().unwrap(), spans);
         assert_eq!(ours.rejected, rejected);
     }
 
@@ -644,7 +675,7 @@ mod tests {
             let ours = decode_request(&buf, &keep);
             if let Some((spans, rejected)) = oracle(&buf, &keep) {
                 let ours = ours.expect("prost accepted it");
-                prop_assert_eq!(ours.spans, spans);
+                prop_assert_eq!(ours.spans.decode().unwrap(), spans);
                 prop_assert_eq!(ours.rejected, rejected);
             }
             let truncated = &buf[..cut.index(buf.len())];
@@ -691,8 +722,60 @@ mod tests {
         prost::encoding::encode_varint(body.len() as u64, &mut buf);
         buf.extend_from_slice(&body);
         let d = decode_request(&buf, &KeepAttributes::all()).unwrap();
-        assert_eq!(d.spans[0].service_name.as_deref(), Some("agent"));
+        assert_eq!(
+            d.spans.decode().unwrap()[0].service_name.as_deref(),
+            Some("agent")
+        );
         same(&buf, &KeepAttributes::all());
+    }
+
+    /// Values the fast path must leave to the general one: a string given
+    /// twice (the last wins), a string then another type, an empty value.
+    #[test]
+    fn values_protobuf_merges_decode_as_prost_has_them() {
+        fn field(n: u32, body: &[u8], out: &mut Vec<u8>) {
+            prost::encoding::encode_key(n, prost::encoding::WireType::LengthDelimited, out);
+            prost::encoding::encode_varint(body.len() as u64, out);
+            out.extend_from_slice(body);
+        }
+        let values: [&[u8]; 4] = [
+            b"\x0a\x01a\x0a\x02bc",
+            b"\x0a\x01a\x18\x07",
+            b"\x18\x07\x0a\x01a",
+            b"",
+        ];
+        let mut span = Vec::new();
+        field(1, &[7; 16], &mut span);
+        field(2, &[8; 8], &mut span);
+        for (i, v) in values.iter().enumerate() {
+            let mut kv = Vec::new();
+            field(1, format!("k{i}").as_bytes(), &mut kv);
+            field(2, v, &mut kv);
+            field(9, &kv, &mut span);
+        }
+        let (mut scope, mut rs, mut req) = (Vec::new(), Vec::new(), Vec::new());
+        field(2, &span, &mut scope);
+        field(2, &scope, &mut rs);
+        field(1, &rs, &mut req);
+        let spans = decode_request(&req, &KeepAttributes::all())
+            .unwrap()
+            .spans
+            .decode()
+            .unwrap();
+        // (Not `same`: the sizes differ, since prost re-encodes the merged
+        // values canonically while we account what came over the wire.)
+        let (want, _) = oracle(&req, &KeepAttributes::all()).unwrap();
+        assert_eq!(spans, want);
+        let got: Vec<&AttrValue> = spans[0].attributes.iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            got,
+            [
+                &AttrValue::Str("bc".into()),
+                &AttrValue::Int(7),
+                &AttrValue::Str("a".into()),
+                &AttrValue::Empty
+            ]
+        );
     }
 
     #[test]
