@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
-use toolscore::assembler::compact::Packed;
+use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::evaluator::stage::{Binder, evaluate_ready, json_to_py};
@@ -288,7 +288,10 @@ fn bench_assembler(c: &mut Criterion) {
                 let mut shard = Shard::new(limits.clone());
                 let now = Instant::now();
                 for i in 0..packed.len() {
-                    assert_eq!(shard.push_record(&packed, i, 0, now), Push::Accepted);
+                    assert_eq!(
+                        shard.push_record(&packed, i, Run::default(), now),
+                        Push::Accepted
+                    );
                 }
                 let ready = shard.expire(now + Duration::from_millis(1));
                 assert_eq!(ready.len(), traces as usize);

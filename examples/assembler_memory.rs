@@ -14,6 +14,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
+use toolscore::assembler::compact::Run;
 use toolscore::assembler::{Limits, Push, Shard};
 use toolscore::config::OnTimeout;
 
@@ -126,7 +127,10 @@ fn main() {
         assert!(decoded.rejected.is_empty());
         for i in 0..decoded.spans.len() {
             spans += 1;
-            assert_eq!(shard.push_record(&decoded.spans, i, 0, now), Push::Accepted);
+            assert_eq!(
+                shard.push_record(&decoded.spans, i, Run::default(), now),
+                Push::Accepted
+            );
         }
     }
     let took = started.elapsed();

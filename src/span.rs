@@ -264,9 +264,39 @@ impl KeepAttributes {
 
     /// The interned key if the attribute is kept.
     pub fn intern(&self, key: &str) -> Option<Arc<str>> {
+        self.lookup(key).map(Kept::into_arc)
+    }
+
+    /// [`intern`](Self::intern) without touching the shared key's reference
+    /// count (an atomic operation per attribute on the receive path).
+    pub fn lookup(&self, key: &str) -> Option<Kept<'_>> {
         match &self.keys {
-            None => Some(Arc::from(key)),
-            Some(keys) => keys.get(key).cloned(),
+            None => Some(Kept::New(Arc::from(key))),
+            Some(keys) => keys.get(key).map(Kept::Shared),
+        }
+    }
+}
+
+/// A kept attribute's key: the interned one, or a new one when every
+/// attribute is kept.
+#[derive(Debug, Clone)]
+pub enum Kept<'k> {
+    Shared(&'k Arc<str>),
+    New(Arc<str>),
+}
+
+impl Kept<'_> {
+    pub fn as_arc(&self) -> &Arc<str> {
+        match self {
+            Kept::Shared(k) => k,
+            Kept::New(k) => k,
+        }
+    }
+
+    pub fn into_arc(self) -> Arc<str> {
+        match self {
+            Kept::Shared(k) => k.clone(),
+            Kept::New(k) => k,
         }
     }
 }

@@ -61,27 +61,32 @@ impl Compact {
     /// appends [`Packed`] records).
     #[cfg(test)]
     pub fn push(&mut self, s: &Span, following: usize) {
-        self.grow(encoded_size(s), following);
+        let need = encoded_size(s);
+        let run = Run {
+            spans: following,
+            bytes: need * following,
+        };
+        self.grow(need, run);
         write_span(&mut self.bytes, &mut self.keys, &mut self.services, s);
-        self.add_id(s.span_id, following);
+        self.add_id(s.span_id, run);
     }
 
     /// Appends span `i` of a request's [`Packed`] spans. When the buffer
-    /// must grow, it grows by a quarter, or by room for `following` more
-    /// spans of this one's size if more are known to come (a request
-    /// usually carries a trace's spans together), so an open trace wastes
-    /// little and appends stay amortised O(1). On error (a bug, never
-    /// input) the trace is left as it was.
-    pub fn push_record(&mut self, p: &Packed, i: usize, following: usize) -> Result<(), Corrupt> {
+    /// must grow, it grows by room for the `run` of this trace's spans
+    /// known to follow in the request (a request usually carries a trace's
+    /// spans together, so a trace is sized once), or by a quarter: an open
+    /// trace wastes little and appends stay amortised O(1). On error (a
+    /// bug, never input) the trace is left as it was.
+    pub fn push_record(&mut self, p: &Packed, i: usize, run: Run) -> Result<(), Corrupt> {
         let s = p.spans.get(i).ok_or(Corrupt(0))?;
         let rec = p.record(s).ok_or(Corrupt(0))?;
-        self.grow(rec.len(), following);
+        self.grow(rec.len(), run);
         let before = self.bytes.len();
         let copied = self.copy_record(rec, p);
         if copied.is_err() {
             self.bytes.truncate(before);
         } else {
-            self.add_id(s.span_id, following);
+            self.add_id(s.span_id, run);
         }
         copied
     }
@@ -98,17 +103,19 @@ impl Compact {
         r.varint()?;
         r.slice()?;
         self.bytes.extend_from_slice(&rec[..r.pos]);
+        // Tables are looked up by reference: cloning each key's `Arc` here
+        // was an atomic increment and decrement per attribute.
         let service = match r.varint()? {
             0 => 0,
-            i => 1 + index_of(&mut self.services, &r.table(&p.services, i - 1)?),
+            i => 1 + index_of(&mut self.services, r.entry(&p.services, i - 1)?),
         };
         varint(&mut self.bytes, service as u64);
         let n = r.varint()?;
         varint(&mut self.bytes, n);
         for _ in 0..n {
             let k = r.varint()?;
-            let key = r.table(&p.keys, k)?;
-            varint(&mut self.bytes, index_of(&mut self.keys, &key) as u64);
+            let key = r.entry(&p.keys, k)?;
+            varint(&mut self.bytes, index_of(&mut self.keys, key) as u64);
             let from = r.pos;
             r.skip_value(0)?;
             self.bytes.extend_from_slice(&rec[from..r.pos]);
@@ -120,14 +127,14 @@ impl Compact {
         }
     }
 
-    fn grow(&mut self, need: usize, following: usize) {
+    fn grow(&mut self, need: usize, run: Run) {
         if self.bytes.capacity() - self.bytes.len() < need {
-            let more = (self.bytes.len() / 4).max(need.saturating_mul(following));
+            let more = (self.bytes.len() / 4).max(run.bytes);
             self.bytes.reserve_exact(need.saturating_add(more));
         }
     }
 
-    fn add_id(&mut self, id: SpanId, following: usize) {
+    fn add_id(&mut self, id: SpanId, run: Run) {
         if self.sealed {
             // A late span: keep the IDs sorted.
             let at = self.ids.partition_point(|x| *x < id);
@@ -135,7 +142,7 @@ impl Compact {
         } else {
             if self.ids.len() == self.ids.capacity() {
                 self.ids
-                    .reserve_exact((self.ids.len() / 4).max(following) + 1);
+                    .reserve_exact((self.ids.len() / 4).max(run.spans) + 1);
             }
             self.ids.push(id);
         }
@@ -275,6 +282,14 @@ pub struct Packed {
     keys: Vec<Arc<str>>,
     services: Vec<Arc<str>>,
     spans: Vec<PackedSpan>,
+}
+
+/// The spans of the same trace that follow one in a request, without a
+/// break: how many, and their records' bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Run {
+    pub spans: usize,
+    pub bytes: usize,
 }
 
 /// Where one span's record is, and what the assembler needs before it
@@ -588,10 +603,13 @@ impl Reader<'_> {
     }
 
     fn table(&self, table: &[Arc<str>], i: u64) -> Result<Arc<str>, Corrupt> {
+        self.entry(table, i).cloned()
+    }
+
+    fn entry<'t>(&self, table: &'t [Arc<str>], i: u64) -> Result<&'t Arc<str>, Corrupt> {
         usize::try_from(i)
             .ok()
             .and_then(|i| table.get(i))
-            .cloned()
             .ok_or(self.corrupt())
     }
 
@@ -827,7 +845,8 @@ mod tests {
                 for i in 0..p.len() {
                     prop_assert_eq!(p.spans()[i].span_id, part[i].span_id);
                     prop_assert_eq!(p.spans()[i].root, part[i].parent_span_id.is_none());
-                    c.push_record(&p, i, hints[i]).unwrap();
+                    let run = Run { spans: hints[i], bytes: hints[i] * 40 };
+                    c.push_record(&p, i, run).unwrap();
                 }
             }
             prop_assert!(same(&spans, &c.decode(TraceId([9; 16])).unwrap()));
@@ -849,11 +868,14 @@ mod tests {
         };
         let mut c = Compact::default();
         let good = Packed::from_spans(std::slice::from_ref(&span), &[]);
-        c.push_record(&good, 0, 0).unwrap();
+        c.push_record(&good, 0, Run::default()).unwrap();
         let mut bad = Packed::from_spans(std::slice::from_ref(&span), &[]);
         bad.keys.clear();
-        assert!(c.push_record(&bad, 0, 0).is_err());
-        assert!(c.push_record(&good, 1, 0).is_err(), "no such span");
+        assert!(c.push_record(&bad, 0, Run::default()).is_err());
+        assert!(
+            c.push_record(&good, 1, Run::default()).is_err(),
+            "no such span"
+        );
         assert_eq!(c.span_count(), 1);
         assert!(same(&c.decode(TraceId([1; 16])).unwrap(), &[span]));
     }

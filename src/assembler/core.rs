@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
 
-use super::compact::{Compact, Packed};
+use super::compact::{Compact, Packed, Run};
 use crate::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
 
@@ -309,7 +309,8 @@ impl Shard {
         self.push_sized(span, 0, 0, now)
     }
 
-    /// [`push_record`](Self::push_record) for a span given as a `Span`.
+    /// [`push_record`](Self::push_record) for a span given as a `Span`,
+    /// with `following` spans of its size known to follow.
     pub fn push_sized(
         &mut self,
         span: Span,
@@ -318,14 +319,18 @@ impl Shard {
         now: Instant,
     ) -> Push {
         let p = Packed::from_spans(&[span], &[u32::try_from(encoded).unwrap_or(u32::MAX)]);
-        self.push_record(&p, 0, following, now)
+        let run = Run {
+            spans: following,
+            bytes: following.saturating_mul(p.record_size(0)),
+        };
+        self.push_record(&p, 0, run, now)
     }
 
-    /// Adds span `i` of a request's packed spans, with how many spans of
-    /// the same trace come right after it (a request usually carries a
-    /// trace's spans together): the trace's buffer is sized for them at
-    /// once instead of growing span by span.
-    pub fn push_record(&mut self, p: &Packed, i: usize, following: usize, now: Instant) -> Push {
+    /// Adds span `i` of a request's packed spans, with the `run` of the
+    /// same trace's spans that come right after it in the request (a
+    /// request usually carries a trace's spans together): the trace's
+    /// buffer is sized for them at once instead of growing span by span.
+    pub fn push_record(&mut self, p: &Packed, i: usize, run: Run, now: Instant) -> Push {
         let Some(&span) = p.spans().get(i) else {
             return Push::TooLate;
         };
@@ -359,11 +364,22 @@ impl Shard {
             return Push::Full;
         }
         let is_root = span.root;
-        let room = self
-            .limits
-            .max_spans_per_trace
-            .saturating_sub(1)
-            .min(following);
+        // Never room for more spans than the trace may hold.
+        let room = {
+            let spans = self
+                .limits
+                .max_spans_per_trace
+                .saturating_sub(1)
+                .min(run.spans);
+            Run {
+                spans,
+                bytes: if spans < run.spans {
+                    run.bytes / run.spans * spans
+                } else {
+                    run.bytes
+                },
+            }
+        };
         let mut new_deadline = None;
         match self.traces.get_mut(&id) {
             Some(b) => {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::compact::{Packed, PackedSpan};
+use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
 use crate::store::ResultStore;
@@ -134,17 +134,17 @@ async fn run_shard(
                 let mut verdicts = Vec::with_capacity(batch.spans.len());
                 new_traces.clear();
                 let packed = &batch.packed;
-                let following = runs(packed.spans(), &batch.spans);
-                for (&i, following) in batch.spans.iter().zip(following) {
+                let following = runs(packed, &batch.spans);
+                for (&i, run) in batch.spans.iter().zip(following) {
                     let Some(trace_id) = packed.spans().get(i).map(|s| s.trace_id) else {
                         continue;
                     };
                     let known = shard.contains(&trace_id);
-                    let v = shard.push_record(packed, i, following, now);
+                    let v = shard.push_record(packed, i, run, now);
                     if v == Push::Accepted && !known {
                         new_traces.push(trace_id);
                     }
-                    if following == 0 {
+                    if run.spans == 0 {
                         shard.end_run(&trace_id);
                     }
                     verdicts.push(v);
@@ -183,14 +183,17 @@ async fn run_shard(
     publish(&shard, &label, &mut seen, &metrics);
 }
 
-/// For each of the spans `idx` names, how many spans of the same trace
-/// follow it in `idx` without a break.
-pub(super) fn runs(spans: &[PackedSpan], idx: &[usize]) -> Vec<usize> {
-    let trace = |i: usize| spans.get(idx[i]).map(|s| s.trace_id);
-    let mut out = vec![0; idx.len()];
-    for i in (0..idx.len().saturating_sub(1)).rev() {
-        if trace(i) == trace(i + 1) {
-            out[i] = out[i + 1] + 1;
+/// For each of the spans `idx` names, the run of spans of the same trace
+/// that follow it in `idx` without a break: how many, and their bytes.
+pub(super) fn runs(p: &Packed, idx: &[usize]) -> Vec<Run> {
+    let trace = |k: usize| p.spans().get(idx[k]).map(|s| s.trace_id);
+    let mut out = vec![Run::default(); idx.len()];
+    for k in (0..idx.len().saturating_sub(1)).rev() {
+        if trace(k) == trace(k + 1) {
+            out[k] = Run {
+                spans: out[k + 1].spans + 1,
+                bytes: out[k + 1].bytes + p.record_size(idx[k + 1]),
+            };
         }
     }
     out

@@ -37,7 +37,12 @@ fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
 fn runs(spans: &[Span]) -> Vec<usize> {
     let packed = super::compact::Packed::from_spans(spans, &[]);
     let idx: Vec<usize> = (0..spans.len()).collect();
-    super::driver::runs(packed.spans(), &idx)
+    let runs = super::driver::runs(&packed, &idx);
+    for (k, run) in runs.iter().enumerate() {
+        let bytes: usize = (k + 1..=k + run.spans).map(|j| packed.record_size(j)).sum();
+        assert_eq!(run.bytes, bytes, "a run's bytes are its spans' records");
+    }
+    runs.iter().map(|r| r.spans).collect()
 }
 
 fn ids(spans: &[Span]) -> BTreeSet<u8> {
@@ -269,13 +274,23 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     let following = runs(&batch);
     assert_eq!(following, [1, 0, 0, 2, 1, 0]);
     let mut s = Shard::new(limits());
-    for (sp, f) in batch.into_iter().zip(following) {
+    for (sp, f) in batch.iter().cloned().zip(following) {
         assert_eq!(s.push_sized(sp, 0, f, t0), Push::Accepted);
     }
     // Sized for the run of two, then for the run of three: no slack but
     // the root's missing parent ID (8 bytes; spans are sized as the first).
     let held = s.held(&TraceId([1; 16])).expect("trace 1 is buffered");
     assert_eq!(held.spare(), 8);
+    // As the driver pushes them, with the bytes of the records that follow:
+    // sized exactly.
+    let packed = super::compact::Packed::from_spans(&batch, &[]);
+    let idx: Vec<usize> = (0..batch.len()).collect();
+    let mut exact = Shard::new(limits());
+    for (i, run) in super::driver::runs(&packed, &idx).into_iter().enumerate() {
+        assert_eq!(exact.push_record(&packed, i, run, t0), Push::Accepted);
+    }
+    let held = exact.held(&TraceId([1; 16])).expect("trace 1 is buffered");
+    assert_eq!(held.spare(), 0);
     let ready = s.expire(t0 + Duration::from_millis(1000));
     let one = ready
         .iter()

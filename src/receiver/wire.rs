@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use crate::assembler::compact::Packed;
-use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan};
+use crate::span::{self, AttrValue, IdError, KeepAttributes, Kept, RejectedSpan};
 
 /// Spans taken from one request, and those refused one by one.
 #[derive(Debug, Default)]
@@ -204,12 +204,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn resource_spans<'a>(
+fn resource_spans<'a, 'k>(
     r: Reader<'a>,
     ri: usize,
-    keep: &KeepAttributes,
+    keep: &'k KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
+    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the resource's `service.name` (the resource may follow the spans).
@@ -258,14 +258,14 @@ fn resource_spans<'a>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scope_spans<'a>(
+fn scope_spans<'a, 'k>(
     mut r: Reader<'a>,
     ri: usize,
     si: usize,
     service_name: &Option<Arc<str>>,
-    keep: &KeepAttributes,
+    keep: &'k KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
+    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     let mut index = 0;
@@ -292,12 +292,12 @@ fn scope_spans<'a>(
 }
 
 /// One span: a wire error fails the request; a bad ID refuses this span only.
-fn span<'a>(
+fn span<'a, 'k>(
     mut r: Reader<'a>,
     service_name: &Option<Arc<str>>,
-    keep: &KeepAttributes,
+    keep: &'k KeepAttributes,
     out: &mut Packed,
-    scratch: &mut Vec<(Arc<str>, ValueRef<'a>)>,
+    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<Result<(), IdError>, WireError> {
     let size = u32::try_from(r.buf.len()).unwrap_or(u32::MAX);
@@ -316,7 +316,7 @@ fn span<'a>(
             (9, LEN) => {
                 let kv = r.message()?;
                 let (key, value) = key_value(kv)?;
-                if let Some(k) = keep.intern(key) {
+                if let Some(k) = keep.lookup(key) {
                     scratch.push((k, value));
                 }
             }
@@ -348,7 +348,7 @@ fn span<'a>(
         scratch.len(),
     );
     for (key, value) in scratch.iter() {
-        out.key(key);
+        out.key(key.as_arc());
         match plain_string(*value)? {
             Some(s) => out.str_value(s),
             None => out.value(&any_value_of(*value, depth - 1)?),
