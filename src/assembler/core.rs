@@ -101,8 +101,9 @@ enum State {
     Emitted { revision: u32 },
 }
 
-/// Traces with more spans than this keep a span-ID set for de-duplication;
-/// smaller ones scan their spans, which is faster and costs no memory.
+/// Open traces with more spans than this keep a span-ID set for
+/// de-duplication; smaller ones scan their IDs, which is faster and costs
+/// no memory, and evaluated ones search their sorted IDs.
 const ID_SET_FROM: usize = 32;
 
 #[derive(Debug)]
@@ -111,7 +112,7 @@ struct Buffer {
     held: Compact,
     /// What the spans took on the wire.
     encoded: usize,
-    /// Span IDs, once the trace has more than [`ID_SET_FROM`] spans.
+    /// Span IDs, while the trace is open and has more than [`ID_SET_FROM`] spans.
     ids: Option<HashSet<SpanId, RandomState>>,
     bytes: usize,
     first_seen: Instant,
@@ -304,13 +305,16 @@ impl Shard {
         }
     }
 
-    /// Adds one span. The caller counts the outcome.
+    /// Adds one span given as a `Span` (the tests' way in; the driver
+    /// pushes the receivers' records). The caller counts the outcome.
     pub fn push(&mut self, span: Span, now: Instant) -> Push {
-        self.push_sized(span, 0, 0, now)
+        let p = Packed::from_spans(&[span], &[]);
+        self.push_record(&p, 0, Run::default(), now)
     }
 
-    /// [`push_record`](Self::push_record) for a span given as a `Span`,
-    /// with `following` spans of its size known to follow.
+    /// [`push`](Self::push) with an encoded size, and `following` spans of
+    /// this one's size known to follow (for the tests of sizing).
+    #[cfg(test)]
     pub fn push_sized(
         &mut self,
         span: Span,
@@ -330,6 +334,7 @@ impl Shard {
     /// same trace's spans that come right after it in the request (a
     /// request usually carries a trace's spans together): the trace's
     /// buffer is sized for them at once instead of growing span by span.
+    /// An index past the request (a caller's bug) is refused as too late.
     pub fn push_record(&mut self, p: &Packed, i: usize, run: Run, now: Instant) -> Push {
         let Some(&span) = p.spans().get(i) else {
             return Push::TooLate;
@@ -473,7 +478,7 @@ impl Shard {
     /// The next trace due at `now` that is to be evaluated, handling the
     /// deadlines before it that are not (a late window closing, a timed-out
     /// trace dropped). One at a time, so the driver emits a trace (and
-    /// compacts its buffered copy) only once the evaluation queue has room
+    /// decodes it) only once the evaluation queue has room
     /// for it: a shard held by a full queue keeps its due traces in the
     /// buffer, not in a list of emitted traces beside it.
     pub fn expire_next(&mut self, now: Instant) -> Option<Ready> {
