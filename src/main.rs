@@ -78,6 +78,16 @@ enum Command {
         #[arg(long, value_name = "URL", default_value = cli::demo::DEFAULT_API_ENDPOINT)]
         api_endpoint: String,
     },
+    /// GET an http:// URL, e.g. http://127.0.0.1:8080/readyz; for checks
+    /// from inside the container, which has no shell or curl (the Helm
+    /// chart's `helm test` runs it).
+    ///
+    /// Exit status: 0 for a 2xx answer; 1 for any other answer, or none
+    /// within 5 s; 2 for a URL that is not http://.
+    Probe {
+        #[arg(value_name = "URL")]
+        url: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -117,6 +127,7 @@ fn main() -> ExitCode {
             timeout: cli::demo::DEFAULT_TIMEOUT,
         })
         .into(),
+        Command::Probe { url } => cli::probe::run(&url, cli::probe::DEFAULT_TIMEOUT).into(),
     }
 }
 

@@ -190,3 +190,38 @@ fn the_demo_trace_looks_like_an_instrumented_agent() {
     assert_eq!(tools, ["get_weather", "get_forecast", "get_weather"]);
     assert_eq!(chats, 2);
 }
+
+/// `toolscore probe`, what the chart's `helm test` pod runs: 0 for /readyz
+/// of a running service, 1 for a 404 and for a closed port, 2 for a URL it
+/// cannot use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_exits_zero_only_for_a_2xx_answer() {
+    let running = common::service::start(default_config_on_ephemeral_ports()).await;
+    let api = running.api_addr.unwrap();
+    let cases = [
+        (format!("http://{api}/readyz"), 0),
+        (format!("http://{api}/no-such-page"), 1),
+        (format!("{}/readyz", closed_endpoint()), 1),
+        (format!("https://{api}/readyz"), 2),
+    ];
+    for (url, code) in cases {
+        let out = tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || {
+                Command::new(env!("CARGO_BIN_EXE_toolscore"))
+                    .args(["probe", &url])
+                    .output()
+                    .unwrap()
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    running.stop().await.unwrap();
+}

@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod eval;
+pub mod probe;
 
 /// Process exit codes shared by the subcommands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,10 +35,27 @@ loadbalancing exporter and the StatefulSet.
 {{- end }}
 
 {{/*
-Labels of every resource.
+Labels of every resource: the pods' labels plus the chart's version, which
+stays off the pod template so that a chart upgrade alone does not roll the
+pods. The headless Service has a component of its own (service-headless.yaml).
 */}}
 {{- define "toolscore.labels" -}}
 helm.sh/chart: {{ include "toolscore.chart" . }}
+{{ include "toolscore.podLabels" . }}
+{{- end }}
+
+{{/*
+Labels of the pods (and, through toolscore.labels, of every resource).
+*/}}
+{{- define "toolscore.podLabels" -}}
+{{ include "toolscore.baseLabels" . }}
+app.kubernetes.io/component: scorer
+{{- end }}
+
+{{/*
+The labels every resource has, whatever its component.
+*/}}
+{{- define "toolscore.baseLabels" -}}
 {{ include "toolscore.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -102,6 +119,54 @@ The drain deadline the config sets (toolscore's default: 20000 ms).
 {{- end }}
 
 {{/*
+A key of `config` by path (a list of keys), or the default toolscore uses
+when the key is absent: (list $config (list "store" "max_traces") 100000).
+*/}}
+{{- define "toolscore.configValue" -}}
+{{- $node := index . 0 }}
+{{- $default := index . 2 }}
+{{- range $key := index . 1 }}
+{{- if and (kindIs "map" $node) (hasKey $node $key) (not (kindIs "invalid" (get $node $key))) }}
+{{- $node = get $node $key }}
+{{- else }}
+{{- $node = $default }}
+{{- end }}
+{{- end }}
+{{- $node }}
+{{- end }}
+
+{{/*
+A Kubernetes memory quantity ("1Gi", "512Mi", "1G", "1.5Gi", 1073741824) in
+bytes, as an integer; fails on a form it does not know.
+*/}}
+{{- define "toolscore.quantityBytes" -}}
+{{- $q := toString . }}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$" $q }}
+{{- float64 $q | int64 }}
+{{- else if regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)$" $q }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $q }}
+{{- $unit := trimPrefix $number $q }}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 }}
+{{- mulf (float64 $number) (get $units $unit) | int64 }}
+{{- else }}
+{{- fail (printf "resources.limits.memory: %q is not a memory quantity the chart can read (like 1Gi, 512Mi, 1G or a number of bytes)" $q) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The memory toolscore's configured bounds need, in bytes (the estimate that
+values.yaml's `resources` comment explains).
+*/}}
+{{- define "toolscore.memoryNeedBytes" -}}
+{{- $c := .Values.config }}
+{{- $grpc := include "toolscore.configValue" (list $c (list "receivers" "grpc" "max_recv_msg_size_bytes") 67108864) | float64 }}
+{{- $http := include "toolscore.configValue" (list $c (list "receivers" "http" "max_decompressed_body_bytes") 67108864) | float64 }}
+{{- $spans := include "toolscore.configValue" (list $c (list "assembler" "max_buffered_bytes") 536870912) | float64 }}
+{{- $results := include "toolscore.configValue" (list $c (list "store" "max_traces") 100000) | float64 }}
+{{- addf 67108864.0 $grpc $http (mulf 1.5 $spans) (mulf 16384.0 $results) | int64 }}
+{{- end }}
+
+{{/*
 Checks across values, rendered (as nothing) by the workload template: a
 failed check stops `helm install` with its message.
 */}}
@@ -114,6 +179,33 @@ failed check stops `helm install` with its message.
 {{- if eq (toString .Values.image.tag) "latest" }}
 {{- fail "image.tag: pin a version, not latest" }}
 {{- end }}
+{{- $memoryLimit := dig "limits" "memory" "" .Values.resources }}
+{{- if and $memoryLimit (not .Values.existingConfigMap) }}
+{{- $limit := include "toolscore.quantityBytes" $memoryLimit | int64 }}
+{{- $need := include "toolscore.memoryNeedBytes" . | int64 }}
+{{- if gt $need $limit }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (64 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 16 KiB x store.max_traces): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
+{{- end }}
+{{- end }}
+{{- $strategy := .Values.updateStrategy.type | default "" }}
+{{- if and (gt (int .Values.replicaCount) 1) (eq $strategy "Recreate") }}
+{{- fail "updateStrategy.type: Recreate is a Deployment strategy; with replicaCount > 1 the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
+{{- end }}
+{{- if and (le (int .Values.replicaCount) 1) (eq $strategy "OnDelete") }}
+{{- fail "updateStrategy.type: OnDelete is a StatefulSet strategy; with one replica the chart runs a Deployment (RollingUpdate or Recreate)" }}
+{{- end }}
+{{- end }}
+
+{{/*
+A probe: the values' Probe object, with `httpGet` on the API port at the
+given path unless it names a handler of its own. (list $probe "/healthz")
+*/}}
+{{- define "toolscore.probe" -}}
+{{- $probe := deepCopy (index . 0) }}
+{{- if not (or $probe.httpGet $probe.tcpSocket $probe.grpc $probe.exec) }}
+{{- $_ := set $probe "httpGet" (dict "path" (index . 1) "port" "http") }}
+{{- end }}
+{{- toYaml $probe }}
 {{- end }}
 
 {{/*
