@@ -187,7 +187,7 @@ failed check stops `helm install` with its message.
 {{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (64 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 16 KiB x store.max_traces): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
 {{- end }}
 {{- end }}
-{{- $strategy := .Values.updateStrategy.type | default "" }}
+{{- $strategy := dig "type" "" .Values.updateStrategy }}
 {{- if and (gt (int .Values.replicaCount) 1) (eq $strategy "Recreate") }}
 {{- fail "updateStrategy.type: Recreate is a Deployment strategy; with replicaCount > 1 the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
 {{- end }}
