@@ -7,8 +7,10 @@
 # The image runs config/container.yaml (the embedded default, binding 0.0.0.0);
 # mount another file over /etc/toolscore/config.yaml to change it. There is no
 # HEALTHCHECK: orchestrators probe GET /healthz and GET /readyz on port 8080
-# (the Helm chart in deploy/helm/toolscore does). tests/deploy.rs checks this
-# file: stages, non-root user, EXPOSEd ports = the ports the config binds.
+# (the Helm chart in deploy/helm/toolscore does); `toolscore probe URL` checks
+# from inside. tests/deploy checks this file: stages, numeric non-root user,
+# EXPOSEd ports = the ports the config binds, hadolint, and its build stage
+# replayed in the build context.
 
 # The toolchain is pinned (the crate needs Rust 1.85+, edition 2024), and so is
 # Debian: the runtime stage is Debian 12 (bookworm), so the binary is linked
