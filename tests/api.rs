@@ -151,6 +151,25 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 400);
+    // Issue 15: `since=1e20` closed the connection (a panic in the
+    // handler); `max_score=NaN` answered 200 with nothing.
+    for (query, names) in [("since=1e20", "since"), ("max_score=NaN", "max_score")] {
+        let resp = http
+            .get(format!("{base}/traces?{query}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{query}");
+        let body: Json = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "invalid_argument", "{query}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(names),
+            "{query}: {body}"
+        );
+    }
+    // And the service still answers.
+    let resp = http.get(format!("{base}/traces")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
     running.stop().await.unwrap();
 }
 

@@ -311,6 +311,12 @@ async fn list_traces(
             )
         })?),
     };
+    if q.max_score.is_some_and(f64::is_nan) {
+        return Err(ApiError::new(
+            ErrorKind::InvalidArgument,
+            "max_score must be a number, got NaN",
+        ));
+    }
     let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit);
     let records = st.store.list(&ListFilter {
         status,

@@ -58,10 +58,11 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// (`2026-11-22T06:02:36Z`, fractional seconds allowed).
 pub fn parse_since(s: &str) -> Option<SystemTime> {
     if let Ok(secs) = s.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return UNIX_EPOCH.checked_add(Duration::from_secs_f64(secs));
-        }
-        return None;
+        // try_from: a number of seconds past what a Duration holds (1e20)
+        // is refused, not a panic.
+        return Duration::try_from_secs_f64(secs)
+            .ok()
+            .and_then(|d| UNIX_EPOCH.checked_add(d));
     }
     let s = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;
     let (date, time) = s.split_once('T')?;
@@ -117,5 +118,13 @@ mod tests {
         );
         assert!(parse_since("yesterday").is_none());
         assert!(parse_since("2025-13-01T00:00:00Z").is_none());
+    }
+
+    #[test]
+    fn since_out_of_range_is_refused_not_a_panic() {
+        for s in ["1e20", "1.8e19", "-1", "NaN", "inf", "-0.5"] {
+            assert!(parse_since(s).is_none(), "{s}");
+        }
+        assert!(parse_since("0").is_some());
     }
 }
