@@ -388,8 +388,105 @@ impl Config {
         Config::parse(DEFAULT_YAML, "<embedded config/default.yaml>")
     }
 
+    /// Every duration, size and count with its largest accepted value, so no
+    /// arithmetic on a configured value (an `Instant` plus a duration, a
+    /// byte budget split over shards) can overflow at run time. The README's
+    /// configuration reference lists the same maxima.
+    fn maxima(&self) -> [(&'static str, u64, u64); 24] {
+        const HOUR_MS: u64 = 3_600_000;
+        const DAY_SECS: u64 = 86_400;
+        const GIB: u64 = 1 << 30;
+        let (r, a, api) = (&self.receivers, &self.assembler, &self.api);
+        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
+        [
+            (
+                "receivers.grpc.max_recv_msg_size_bytes",
+                n(r.grpc.max_recv_msg_size_bytes),
+                GIB,
+            ),
+            (
+                "receivers.grpc.max_concurrent_streams",
+                u64::from(r.grpc.max_concurrent_streams),
+                10_000,
+            ),
+            (
+                "receivers.http.max_request_body_bytes",
+                n(r.http.max_request_body_bytes),
+                GIB,
+            ),
+            (
+                "receivers.http.max_decompressed_body_bytes",
+                n(r.http.max_decompressed_body_bytes),
+                GIB,
+            ),
+            ("assembler.shards", n(a.shards), 1024),
+            (
+                "assembler.grace_after_root_ms",
+                a.grace_after_root_ms,
+                HOUR_MS,
+            ),
+            (
+                "assembler.idle_timeout_secs",
+                a.idle_timeout_secs,
+                7 * DAY_SECS,
+            ),
+            (
+                "assembler.max_trace_age_secs",
+                a.max_trace_age_secs,
+                7 * DAY_SECS,
+            ),
+            (
+                "assembler.late_span_window_secs",
+                a.late_span_window_secs,
+                DAY_SECS,
+            ),
+            ("assembler.max_traces", n(a.max_traces), 100_000_000),
+            (
+                "assembler.max_spans_per_trace",
+                n(a.max_spans_per_trace),
+                10_000_000,
+            ),
+            (
+                "assembler.max_buffered_bytes",
+                n(a.max_buffered_bytes),
+                1024 * GIB,
+            ),
+            ("assembler.queue_capacity", n(a.queue_capacity), 1_000_000),
+            ("assembler.retry_after_secs", a.retry_after_secs, 3600),
+            ("store.max_traces", n(self.store.max_traces), 100_000_000),
+            (
+                "store.retention_secs",
+                self.store.retention_secs,
+                365 * DAY_SECS,
+            ),
+            // Workers are threads of the async runtime's blocking pool
+            // (512 threads): above this, they would take all of it.
+            ("evaluation.workers", n(self.evaluation.workers), 256),
+            (
+                "evaluation.queue_capacity",
+                n(self.evaluation.queue_capacity),
+                1_000_000,
+            ),
+            ("api.request_timeout_ms", api.request_timeout_ms, HOUR_MS),
+            ("api.max_list_limit", n(api.max_list_limit), 100_000),
+            (
+                "api.max_evaluate_body_bytes",
+                n(api.max_evaluate_body_bytes),
+                GIB,
+            ),
+            ("api.watch_buffer", n(api.watch_buffer), 1_000_000),
+            ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
+            ("api.max_wait_ms", api.max_wait_ms, HOUR_MS),
+        ]
+    }
+
     /// Cross-field checks; the error is (key path, message).
     pub fn validate(&self) -> Result<(), (String, String)> {
+        for (path, value, max) in self.maxima() {
+            if value > max {
+                return Err((path.into(), format!("must be at most {max}, got {value}")));
+            }
+        }
         let a = &self.assembler;
         let positive = [
             ("assembler.idle_timeout_secs", a.idle_timeout_secs as usize),
@@ -609,6 +706,63 @@ mod tests {
         assert_eq!(c.receivers.grpc.endpoint.to_string(), "127.0.0.1:4317");
         assert_eq!(c.receivers.http.endpoint.to_string(), "127.0.0.1:4318");
         assert!(!c.rules.is_empty(), "the default has a sample rule");
+    }
+
+    /// YAML setting one dotted key.
+    fn yaml_setting(path: &str, value: u64) -> String {
+        let mut out = String::new();
+        let parts: Vec<&str> = path.split('.').collect();
+        for (depth, part) in parts.iter().enumerate() {
+            out.push_str(&"  ".repeat(depth));
+            out.push_str(part);
+            out.push(':');
+            out.push(if depth + 1 == parts.len() { ' ' } else { '\n' });
+        }
+        format!("{out}{value}\n")
+    }
+
+    /// Issue 15: `late_span_window_secs: 9223372036854775807` passed
+    /// validate-config, then panicked a shard (`Instant + Duration`). Every
+    /// bounded key refuses its maximum plus one, naming the key and the
+    /// maximum; the defaults are within every maximum.
+    #[test]
+    fn every_duration_size_and_count_has_a_maximum() {
+        let defaults = Config::default();
+        let mut exporter = crate::exporter::ExporterConfig::default();
+        exporter.enabled = true;
+        for (path, value, max) in defaults.maxima() {
+            assert!(value <= max, "{path}: default {value} above {max}");
+            for over in [max + 1, u64::MAX / 2, u64::MAX] {
+                let e = Config::parse(&yaml_setting(path, over), "t.yaml")
+                    .unwrap_err()
+                    .to_string();
+                // (A value past the field's type, e.g. u32, is refused by
+                // the parser, naming the key too.)
+                let refused = e.contains(&format!("at most {max}"))
+                    || (over > u64::from(u32::MAX) && e.contains("invalid value"));
+                assert!(
+                    e.contains(&format!("`{path}`")) && refused,
+                    "{path} = {over}: {e}"
+                );
+            }
+        }
+        let e = Config::parse(
+            "assembler:\n  late_span_window_secs: 9223372036854775807\n",
+            "t.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("assembler.late_span_window_secs"), "{e}");
+        for path in [
+            "exporter.timeout_ms",
+            "exporter.max_retries",
+            "exporter.queue_capacity",
+        ] {
+            let e = Config::parse(&yaml_setting(path, u64::from(u32::MAX)), "t.yaml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(path) && e.contains("at most"), "{path}: {e}");
+        }
     }
 
     #[test]

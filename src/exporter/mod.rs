@@ -126,6 +126,37 @@ impl ExporterConfig {
                 return Err((path.into(), "must be greater than 0".into()));
             }
         }
+        // Maxima, so that no deadline or backoff arithmetic can overflow.
+        const HOUR_MS: u64 = 3_600_000;
+        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
+        let maxima = [
+            (
+                "exporter.queue_capacity",
+                n(self.queue_capacity),
+                10_000_000,
+            ),
+            ("exporter.max_batch", n(self.max_batch), 100_000),
+            ("exporter.batch_timeout_ms", self.batch_timeout_ms, HOUR_MS),
+            (
+                "exporter.metrics_interval_ms",
+                self.metrics_interval_ms,
+                HOUR_MS,
+            ),
+            ("exporter.timeout_ms", self.timeout_ms, HOUR_MS),
+            ("exporter.max_retries", u64::from(self.max_retries), 1000),
+            (
+                "exporter.initial_backoff_ms",
+                self.initial_backoff_ms,
+                HOUR_MS,
+            ),
+            ("exporter.max_backoff_ms", self.max_backoff_ms, HOUR_MS),
+            ("exporter.flush_timeout_ms", self.flush_timeout_ms, HOUR_MS),
+        ];
+        for (path, value, max) in maxima {
+            if value > max {
+                return Err((path.into(), format!("must be at most {max}, got {value}")));
+            }
+        }
         if self.initial_backoff_ms > self.max_backoff_ms {
             return Err((
                 "exporter.initial_backoff_ms".into(),
