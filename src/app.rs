@@ -209,6 +209,7 @@ async fn run(
         exporter.as_ref().map(|(handle, _, _)| handle.clone()),
         workers,
     ));
+    let drain = CancellationToken::new();
     let (handle, shard_tasks) = assembler::spawn(
         (0..shards).map(|_| Shard::new(limits.clone())).collect(),
         a.queue_capacity,
@@ -216,6 +217,7 @@ async fn run(
         ready_tx,
         store.clone(),
         metrics.clone(),
+        drain.clone(),
     );
     let ingest = Arc::new(receiver::Ingest {
         handle,
@@ -265,7 +267,8 @@ async fn run(
                 })
         }));
     }
-    // The servers hold the only other handles: once they stop, the shards drain.
+    // The servers hold the other handles; the shards drain when they stop,
+    // or when `drain` fires, whichever comes first.
     drop(ingest);
     // The query API answers until the pipeline has drained, so results
     // stored during the drain can still be read; it stops last.
@@ -320,15 +323,28 @@ async fn run(
     health_reporter
         .set_not_serving::<receiver::grpc::TraceServer>()
         .await;
+    // Requests in flight get a quarter of the deadline to arrive whole and be
+    // answered. Then the shards stop taking spans and drain, whatever a stuck
+    // or hostile client still holds open: its request was never acknowledged,
+    // and is refused (retryable) if it ever completes.
+    let in_flight =
+        tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms / 4);
     let mut result = Ok(());
-    for s in servers {
-        match tokio::time::timeout_at(deadline, s).await {
+    let mut stuck = Vec::new();
+    for mut s in servers {
+        match tokio::time::timeout_at(in_flight, &mut s).await {
             Ok(Ok(Err(e))) => result = Err(e),
             Ok(Err(e)) => tracing::error!(error = %e, "a server task panicked"),
             Ok(Ok(Ok(()))) => {}
-            Err(_) => tracing::error!("a server did not stop before the shutdown deadline"),
+            Err(_) => stuck.push(s),
         }
     }
+    if !stuck.is_empty() {
+        tracing::warn!(
+            "requests still arriving at the shutdown's in-flight deadline are cut off (never acknowledged)"
+        );
+    }
+    drain.cancel();
     for t in shard_tasks {
         if tokio::time::timeout_at(deadline, t).await.is_err() {
             tracing::error!(
@@ -361,6 +377,9 @@ async fn run(
             Ok(Ok(Ok(()))) => {}
             Err(_) => tracing::error!("the HTTP API did not stop before the shutdown deadline"),
         }
+    }
+    for s in stuck {
+        s.abort();
     }
     retention.abort();
     tracing::info!("stopped");

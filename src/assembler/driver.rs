@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
@@ -28,7 +29,8 @@ pub struct Batch {
 }
 
 /// The receivers' side of the assembler. Cloning is cheap; the shards drain
-/// and stop once every clone is dropped.
+/// and stop once every clone is dropped, or when the drain token passed to
+/// [`spawn`] fires, whichever comes first.
 #[derive(Clone)]
 pub struct AssemblerHandle {
     senders: Arc<[mpsc::Sender<Batch>]>,
@@ -80,6 +82,10 @@ impl AssemblerHandle {
 }
 
 /// Starts one task per shard; returns the handle and the task handles.
+/// When `drain` fires, each shard closes its queue (a later submit is
+/// refused as full, so its sender retries), takes what was already queued,
+/// answers it, and drains: a request that never finishes arriving cannot
+/// hold the drain, as a live handle in its task would.
 pub fn spawn(
     shards: Vec<Shard>,
     queue_capacity: usize,
@@ -87,6 +93,7 @@ pub fn spawn(
     ready_tx: mpsc::Sender<Ready>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
+    drain: CancellationToken,
 ) -> (AssemblerHandle, Vec<tokio::task::JoinHandle<()>>) {
     let mut senders = Vec::with_capacity(shards.len());
     let mut tasks = Vec::with_capacity(shards.len());
@@ -100,6 +107,7 @@ pub fn spawn(
             ready_tx.clone(),
             store.clone(),
             metrics.clone(),
+            drain.clone(),
         )));
     }
     (
@@ -119,15 +127,22 @@ async fn run_shard(
     out: mpsc::Sender<Ready>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
+    drain: CancellationToken,
 ) {
     let label = ShardLabel {
         shard: index.to_string(),
     };
     let mut seen = Counts::default();
     let mut new_traces = Vec::new();
+    let mut closed = false;
     loop {
         let deadline = shard.next_deadline().map(Instant::from_std);
         tokio::select! {
+            () = drain.cancelled(), if !closed => {
+                // What is queued stays and is answered below; nothing more comes.
+                rx.close();
+                closed = true;
+            }
             batch = rx.recv() => {
                 let Some(batch) = batch else { break };
                 let now = Instant::now().into_std();
