@@ -235,12 +235,19 @@ async fn run(
         health_reporter
             .set_serving::<receiver::grpc::TraceServer>()
             .await;
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let g = &config.receivers.grpc;
+        // (The header deadline is HTTP/1.1's; gRPC calls have their timeout.)
+        let limits = metrics.connection_limits("otlp_grpc", g.max_connections, Duration::ZERO);
+        let incoming = crate::net::limited_incoming(listener, limits);
         let stop = shutdown.clone();
-        let streams = config.receivers.grpc.max_concurrent_streams;
+        let streams = g.max_concurrent_streams;
+        let timeout = Duration::from_millis(g.request_timeout_ms);
         servers.push(tokio::spawn(async move {
             tonic::transport::Server::builder()
                 .max_concurrent_streams(streams)
+                .timeout(timeout)
+                .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
+                .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
                 .layer(tower::util::MapResponseLayer::new(
                     receiver::grpc::oversize_is_resource_exhausted,
                 ))
@@ -255,11 +262,16 @@ async fn run(
         }));
     }
     if let Some(listener) = listeners.http {
-        let router = receiver::http::router(ingest.clone(), &config.receivers.http);
+        let h = &config.receivers.http;
+        let router = receiver::http::router(ingest.clone(), h);
+        let limits = metrics.connection_limits(
+            "otlp_http",
+            h.max_connections,
+            Duration::from_millis(h.read_header_timeout_ms),
+        );
         let stop = shutdown.clone();
         servers.push(tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
+            crate::net::serve_http(listener, router, limits, stop)
                 .await
                 .map_err(|e| AppError::Serve {
                     what: "OTLP/HTTP",
@@ -298,10 +310,14 @@ async fn run(
             crate::api::http::router(state),
             Duration::from_millis(config.api.request_timeout_ms),
         );
+        let limits = metrics.connection_limits(
+            "api_http",
+            config.api.max_connections,
+            Duration::from_millis(config.api.read_header_timeout_ms),
+        );
         let stop = api_stop.clone();
         tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
+            crate::net::serve_http(listener, router, limits, stop)
                 .await
                 .map_err(|e| AppError::Serve {
                     what: "HTTP API",
@@ -386,6 +402,11 @@ async fn run(
     result
 }
 
+/// HTTP/2 PINGs on an idle gRPC connection, and how long the peer has to
+/// answer before the connection is closed: a vanished peer frees its slot.
+const HTTP2_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+const HTTP2_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// The gRPC query API with its own health service and reflection.
 fn serve_grpc_api(
     listener: TcpListener,
@@ -404,7 +425,9 @@ fn serve_grpc_api(
         message: e.to_string(),
     })?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let limits = metrics.connection_limits("api_grpc", config.api.max_connections, Duration::ZERO);
+    let incoming = crate::net::limited_incoming(listener, limits);
+    let timeout = Duration::from_millis(config.api.request_timeout_ms);
     Ok(tokio::spawn(async move {
         health_reporter
             .set_serving::<grpc::pb::scores_service_server::ScoresServiceServer<grpc::ScoresApi>>()
@@ -426,7 +449,12 @@ fn serve_grpc_api(
                 }
             }
         });
+        // The timeout bounds a unary call and the start of a stream (a
+        // WatchScores stream then runs on).
         let served = tonic::transport::Server::builder()
+            .timeout(timeout)
+            .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
+            .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
             .add_service(health)
             .add_service(scores.into_server())
             .add_service(reflection)

@@ -95,6 +95,11 @@ pub struct GrpcReceiverConfig {
     /// bounds a connection's share of memory; under overload, fewer streams
     /// also mean less work per refused call.
     pub max_concurrent_streams: u32,
+    /// Connections open at once; past it a new one is closed at once.
+    pub max_connections: usize,
+    /// An export call must be answered within this (`CANCELLED` past it),
+    /// which also ends a stream whose message never arrives.
+    pub request_timeout_ms: u64,
 }
 
 impl Default for GrpcReceiverConfig {
@@ -104,6 +109,8 @@ impl Default for GrpcReceiverConfig {
             endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
             max_recv_msg_size_bytes: 64 << 20,
             max_concurrent_streams: 16,
+            max_connections: 1024,
+            request_timeout_ms: 30_000,
         }
     }
 }
@@ -118,6 +125,13 @@ pub struct HttpReceiverConfig {
     pub max_request_body_bytes: usize,
     /// Largest body after gzip inflation.
     pub max_decompressed_body_bytes: usize,
+    /// Connections open at once; past it a new one is closed at once.
+    pub max_connections: usize,
+    /// A request's headers must arrive within this; a keep-alive connection
+    /// idle this long is closed.
+    pub read_header_timeout_ms: u64,
+    /// A request's body must arrive whole within this (408 past it).
+    pub read_timeout_ms: u64,
 }
 
 impl Default for HttpReceiverConfig {
@@ -127,6 +141,9 @@ impl Default for HttpReceiverConfig {
             endpoint: SocketAddr::from(([127, 0, 0, 1], 4318)),
             max_request_body_bytes: 16 << 20,
             max_decompressed_body_bytes: 64 << 20,
+            max_connections: 1024,
+            read_header_timeout_ms: 10_000,
+            read_timeout_ms: 30_000,
         }
     }
 }
@@ -293,6 +310,11 @@ pub struct ApiConfig {
     pub max_evaluate_body_bytes: usize,
     /// Results buffered per `WatchScores` subscriber before it is dropped as too slow.
     pub watch_buffer: usize,
+    /// Connections open at once on each API listener.
+    pub max_connections: usize,
+    /// HTTP API: a request's headers must arrive within this; a keep-alive
+    /// connection idle this long is closed.
+    pub read_header_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -323,6 +345,8 @@ impl Default for ApiConfig {
             max_list_limit: 1000,
             max_evaluate_body_bytes: 16 << 20,
             watch_buffer: 256,
+            max_connections: 1024,
+            read_header_timeout_ms: 10_000,
         }
     }
 }
@@ -392,91 +416,47 @@ impl Config {
     /// arithmetic on a configured value (an `Instant` plus a duration, a
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
-    fn maxima(&self) -> [(&'static str, u64, u64); 24] {
+    #[rustfmt::skip]
+    fn maxima(&self) -> [(&'static str, u64, u64); 31] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
         let (r, a, api) = (&self.receivers, &self.assembler, &self.api);
         let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
         [
-            (
-                "receivers.grpc.max_recv_msg_size_bytes",
-                n(r.grpc.max_recv_msg_size_bytes),
-                GIB,
-            ),
-            (
-                "receivers.grpc.max_concurrent_streams",
-                u64::from(r.grpc.max_concurrent_streams),
-                10_000,
-            ),
-            (
-                "receivers.http.max_request_body_bytes",
-                n(r.http.max_request_body_bytes),
-                GIB,
-            ),
-            (
-                "receivers.http.max_decompressed_body_bytes",
-                n(r.http.max_decompressed_body_bytes),
-                GIB,
-            ),
+            ("receivers.grpc.max_recv_msg_size_bytes", n(r.grpc.max_recv_msg_size_bytes), GIB),
+            ("receivers.grpc.max_concurrent_streams", u64::from(r.grpc.max_concurrent_streams), 10_000),
+            ("receivers.grpc.max_connections", n(r.grpc.max_connections), 100_000),
+            ("receivers.grpc.request_timeout_ms", r.grpc.request_timeout_ms, HOUR_MS),
+            ("receivers.http.max_request_body_bytes", n(r.http.max_request_body_bytes), GIB),
+            ("receivers.http.max_decompressed_body_bytes", n(r.http.max_decompressed_body_bytes), GIB),
+            ("receivers.http.max_connections", n(r.http.max_connections), 100_000),
+            ("receivers.http.read_header_timeout_ms", r.http.read_header_timeout_ms, HOUR_MS),
+            ("receivers.http.read_timeout_ms", r.http.read_timeout_ms, HOUR_MS),
             ("assembler.shards", n(a.shards), 1024),
-            (
-                "assembler.grace_after_root_ms",
-                a.grace_after_root_ms,
-                HOUR_MS,
-            ),
-            (
-                "assembler.idle_timeout_secs",
-                a.idle_timeout_secs,
-                7 * DAY_SECS,
-            ),
-            (
-                "assembler.max_trace_age_secs",
-                a.max_trace_age_secs,
-                7 * DAY_SECS,
-            ),
-            (
-                "assembler.late_span_window_secs",
-                a.late_span_window_secs,
-                DAY_SECS,
-            ),
+            ("assembler.grace_after_root_ms", a.grace_after_root_ms, HOUR_MS),
+            ("assembler.idle_timeout_secs", a.idle_timeout_secs, 7 * DAY_SECS),
+            ("assembler.max_trace_age_secs", a.max_trace_age_secs, 7 * DAY_SECS),
+            ("assembler.late_span_window_secs", a.late_span_window_secs, DAY_SECS),
             ("assembler.max_traces", n(a.max_traces), 100_000_000),
-            (
-                "assembler.max_spans_per_trace",
-                n(a.max_spans_per_trace),
-                10_000_000,
-            ),
-            (
-                "assembler.max_buffered_bytes",
-                n(a.max_buffered_bytes),
-                1024 * GIB,
-            ),
+            ("assembler.max_spans_per_trace", n(a.max_spans_per_trace), 10_000_000),
+            ("assembler.max_buffered_bytes", n(a.max_buffered_bytes), 1024 * GIB),
             ("assembler.queue_capacity", n(a.queue_capacity), 1_000_000),
             ("assembler.retry_after_secs", a.retry_after_secs, 3600),
             ("store.max_traces", n(self.store.max_traces), 100_000_000),
-            (
-                "store.retention_secs",
-                self.store.retention_secs,
-                365 * DAY_SECS,
-            ),
+            ("store.retention_secs", self.store.retention_secs, 365 * DAY_SECS),
             // Workers are threads of the async runtime's blocking pool
             // (512 threads): above this, they would take all of it.
             ("evaluation.workers", n(self.evaluation.workers), 256),
-            (
-                "evaluation.queue_capacity",
-                n(self.evaluation.queue_capacity),
-                1_000_000,
-            ),
+            ("evaluation.queue_capacity", n(self.evaluation.queue_capacity), 1_000_000),
             ("api.request_timeout_ms", api.request_timeout_ms, HOUR_MS),
-            ("api.max_list_limit", n(api.max_list_limit), 100_000),
-            (
-                "api.max_evaluate_body_bytes",
-                n(api.max_evaluate_body_bytes),
-                GIB,
-            ),
-            ("api.watch_buffer", n(api.watch_buffer), 1_000_000),
-            ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
             ("api.max_wait_ms", api.max_wait_ms, HOUR_MS),
+            ("api.max_list_limit", n(api.max_list_limit), 100_000),
+            ("api.max_evaluate_body_bytes", n(api.max_evaluate_body_bytes), GIB),
+            ("api.watch_buffer", n(api.watch_buffer), 1_000_000),
+            ("api.max_connections", n(api.max_connections), 100_000),
+            ("api.read_header_timeout_ms", api.read_header_timeout_ms, HOUR_MS),
+            ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
         ]
     }
 
@@ -526,6 +506,31 @@ impl Config {
             (
                 "receivers.http.max_decompressed_body_bytes",
                 self.receivers.http.max_decompressed_body_bytes,
+            ),
+            (
+                "receivers.grpc.max_connections",
+                self.receivers.grpc.max_connections,
+            ),
+            (
+                "receivers.http.max_connections",
+                self.receivers.http.max_connections,
+            ),
+            ("api.max_connections", self.api.max_connections),
+            (
+                "receivers.grpc.request_timeout_ms",
+                self.receivers.grpc.request_timeout_ms as usize,
+            ),
+            (
+                "receivers.http.read_header_timeout_ms",
+                self.receivers.http.read_header_timeout_ms as usize,
+            ),
+            (
+                "receivers.http.read_timeout_ms",
+                self.receivers.http.read_timeout_ms as usize,
+            ),
+            (
+                "api.read_header_timeout_ms",
+                self.api.read_header_timeout_ms as usize,
             ),
         ];
         for (path, v) in positive {
@@ -728,8 +733,6 @@ mod tests {
     #[test]
     fn every_duration_size_and_count_has_a_maximum() {
         let defaults = Config::default();
-        let mut exporter = crate::exporter::ExporterConfig::default();
-        exporter.enabled = true;
         for (path, value, max) in defaults.maxima() {
             assert!(value <= max, "{path}: default {value} above {max}");
             for over in [max + 1, u64::MAX / 2, u64::MAX] {

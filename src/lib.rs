@@ -16,6 +16,7 @@ pub mod evaluator;
 pub mod exporter;
 pub mod extract;
 pub(crate) mod json_text;
+pub mod net;
 pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;

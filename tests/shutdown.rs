@@ -155,17 +155,13 @@ async fn http_client(addr: SocketAddr, client: u8, acked: Acked, stop: Arc<Atomi
             .body(req.encode_to_vec())
             .send()
             .await;
-        match sent {
-            Ok(r) if r.status() == 200 => {
-                // An empty ExportTraceServiceResponse: nothing refused.
-                if r.bytes().await.map(|b| b.is_empty()).unwrap_or(false) {
-                    acked.lock().await.extend(ids);
-                } else {
-                    return;
-                }
-            }
-            _ => return,
+        let Ok(r) = sent else { return };
+        // 200 with an empty ExportTraceServiceResponse: nothing refused.
+        let ok = r.status() == 200;
+        if !(ok && r.bytes().await.is_ok_and(|b| b.is_empty())) {
+            return;
         }
+        acked.lock().await.extend(ids);
     }
 }
 

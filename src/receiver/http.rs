@@ -23,6 +23,8 @@ pub struct HttpState {
     pub ctx: Arc<Ingest>,
     pub max_body: usize,
     pub max_inflated: usize,
+    /// The body must arrive whole within this.
+    pub read_timeout: std::time::Duration,
 }
 
 /// The OTLP/HTTP router.
@@ -31,6 +33,7 @@ pub fn router(ctx: Arc<Ingest>, cfg: &HttpReceiverConfig) -> Router {
         ctx,
         max_body: cfg.max_request_body_bytes,
         max_inflated: cfg.max_decompressed_body_bytes,
+        read_timeout: std::time::Duration::from_millis(cfg.read_timeout_ms),
     });
     Router::new()
         .route("/v1/traces", post(export))
@@ -68,6 +71,7 @@ fn format_of(headers: &HeaderMap) -> Option<Format> {
 fn error(format: Format, status: StatusCode, message: String) -> Response {
     let code = match status {
         StatusCode::BAD_REQUEST => 3,
+        StatusCode::REQUEST_TIMEOUT => 4,
         StatusCode::PAYLOAD_TOO_LARGE => 8,
         StatusCode::SERVICE_UNAVAILABLE => 14,
         StatusCode::UNSUPPORTED_MEDIA_TYPE => 3,
@@ -117,9 +121,35 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
             );
         }
     };
-    let raw = match axum::body::to_bytes(body, st.max_body).await {
-        Ok(b) => b,
+    // A declared length over the cap is refused before any of the body is
+    // read: a client sending `Expect: 100-continue` gets 413, not 100.
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > st.max_body as u64) {
+        st.ctx.metrics.refuse("too_large");
+        return error(
+            format,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body exceeds {} bytes", st.max_body),
+        );
+    }
+    let read = tokio::time::timeout(st.read_timeout, axum::body::to_bytes(body, st.max_body));
+    let raw = match read.await {
+        Ok(Ok(b)) => b,
         Err(_) => {
+            st.ctx.metrics.refuse("timeout");
+            return error(
+                format,
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {} ms",
+                    st.read_timeout.as_millis()
+                ),
+            );
+        }
+        Ok(Err(_)) => {
             st.ctx.metrics.refuse("too_large");
             return error(
                 format,

@@ -31,6 +31,11 @@ pub struct ReceiverLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ListenerLabel {
+    pub listener: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ShardLabel {
     pub shard: String,
 }
@@ -45,6 +50,9 @@ pub struct ResultLabel {
 pub struct OutcomeLabel {
     pub outcome: &'static str,
 }
+
+/// The listeners' names in the connection metrics.
+pub const LISTENERS: [&str; 4] = ["otlp_grpc", "otlp_http", "api_http", "api_grpc"];
 
 /// Every pipeline metric. Cheap to update from any thread.
 pub struct Metrics {
@@ -79,6 +87,11 @@ pub struct Metrics {
     pub store_traces: Gauge,
     /// `WatchScores` subscribers dropped for falling behind.
     pub watch_subscribers_dropped: Counter,
+    /// Open connections, by listener.
+    pub connections_open: Family<ListenerLabel, Gauge>,
+    /// Connections closed at once because the listener's `max_connections`
+    /// were open, by listener.
+    pub connections_refused: Family<ListenerLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -115,6 +128,8 @@ impl Metrics {
             store_evicted: Counter::default(),
             store_traces: Gauge::default(),
             watch_subscribers_dropped: Counter::default(),
+            connections_open: Family::default(),
+            connections_refused: Family::default(),
         };
         registry.register(
             "spans_received",
@@ -216,8 +231,26 @@ impl Metrics {
             "WatchScores subscribers dropped for falling behind",
             m.watch_subscribers_dropped.clone(),
         );
+        registry.register(
+            "connections_open",
+            "Open connections, by listener",
+            m.connections_open.clone(),
+        );
+        registry.register(
+            "connections_refused",
+            "Connections closed at once because the listener's max_connections were open",
+            m.connections_refused.clone(),
+        );
         // Every known series exists from the start, at zero, so dashboards
         // and alerts see it before the first event.
+        for listener in LISTENERS {
+            let _ = m
+                .connections_open
+                .get_or_create(&ListenerLabel { listener });
+            let _ = m
+                .connections_refused
+                .get_or_create(&ListenerLabel { listener });
+        }
         for receiver in ["grpc", "http"] {
             let _ = m.spans_received.get_or_create(&ReceiverLabel { receiver });
         }
@@ -231,6 +264,7 @@ impl Metrics {
             "unsupported_media_type",
             "unsupported_encoding",
             "all_spans_invalid",
+            "timeout",
         ] {
             let _ = m.requests_refused.get_or_create(&ReasonLabel { reason });
         }
@@ -250,6 +284,22 @@ impl Metrics {
         self.spans_rejected
             .get_or_create(&ReasonLabel { reason })
             .inc_by(n);
+    }
+
+    /// A listener's connection bounds, counted in its connection metrics.
+    pub fn connection_limits(
+        &self,
+        listener: &'static str,
+        max_connections: usize,
+        read_header_timeout: std::time::Duration,
+    ) -> crate::net::Limits {
+        let label = ListenerLabel { listener };
+        crate::net::Limits {
+            max_connections,
+            read_header_timeout,
+            refused: self.connections_refused.get_or_create(&label).clone(),
+            open: self.connections_open.get_or_create(&label).clone(),
+        }
     }
 
     pub fn refuse(&self, reason: &'static str) {

@@ -1,0 +1,196 @@
+//! Bounded connections for every listener: a cap on open connections (past
+//! it, a new connection is closed at once and counted), and for the HTTP/1.1
+//! listeners a deadline for each request's headers, which also closes a
+//! keep-alive connection left idle that long. `axum::serve` offers neither,
+//! and its connection tasks outlive it; here they belong to the serving
+//! task, so aborting it cuts every connection off.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_stream::{Stream, StreamExt};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// One listener's bounds and the metrics that count against them.
+#[derive(Clone)]
+pub struct Limits {
+    pub max_connections: usize,
+    /// HTTP/1.1 only: the headers of a request must arrive within this; a
+    /// keep-alive connection idle this long is closed.
+    pub read_header_timeout: Duration,
+    /// Connections closed at once because `max_connections` were open.
+    pub refused: Counter,
+    pub open: Gauge,
+}
+
+/// A place among a listener's `max_connections`, held while the
+/// connection is open.
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    open: Gauge,
+}
+
+impl Slot {
+    fn take(permits: &Arc<Semaphore>, limits: &Limits) -> Option<Slot> {
+        match permits.clone().try_acquire_owned() {
+            Ok(permit) => {
+                limits.open.inc();
+                Some(Slot {
+                    _permit: permit,
+                    open: limits.open.clone(),
+                })
+            }
+            Err(_) => {
+                limits.refused.inc();
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.open.dec();
+    }
+}
+
+/// Serves `router` over HTTP/1.1 on `listener` until `stop`, then lets open
+/// connections finish their current request (the caller bounds how long, by
+/// dropping this future or aborting its task).
+pub async fn serve_http(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    stop: CancellationToken,
+) -> io::Result<()> {
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let mut connections = JoinSet::new();
+    loop {
+        let stream = tokio::select! {
+            () = stop.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, usually: give the open
+                    // connections a moment to close instead of spinning.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let Some(slot) = Slot::take(&permits, &limits) else {
+            continue;
+        };
+        let service = TowerToHyperService::new(
+            router
+                .clone()
+                .map_request(|r: http::Request<Incoming>| r.map(axum::body::Body::new)),
+        );
+        let stop = stop.clone();
+        let header_timeout = limits.read_header_timeout;
+        connections.spawn(async move {
+            let _slot = slot;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// The accepted connections of a gRPC listener, at most `max_connections`
+/// open at once, for tonic's `serve_with_incoming_shutdown`.
+pub fn limited_incoming(
+    listener: TcpListener,
+    limits: Limits,
+) -> impl Stream<Item = io::Result<Limited>> {
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |accepted| {
+        match accepted {
+            Ok(io) => Slot::take(&permits, &limits).map(|slot| Ok(Limited { io, _slot: slot })),
+            Err(e) => Some(Err(e)),
+        }
+    })
+}
+
+/// A TCP connection holding its place among the listener's connections.
+pub struct Limited {
+    io: TcpStream,
+    _slot: Slot,
+}
+
+impl tonic::transport::server::Connected for Limited {
+    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.io.connect_info()
+    }
+}
+
+impl AsyncRead for Limited {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Limited {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}

@@ -1,0 +1,223 @@
+//! Hostile input and faults against the real service (issue 15): slow and
+//! stuck clients, oversized declarations, too many connections. Each case
+//! asserts the exact answer, and that the service still serves a good
+//! request afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::service::{self, test_config};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use toolscore::app::Running;
+use toolscore::config::Config;
+
+/// Longer than any deadline a case sets: a case that hangs fails.
+const WAIT: Duration = Duration::from_secs(10);
+
+fn short_deadlines() -> Config {
+    let mut c = test_config();
+    c.receivers.http.read_header_timeout_ms = 300;
+    c.receivers.http.read_timeout_ms = 300;
+    c.receivers.grpc.request_timeout_ms = 300;
+    c.api.read_header_timeout_ms = 300;
+    c
+}
+
+/// Reads until the peer closes or `WAIT` passes; what was read.
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut out))
+        .await
+        .expect("the service closed the connection")
+        .ok();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A good OTLP/HTTP request still gets 200.
+async fn http_still_serves(addr: SocketAddr) {
+    let resp = reqwest::Client::new()
+        .post(format!("http://{addr}/v1/traces"))
+        .header("content-type", "application/x-protobuf")
+        .body(ExportTraceServiceRequest::default().encode_to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(bytes).await.unwrap();
+    s
+}
+
+async fn metric(running: &Running, name: &str, label: &str) -> f64 {
+    let text = reqwest::get(format!("http://{}/metrics", running.api_addr.unwrap()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with(name) && l.contains(label))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name}{{{label}}} not in /metrics"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_http_body_shorter_than_its_content_length_is_408_not_a_hang() {
+    let running = service::start(short_deadlines()).await;
+    let addr = running.http_addr.unwrap();
+    let mut s = raw(
+        addr,
+        b"POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{\"resourceSpans\"",
+    )
+    .await;
+    let mut head = [0u8; 12];
+    tokio::time::timeout(WAIT, s.read_exact(&mut head))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert_eq!(&head, b"HTTP/1.1 408");
+    assert_eq!(
+        metric(&running, "toolscore_requests_refused_total", "timeout").await,
+        1.0
+    );
+    http_still_serves(addr).await;
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_that_never_finish_and_idle_connections_are_closed() {
+    let running = service::start(short_deadlines()).await;
+    for addr in [running.http_addr.unwrap(), running.api_addr.unwrap()] {
+        let mut stalled = raw(addr, b"POST /v1/traces HTTP/1.1\r\nHost: t\r\n").await;
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        read_to_close(&mut stalled).await;
+        read_to_close(&mut idle).await;
+    }
+    http_still_serves(running.http_addr.unwrap()).await;
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expect_100_continue_with_an_oversized_length_gets_413_not_100() {
+    let running = service::start(test_config()).await;
+    let addr = running.http_addr.unwrap();
+    let mut s = raw(
+        addr,
+        b"POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n\
+          Content-Length: 209715200\r\nExpect: 100-continue\r\n\r\n",
+    )
+    .await;
+    let mut head = [0u8; 12];
+    tokio::time::timeout(WAIT, s.read_exact(&mut head))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert_eq!(&head, b"HTTP/1.1 413");
+    http_still_serves(addr).await;
+    running.stop().await.unwrap();
+}
+
+/// Past `max_connections` a new connection is closed at once and counted;
+/// once one closes, there is room again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
+    let mut config = test_config();
+    config.receivers.http.max_connections = 2;
+    config.receivers.grpc.max_connections = 2;
+    config.api.max_connections = 2;
+    let running = service::start(config).await;
+    for (listener, addr) in [
+        ("otlp_http", running.http_addr.unwrap()),
+        ("otlp_grpc", running.grpc_addr.unwrap()),
+        ("api_grpc", running.api_grpc_addr.unwrap()),
+    ] {
+        let held = [
+            TcpStream::connect(addr).await.unwrap(),
+            TcpStream::connect(addr).await.unwrap(),
+        ];
+        let mut third = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(read_to_close(&mut third).await, "", "{listener}");
+        let label = format!("listener=\"{listener}\"");
+        assert_eq!(
+            metric(&running, "toolscore_connections_refused_total", &label).await,
+            1.0,
+            "{listener}"
+        );
+        drop(held);
+    }
+    // Room again once the held connections are gone.
+    let addr = running.http_addr.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let sent = reqwest::Client::new()
+            .post(format!("http://{addr}/v1/traces"))
+            .header("content-type", "application/x-protobuf")
+            .body(Vec::new())
+            .send()
+            .await;
+        if sent.is_ok_and(|r| r.status() == 200) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no room again");
+        tokio::task::yield_now().await;
+    }
+    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
+        .await
+        .unwrap();
+    c.export(ExportTraceServiceRequest::default())
+        .await
+        .unwrap();
+    running.stop().await.unwrap();
+}
+
+/// A gRPC export whose message never arrives ends at the call timeout
+/// instead of holding its stream forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_grpc_export_ends_at_its_timeout() {
+    let running = service::start(short_deadlines()).await;
+    let addr = running.grpc_addr.unwrap();
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut h2 = h2.ready().await.unwrap();
+    let request = http::Request::post(format!(
+        "http://{addr}/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+    ))
+    .header("content-type", "application/grpc")
+    .header("te", "trailers")
+    .body(())
+    .unwrap();
+    let (response, mut body) = h2.send_request(request, false).unwrap();
+    body.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 100]), false)
+        .unwrap();
+    let response = tokio::time::timeout(WAIT, response)
+        .await
+        .expect("answered")
+        .unwrap();
+    // Trailers-only: the status is in the headers.
+    let status = response
+        .headers()
+        .get("grpc-status")
+        .map(|v| v.to_str().unwrap().to_owned());
+    assert_eq!(status.as_deref(), Some("1"), "CANCELLED: {response:?}");
+    drop(body);
+    let mut c = TraceServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    c.export(ExportTraceServiceRequest::default())
+        .await
+        .unwrap();
+    running.stop().await.unwrap();
+}
