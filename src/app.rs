@@ -455,6 +455,9 @@ fn serve_grpc_api(
             .timeout(timeout)
             .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
             .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+            .layer(tower::util::MapResponseLayer::new(
+                grpc::decode_error_is_invalid_argument,
+            ))
             .add_service(health)
             .add_service(scores.into_server())
             .add_service(reflection)

@@ -14,6 +14,44 @@ use serde::{Deserialize, Serialize};
 use crate::criteria::BindingConfig;
 use crate::extract::ExtractConfig;
 
+/// The deepest `{`/`[` nesting a config may have. The YAML parser refuses
+/// past 128 too, but only after reading the whole document, in time that
+/// grows with the square of the depth (50 s for 100,000 levels).
+const MAX_FLOW_DEPTH: usize = 128;
+
+/// Ok, or the line where flow collections (`{…}`, `[…]`, outside quotes and
+/// comments) first nest deeper than `max`.
+fn flow_depth_within(text: &str, max: usize) -> Result<(), usize> {
+    let (mut depth, mut line) = (0usize, 1);
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    let mut previous = '\n';
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (_, '\n') => line += 1,
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '#') if previous.is_whitespace() => {
+                while chars.next_if(|&c| c != '\n').is_some() {}
+            }
+            (None, '{' | '[') => {
+                depth += 1;
+                if depth > max {
+                    return Err(line);
+                }
+            }
+            (None, '}' | ']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        previous = c;
+    }
+    Ok(())
+}
+
 /// The embedded default, what `toolscore serve` runs with no `--config`.
 pub const DEFAULT_YAML: &str = include_str!("../config/default.yaml");
 
@@ -381,6 +419,11 @@ impl Default for TelemetryConfig {
 impl Config {
     /// Parses and validates a configuration document; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        flow_depth_within(text, MAX_FLOW_DEPTH).map_err(|line| ConfigError::Invalid {
+            file: file.to_owned(),
+            path: "(root)".into(),
+            message: format!("collections nested more than {MAX_FLOW_DEPTH} deep at line {line}"),
+        })?;
         let de = serde_yaml_ng::Deserializer::from_str(text);
         let config: Config =
             serde_path_to_error::deserialize(de).map_err(|e| ConfigError::Invalid {
@@ -766,6 +809,21 @@ mod tests {
                 .to_string();
             assert!(e.contains(path) && e.contains("at most"), "{path}: {e}");
         }
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_before_parsing() {
+        assert_eq!(flow_depth_within("a: [[1], {b: [2]}]\n", 3), Ok(()));
+        assert_eq!(flow_depth_within("a: [[[1]]]\n", 2), Err(1));
+        // Brackets in quotes and comments do not count.
+        assert_eq!(
+            flow_depth_within("a: '[[[' # [[[\nb: \"\\\"[[[\"\n", 1),
+            Ok(())
+        );
+        assert_eq!(flow_depth_within("x: 1\ny: [[[\n", 2), Err(2));
+        let deep = format!("a: {}1{}\n", "{b: ".repeat(100_000), "}".repeat(100_000));
+        let e = Config::parse(&deep, "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("nested more than 128 deep at line 1"), "{e}");
     }
 
     #[test]

@@ -221,3 +221,192 @@ async fn a_stalled_grpc_export_ends_at_its_timeout() {
         .unwrap();
     running.stop().await.unwrap();
 }
+
+/// `GET`/`POST` on the HTTP API: every refusal, the framework's included,
+/// in the documented `{"error": {"code", "message"}}` shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_http_api_refusal_has_the_error_shape() {
+    let mut config = test_config();
+    config.api.max_evaluate_body_bytes = 1000;
+    let running = service::start(config).await;
+    let base = format!("http://{}", running.api_addr.unwrap());
+    let id = "ab".repeat(16);
+    let http = reqwest::Client::new();
+    let cases = [
+        (
+            format!("{base}/traces/{id}/scores?wait_ms=-1"),
+            400,
+            "invalid_argument",
+            "wait_ms",
+        ),
+        (
+            format!("{base}/traces?limit=abc"),
+            400,
+            "invalid_argument",
+            "limit",
+        ),
+        (
+            format!("{base}/traces?limit=1&limit=2"),
+            400,
+            "invalid_argument",
+            "limit",
+        ),
+        (
+            format!("{base}/traces?max_score=NaN"),
+            400,
+            "invalid_argument",
+            "max_score",
+        ),
+        (
+            format!("{base}/traces?since=1e20"),
+            400,
+            "invalid_argument",
+            "since",
+        ),
+        (
+            format!("{base}/traces/%FF%FE/scores"),
+            400,
+            "invalid_argument",
+            "UTF-8",
+        ),
+        (
+            format!("{base}/traces/xyz/scores"),
+            400,
+            "invalid_argument",
+            "",
+        ),
+        (format!("{base}/no/such/thing"), 404, "not_found", ""),
+    ];
+    for (url, status, code, names) in cases {
+        let resp = http.get(&url).send().await.unwrap();
+        assert_eq!(resp.status(), status, "{url}");
+        let body: serde_json::Value = resp.json().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(body["error"]["code"], code, "{url}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(names), "{url}: {body}");
+    }
+    let resp = http
+        .post(format!("{base}/v1/evaluate"))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 5000])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "payload_too_large", "{body}");
+    http_still_serves(running.http_addr.unwrap()).await;
+    running.stop().await.unwrap();
+}
+
+/// OTLP/JSON is an object: `[]` is refused (serde would take it as an empty
+/// request and answer 200).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_otlp_json_body_that_is_not_an_object_is_400() {
+    let running = service::start(test_config()).await;
+    let addr = running.http_addr.unwrap();
+    for body in ["[]", " [1]", "null", "1"] {
+        let resp = reqwest::Client::new()
+            .post(format!("http://{addr}/v1/traces"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let status: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(status["code"], 3, "{body}: {status}");
+    }
+    http_still_serves(addr).await;
+    running.stop().await.unwrap();
+}
+
+/// The gRPC query API answers INVALID_ARGUMENT, not INTERNAL, for a request
+/// it cannot decode: a string field that is not UTF-8, or no protobuf at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_grpc_api_requests_are_invalid_argument() {
+    let running = service::start(test_config()).await;
+    let addr = running.api_grpc_addr.unwrap();
+    for message in [&[0x0a, 0x02, 0xff, 0xfe][..], &[0xff, 0xff, 0xff][..]] {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(connection);
+        let mut h2 = h2.ready().await.unwrap();
+        let request = http::Request::post(format!(
+            "http://{addr}/toolscore.v1.ScoresService/GetScores"
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+        let (response, mut body) = h2.send_request(request, false).unwrap();
+        let mut frame = vec![0u8];
+        frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
+        frame.extend_from_slice(message);
+        body.send_data(bytes::Bytes::from(frame), true).unwrap();
+        let response = tokio::time::timeout(WAIT, response).await.unwrap().unwrap();
+        let status = response.headers().get("grpc-status").cloned();
+        let status = match status {
+            Some(s) => s,
+            None => {
+                let mut body = response.into_body();
+                while body.data().await.is_some() {}
+                body.trailers().await.unwrap().unwrap()["grpc-status"].clone()
+            }
+        };
+        assert_eq!(status, "3", "{message:?}: INVALID_ARGUMENT");
+    }
+    running.stop().await.unwrap();
+}
+
+fn validate_config(yaml: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .arg("validate-config")
+        .arg(&file)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Configuration the service used to take silently, or crash on later.
+#[test]
+fn configs_that_used_to_pass_are_refused_naming_the_key() {
+    let deep = format!(
+        "evaluators:\n  inline:\n    - id: x\n      type: uipath-tool-call-count\n      config:\n        a: {}1{}\n",
+        "{b: ".repeat(100_000),
+        "}".repeat(100_000)
+    );
+    for (yaml, names) in [
+        (
+            "assembler:\n  late_span_window_secs: 9223372036854775807\n",
+            "late_span_window_secs",
+        ),
+        (
+            "assembler:\n  idle_timeout_secs: 10000000000000000000\n",
+            "idle_timeout_secs",
+        ),
+        ("evaluation:\n  workers: 600\n", "evaluation.workers"),
+        (
+            "evaluators:\n  files: [no-such-evaluator.json]\n",
+            "no-such-evaluator.json",
+        ),
+        (
+            "eval_sets:\n  files: [no-such-set.json]\n",
+            "no-such-set.json",
+        ),
+        (deep.as_str(), "nested more than 128 deep"),
+    ] {
+        let (code, stderr) = validate_config(yaml);
+        assert_eq!(code, Some(2), "{names}: {stderr}");
+        assert!(stderr.contains(names), "{names}: {stderr}");
+    }
+    // A glob that matches nothing may be meant: a warning, not an error.
+    let (code, stderr) = validate_config("evaluators:\n  files: [none-yet/*.json]\n");
+    assert_eq!(code, Some(0), "{stderr}");
+}

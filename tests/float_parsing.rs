@@ -64,7 +64,11 @@ fn check(text: &str) {
 
 #[test]
 fn the_issues_examples_round_correctly() {
-    for text in ["-6.3603751849933156e+38", "113.45854122794005", "3.283440687306677e-299"] {
+    for text in [
+        "-6.3603751849933156e+38",
+        "113.45854122794005",
+        "3.283440687306677e-299",
+    ] {
         check(text);
     }
 }

@@ -443,6 +443,31 @@ fn pb_score(s: &crate::store::Score) -> pb::Score {
     }
 }
 
+/// tonic answers a request it cannot decode (bad protobuf, a string field
+/// that is not UTF-8) with INTERNAL; the client sent it, so the API answers
+/// INVALID_ARGUMENT, as its error table says. Only prost's decode message
+/// is rewritten: a real internal error stays INTERNAL. Applied as a server
+/// layer.
+pub fn decode_error_is_invalid_argument<B>(mut res: http::Response<B>) -> http::Response<B> {
+    let internal = i32::from(tonic::Code::Internal).to_string();
+    let headers = res.headers();
+    let is_decode_error = headers
+        .get("grpc-status")
+        .is_some_and(|v| v.as_bytes() == internal.as_bytes())
+        && headers.get("grpc-message").is_some_and(|m| {
+            let m = m.as_bytes();
+            m.starts_with(b"failed to decode Protobuf message")
+                || m.starts_with(b"failed%20to%20decode%20Protobuf%20message")
+        });
+    if is_decode_error {
+        let code = i32::from(tonic::Code::InvalidArgument).to_string();
+        if let Ok(v) = http::HeaderValue::from_str(&code) {
+            res.headers_mut().insert("grpc-status", v);
+        }
+    }
+    res
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Instant, SystemTime};

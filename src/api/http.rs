@@ -8,7 +8,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -81,6 +82,53 @@ impl IntoResponse for ApiError {
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// axum's `Query`, with its rejections (`wait_ms=-1`, `limit=abc`, a
+/// repeated key) in the API's error shape instead of axum's plain text.
+struct ApiQuery<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(q)) => Ok(ApiQuery(q)),
+            Err(e) => Err(ApiError::new(ErrorKind::InvalidArgument, e.body_text())),
+        }
+    }
+}
+
+/// axum's `Path`, likewise (a segment that is not UTF-8).
+struct ApiPath<T>(T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(p)) => Ok(ApiPath(p)),
+            Err(e) => Err(ApiError::new(ErrorKind::InvalidArgument, e.body_text())),
+        }
+    }
+}
+
+/// The request body, with the body limit's 413 in the API's error shape.
+struct ApiBody(Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ApiBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        match Bytes::from_request(req, state).await {
+            Ok(b) => Ok(ApiBody(b)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::new(
+                ErrorKind::PayloadTooLarge,
+                "the body exceeds api.max_evaluate_body_bytes",
+            )),
+            Err(e) => Err(ApiError::new(ErrorKind::InvalidArgument, e.body_text())),
+        }
+    }
+}
+
 /// Cuts every request off after `after` with a 504 in the API's error shape.
 pub fn with_timeout(router: Router, after: Duration) -> Router {
     router.layer(
@@ -129,8 +177,8 @@ struct WaitQuery {
 /// the store, not polling) until the trace is evaluated or the wait ends.
 async fn get_scores(
     State(st): State<Arc<ApiState>>,
-    Path(id): Path<String>,
-    Query(q): Query<WaitQuery>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<WaitQuery>,
 ) -> ApiResult<axum::Json<Json>> {
     let trace_id = parse_trace_id(&id)?;
     let wait = Duration::from_millis(q.wait_ms.unwrap_or(0).min(st.config.max_wait_ms));
@@ -243,7 +291,7 @@ pub fn score_json(s: &Score) -> Json {
 /// `GET /traces/{id}`: the trace summary and its tool calls.
 async fn get_trace(
     State(st): State<Arc<ApiState>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> ApiResult<axum::Json<Json>> {
     let trace_id = parse_trace_id(&id)?;
     let r = st.store.get(&trace_id).ok_or_else(|| {
@@ -291,7 +339,7 @@ struct ListQuery {
 /// `GET /traces`: recent results, newest first.
 async fn list_traces(
     State(st): State<Arc<ApiState>>,
-    Query(q): Query<ListQuery>,
+    ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<axum::Json<Json>> {
     let status = match q.status.as_deref() {
         None => None,
@@ -409,7 +457,10 @@ async fn metrics(State(st): State<Arc<ApiState>>) -> Response {
 
 /// `POST /v1/evaluate`: OTLP JSON spans of one trace, optionally with inline
 /// evaluators and criteria, scored synchronously (off the async threads).
-async fn evaluate(State(st): State<Arc<ApiState>>, body: Bytes) -> ApiResult<axum::Json<Json>> {
+async fn evaluate(
+    State(st): State<Arc<ApiState>>,
+    ApiBody(body): ApiBody,
+) -> ApiResult<axum::Json<Json>> {
     let started = Instant::now();
     let st2 = st.clone();
     let record = tokio::task::spawn_blocking(move || evaluate_body(&st2, &body))

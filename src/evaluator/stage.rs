@@ -156,12 +156,20 @@ impl Binder {
     }
 }
 
-/// The files a glob names; a glob that names none is worth a warning (a typo
-/// would otherwise load nothing silently).
+/// The files a pattern names. A literal path (no `*`, `?` or `[`) must
+/// exist: a typo would otherwise load nothing, silently. A glob that matches
+/// nothing may be meant (a folder not filled yet) and is a warning.
 fn files_of(pattern: &str) -> Result<Vec<std::path::PathBuf>, LoadError> {
     let files = crate::criteria::glob_sorted(pattern)
         .map_err(|m| LoadError::new(Path::new(pattern), "", m))?;
     if files.is_empty() {
+        if !pattern.contains(['*', '?', '[']) {
+            return Err(LoadError::new(
+                Path::new(pattern),
+                "",
+                "no such file (a literal path, not a pattern, must exist)".to_owned(),
+            ));
+        }
         tracing::warn!(pattern, "no file matches this pattern");
     }
     Ok(files)

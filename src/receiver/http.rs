@@ -242,6 +242,11 @@ fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded
     match format {
         Format::Protobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
         Format::Json => {
+            // serde would take a struct from a JSON array too (`[]` as an
+            // empty request); OTLP/JSON is an object.
+            if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+                return Err("invalid OTLP JSON: the body must be a JSON object".into());
+            }
             let de = &mut serde_json::Deserializer::from_slice(bytes);
             let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
                 .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
