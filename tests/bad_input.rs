@@ -410,3 +410,85 @@ fn configs_that_used_to_pass_are_refused_naming_the_key() {
     let (code, stderr) = validate_config("evaluators:\n  files: [none-yet/*.json]\n");
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+fn otlp_span(trace: u32, span: u8, root: bool) -> opentelemetry_proto::tonic::trace::v1::Span {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut trace_id = vec![7u8; 16];
+    trace_id[12..].copy_from_slice(&trace.to_be_bytes());
+    opentelemetry_proto::tonic::trace::v1::Span {
+        trace_id,
+        span_id: vec![span; 8],
+        parent_span_id: if root { vec![] } else { vec![1; 8] },
+        name: format!("s{span}"),
+        start_time_unix_nano: now,
+        end_time_unix_nano: now + 1000,
+        ..Default::default()
+    }
+}
+
+fn otlp_request(
+    spans: Vec<opentelemetry_proto::tonic::trace::v1::Span>,
+) -> ExportTraceServiceRequest {
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans};
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+/// Rootless traces (a crashed agent, a hostile client) filling the buffer
+/// used to refuse every request, honest ones included, until the idle
+/// timeout (300 s). Once idle for the grace period they are evaluated as
+/// timed out to make room, counted, and fresh traces are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
+    let mut config = test_config();
+    config.assembler.max_traces = 200;
+    // One shard, so that the 200 traces fill it exactly.
+    config.assembler.shards = 1;
+    config.assembler.grace_after_root_ms = 200;
+    config.rules = vec![];
+    let running = service::start(config).await;
+    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
+        .await
+        .unwrap();
+    let rootless: Vec<_> = (0..200).map(|t| otlp_span(t, 2, false)).collect();
+    c.export(otlp_request(rootless)).await.unwrap();
+    // Full: a new trace is refused while the rootless ones are fresh...
+    let fresh = || otlp_request(vec![otlp_span(1000, 1, true), otlp_span(1000, 2, false)]);
+    let refused = c.export(fresh()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unavailable);
+    // ...and taken once they have been idle for the grace period.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match c.export(fresh()).await {
+            Ok(_) => break,
+            Err(e) => assert_eq!(e.code(), tonic::Code::Unavailable),
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never taken");
+        tokio::task::yield_now().await;
+    }
+    let mut id = [7u8; 16];
+    id[12..].copy_from_slice(&1000u32.to_be_bytes());
+    let r = service::wait_for(
+        &running,
+        toolscore::span::TraceId(id),
+        WAIT,
+        service::evaluated(1),
+    )
+    .await;
+    assert!(r.complete);
+    assert!(
+        metric(&running, "toolscore_traces_total", "evicted_idle").await >= 1.0,
+        "counted"
+    );
+    running.stop().await.unwrap();
+}

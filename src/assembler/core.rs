@@ -116,6 +116,8 @@ struct Buffer {
     ids: Option<HashSet<SpanId, RandomState>>,
     bytes: usize,
     first_seen: Instant,
+    /// When its latest span arrived: how long it has been idle.
+    last_seen: Instant,
     root_arrived: Option<Instant>,
     /// When the trace is due.
     deadline: Instant,
@@ -139,7 +141,16 @@ pub struct Counts {
     pub late_dropped: u64,
     /// Emitted traces forgotten early to make room (their late window cut short).
     pub evicted_emitted: u64,
+    /// Rootless traces idle for the grace period or more, timed out early
+    /// to make room for new spans (also counted in `timed_out` or
+    /// `timed_out_dropped`).
+    pub evicted_idle: u64,
 }
+
+/// How many of the earliest deadlines [`Shard::make_room`] looks through
+/// for an idle rootless trace before it refuses: a bound on the work per
+/// span when the buffer is full of traces still in use.
+const IDLE_SCAN: usize = 64;
 
 /// One shard: owns its traces outright (no locks).
 #[derive(Debug)]
@@ -155,6 +166,9 @@ pub struct Shard {
     /// than starting a phantom trace; bounded FIFO of `max_traces` entries.
     tombstones: HashSet<TraceId, RandomState>,
     tombstone_order: std::collections::VecDeque<TraceId>,
+    /// Idle rootless traces timed out early to make room, for the driver to
+    /// hand to evaluation (see [`Shard::take_early`]).
+    early: Vec<Ready>,
     bytes: usize,
     spans: usize,
     encoded: usize,
@@ -171,6 +185,7 @@ impl Shard {
             emitted_order: std::collections::VecDeque::new(),
             tombstones: HashSet::default(),
             tombstone_order: std::collections::VecDeque::new(),
+            early: Vec::new(),
             bytes: 0,
             spans: 0,
             encoded: 0,
@@ -248,9 +263,11 @@ impl Shard {
         }
     }
 
-    /// Frees emitted traces (oldest first) until `need` more bytes and one
-    /// more trace fit. Returns false when only open traces are left.
-    fn make_room(&mut self, need: usize, new_trace: bool) -> bool {
+    /// Frees emitted traces (oldest first), then times out rootless traces
+    /// idle for the grace period or more (see [`Shard::evict_idle`]), until
+    /// `need` more bytes and one more trace fit. Returns false when only
+    /// traces in use are left: the shard is really full.
+    fn make_room(&mut self, need: usize, new_trace: bool, now: Instant) -> bool {
         loop {
             let fits_bytes = self.bytes + need <= self.limits.max_bytes;
             let fits_traces = !new_trace || self.traces.len() < self.limits.max_traces;
@@ -258,6 +275,9 @@ impl Shard {
                 return true;
             }
             let Some((_, id)) = self.emitted_order.pop_front() else {
+                if self.evict_idle(now) {
+                    continue;
+                }
                 return false;
             };
             if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty)
@@ -267,6 +287,49 @@ impl Shard {
                 self.counts.evicted_emitted += 1;
             }
         }
+    }
+
+    /// Times out the rootless trace nearest its deadline among the first
+    /// [`IDLE_SCAN`] that has been idle for the grace period or more: it is
+    /// evaluated now as timed out (or dropped, per `on_timeout`), as it
+    /// would have been at its idle timeout, and forgotten; its later spans
+    /// are refused as too late. A full buffer of abandoned traces (a crashed
+    /// agent, an instrumentation that never sends the root, a hostile
+    /// client) then makes room instead of refusing everyone's fresh spans.
+    fn evict_idle(&mut self, now: Instant) -> bool {
+        let idle_since = now.checked_sub(self.limits.grace);
+        let victim = self.deadlines.iter().take(IDLE_SCAN).find_map(|&(_, id)| {
+            let b = self.traces.get(&id)?;
+            let idle = idle_since.is_some_and(|t| b.last_seen <= t);
+            (matches!(b.state, State::Open) && b.root_arrived.is_none() && idle).then_some(id)
+        });
+        let Some(id) = victim else {
+            return false;
+        };
+        self.counts.evicted_idle += 1;
+        if self.limits.on_timeout == OnTimeout::Drop {
+            self.counts.timed_out_dropped += 1;
+        } else if let Some(spans) = self.spans_of(id) {
+            self.counts.timed_out += 1;
+            let b = self.traces.get(&id);
+            self.early.push(Ready {
+                trace_id: id,
+                spans,
+                complete: false,
+                revision: 1,
+                reason: Reason::TimedOut,
+                root_arrived: None,
+                due: b.map_or(now, |b| b.deadline.min(now)),
+            });
+        }
+        self.forget(id);
+        self.tombstone(id);
+        true
+    }
+
+    /// The traces [`Shard::evict_idle`] timed out, for evaluation.
+    pub fn take_early(&mut self) -> Vec<Ready> {
+        std::mem::take(&mut self.early)
     }
 
     fn tombstone(&mut self, id: TraceId) {
@@ -365,7 +428,7 @@ impl Shard {
             } else {
                 0
             };
-        if !self.make_room(need, new_trace) {
+        if !self.make_room(need, new_trace, now) {
             return Push::Full;
         }
         let is_root = span.root;
@@ -393,6 +456,7 @@ impl Shard {
                     return Push::TooLate;
                 }
                 b.encoded += encoded;
+                b.last_seen = now;
                 let bytes = held_bytes(&b.held);
                 self.bytes = self.bytes - b.bytes + bytes;
                 b.bytes = bytes;
@@ -449,6 +513,7 @@ impl Shard {
                         ids: None,
                         bytes,
                         first_seen: now,
+                        last_seen: now,
                         root_arrived: is_root.then_some(now),
                         deadline,
                         indexed: deadline,
@@ -586,7 +651,7 @@ impl Shard {
     /// Shutdown: emits every open trace (complete ones as complete; rootless
     /// ones per `on_timeout`) and pending revisions, then forgets everything.
     pub fn drain(&mut self) -> Vec<Ready> {
-        let mut out = Vec::new();
+        let mut out = self.take_early();
         let ids: Vec<TraceId> = self.traces.keys().copied().collect();
         for id in ids {
             let Some(b) = self.traces.get(&id) else {

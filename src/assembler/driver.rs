@@ -168,6 +168,12 @@ async fn run_shard(
                 store.mark_pending_many(&new_traces, now);
                 // The receiver may have given up (timeout): nothing to do then.
                 let _ = batch.reply.send(verdicts);
+                // Idle traces timed out to make room go to evaluation now.
+                for ready in shard.take_early() {
+                    if out.send(ready).await.is_err() {
+                        return;
+                    }
+                }
             }
             () = sleep_until(deadline) => {
                 // Room in the evaluation queue first, then the trace: a full
@@ -235,6 +241,7 @@ fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metri
         "evicted_after_evaluation",
         c.evicted_emitted - seen.evicted_emitted,
     );
+    metrics.trace_outcome("evicted_idle", c.evicted_idle - seen.evicted_idle);
     *seen = c.clone();
     for (gauge, value) in [
         (&metrics.buffered_traces, shard.traces()),

@@ -324,3 +324,79 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     let ready = s.expire(t0 + Duration::from_millis(1000));
     assert_eq!(ids(&ready[0].spans), BTreeSet::from([1, 2, 3, 9]));
 }
+
+/// Issue 15: a buffer full of rootless traces nobody finishes used to refuse
+/// every fresh span until the idle timeout (300 s). Traces idle for the grace
+/// period are now timed out early to make room, oldest deadline first;
+/// traces still in use, and complete ones, are not.
+#[test]
+fn idle_rootless_traces_make_room_instead_of_refusing_fresh_spans() {
+    let t0 = Instant::now();
+    let grace = Duration::from_millis(1000);
+    let mut s = Shard::new(Limits {
+        max_traces: 3,
+        ..limits()
+    });
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(
+        s.push(span(2, 2, Some(1)), t0 + Duration::from_millis(10)),
+        Push::Accepted
+    );
+    assert_eq!(
+        s.push(span(3, 1, None), t0 + Duration::from_millis(20)),
+        Push::Accepted
+    );
+    // Within the grace period nothing is idle: refused, as before.
+    let busy = t0 + Duration::from_millis(500);
+    assert_eq!(s.push(span(4, 2, Some(1)), busy), Push::Full);
+    assert!(s.take_early().is_empty());
+
+    // Idle now: the oldest rootless trace goes, evaluated as timed out.
+    let later = t0 + grace + Duration::from_millis(5);
+    assert_eq!(s.push(span(4, 2, Some(1)), later), Push::Accepted);
+    let early = s.take_early();
+    assert_eq!(early.len(), 1);
+    assert_eq!(early[0].trace_id, TraceId([1; 16]));
+    assert_eq!(early[0].reason, Reason::TimedOut);
+    assert!(!early[0].complete);
+    assert_eq!(ids(&early[0].spans), BTreeSet::from([2]));
+    assert_eq!((s.counts.evicted_idle, s.counts.timed_out), (1, 1));
+    // Its later spans are too late; the complete trace (3) was never a candidate.
+    assert_eq!(s.push(span(1, 1, None), later), Push::TooLate);
+    // Trace 2 has been idle for the grace period a little later.
+    let later2 = t0 + Duration::from_millis(1015);
+    assert_eq!(s.push(span(5, 2, Some(1)), later2), Push::Accepted);
+    assert_eq!(s.take_early()[0].trace_id, TraceId([2; 16]));
+    assert!(s.contains(&TraceId([3; 16])));
+
+    // on_timeout: drop drops them instead, counted.
+    let mut s = Shard::new(Limits {
+        max_traces: 1,
+        on_timeout: OnTimeout::Drop,
+        ..limits()
+    });
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(2, 2, Some(1)), later), Push::Accepted);
+    assert!(s.take_early().is_empty());
+    assert_eq!((s.counts.evicted_idle, s.counts.timed_out_dropped), (1, 1));
+}
+
+/// The byte bound makes room the same way.
+#[test]
+fn idle_rootless_traces_make_room_under_the_byte_bound() {
+    let t0 = Instant::now();
+    let mut probe = Shard::new(limits());
+    probe.push(span(1, 2, Some(1)), t0);
+    let one = probe.bytes();
+    let mut s = Shard::new(Limits {
+        max_bytes: one * 2,
+        ..limits()
+    });
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(2, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(3, 2, Some(1)), t0), Push::Full);
+    let later = t0 + Duration::from_secs(2);
+    assert_eq!(s.push(span(3, 2, Some(1)), later), Push::Accepted);
+    assert_eq!(s.take_early().len(), 1);
+    assert!(s.bytes() <= one * 2);
+}

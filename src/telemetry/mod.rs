@@ -274,6 +274,7 @@ impl Metrics {
             "timed_out_dropped",
             "revised",
             "evicted_after_evaluation",
+            "evicted_idle",
         ] {
             let _ = m.traces.get_or_create(&OutcomeLabel { outcome });
         }
