@@ -27,6 +27,7 @@ use crate::criteria::LoadError;
 use crate::evaluator::stage::{self, Binder};
 use crate::receiver;
 use crate::store::{MemoryStore, ResultStore};
+use crate::supervise;
 use crate::telemetry::Metrics;
 
 #[derive(Debug, thiserror::Error)]
@@ -200,15 +201,22 @@ async fn run(
     } else {
         config.evaluation.workers
     };
-    let evaluation = tokio::spawn(stage::run(
-        ready_rx,
-        binder.clone(),
-        Arc::new(config.extract.clone()),
-        store.clone(),
-        metrics.clone(),
-        exporter.as_ref().map(|(handle, _, _)| handle.clone()),
-        workers,
-    ));
+    let failed = supervise::Failed::default();
+    let evaluation = supervise::spawn(
+        "evaluation",
+        stage::run(
+            ready_rx,
+            binder.clone(),
+            Arc::new(config.extract.clone()),
+            store.clone(),
+            metrics.clone(),
+            exporter.as_ref().map(|(handle, _, _)| handle.clone()),
+            workers,
+        ),
+        || (),
+        &failed,
+        &metrics,
+    );
     let drain = CancellationToken::new();
     let (handle, shard_tasks) = assembler::spawn(
         (0..shards).map(|_| Shard::new(limits.clone())).collect(),
@@ -219,6 +227,10 @@ async fn run(
         metrics.clone(),
         drain.clone(),
     );
+    let shard_tasks: Vec<_> = shard_tasks
+        .into_iter()
+        .map(|t| supervise::watch("assembler", t, || (), &failed, &metrics))
+        .collect();
     let ingest = Arc::new(receiver::Ingest {
         handle,
         metrics: metrics.clone(),
@@ -242,7 +254,7 @@ async fn run(
         let stop = shutdown.clone();
         let streams = g.max_concurrent_streams;
         let timeout = Duration::from_millis(g.request_timeout_ms);
-        servers.push(tokio::spawn(async move {
+        let served = async move {
             tonic::transport::Server::builder()
                 .max_concurrent_streams(streams)
                 .timeout(timeout)
@@ -259,7 +271,14 @@ async fn run(
                     what: "OTLP/gRPC",
                     message: e.to_string(),
                 })
-        }));
+        };
+        servers.push(supervise::spawn(
+            "otlp_grpc",
+            served,
+            panicked("OTLP/gRPC"),
+            &failed,
+            &metrics,
+        ));
     }
     if let Some(listener) = listeners.http {
         let h = &config.receivers.http;
@@ -270,14 +289,21 @@ async fn run(
             Duration::from_millis(h.read_header_timeout_ms),
         );
         let stop = shutdown.clone();
-        servers.push(tokio::spawn(async move {
+        let served = async move {
             crate::net::serve_http(listener, router, limits, stop)
                 .await
                 .map_err(|e| AppError::Serve {
                     what: "OTLP/HTTP",
                     message: e.to_string(),
                 })
-        }));
+        };
+        servers.push(supervise::spawn(
+            "otlp_http",
+            served,
+            panicked("OTLP/HTTP"),
+            &failed,
+            &metrics,
+        ));
     }
     // The servers hold the other handles; the shards drain when they stop,
     // or when `drain` fires, whichever comes first.
@@ -288,13 +314,14 @@ async fn run(
     let api_stop = CancellationToken::new();
     let mut api_servers = Vec::new();
     if let Some(listener) = listeners.api_grpc {
-        api_servers.push(serve_grpc_api(
+        let task = serve_grpc_api(
             listener,
             &config,
             store.clone(),
             metrics.clone(),
             api_stop.clone(),
-        )?);
+        )?;
+        api_servers.push(supervise::watch("api_grpc", task, || (), &failed, &metrics));
     }
     let api = listeners.api_http.map(|listener| {
         let state = Arc::new(crate::api::http::ApiState {
@@ -303,6 +330,7 @@ async fn run(
             extract: Arc::new(config.extract.clone()),
             metrics: metrics.clone(),
             ready: ready.clone(),
+            failed: failed.clone(),
             config: config.api.clone(),
             shutdown: shutdown.clone(),
         });
@@ -316,14 +344,15 @@ async fn run(
             Duration::from_millis(config.api.read_header_timeout_ms),
         );
         let stop = api_stop.clone();
-        tokio::spawn(async move {
+        let served = async move {
             crate::net::serve_http(listener, router, limits, stop)
                 .await
                 .map_err(|e| AppError::Serve {
                     what: "HTTP API",
                     message: e.to_string(),
                 })
-        })
+        };
+        supervise::spawn("api_http", served, panicked("HTTP API"), &failed, &metrics)
     });
     let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
     tracing::info!(shards, workers, "toolscore is running");
@@ -400,6 +429,16 @@ async fn run(
     retention.abort();
     tracing::info!("stopped");
     result
+}
+
+/// What a server's supervisor returns after its task panicked.
+fn panicked(what: &'static str) -> impl FnOnce() -> Result<(), AppError> + Send + 'static {
+    move || {
+        Err(AppError::Serve {
+            what,
+            message: "the server task panicked".into(),
+        })
+    }
 }
 
 /// HTTP/2 PINGs on an idle gRPC connection, and how long the peer has to

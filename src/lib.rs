@@ -23,4 +23,5 @@ pub mod receiver;
 pub mod sched;
 pub mod span;
 pub mod store;
+pub mod supervise;
 pub mod telemetry;

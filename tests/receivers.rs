@@ -329,6 +329,9 @@ async fn backpressure_reaches_the_client_and_retries_land_everything() {
     let mut config = counting_config();
     config.assembler.shards = 1;
     config.assembler.max_traces = 2;
+    // Rootless traces idle for the grace period make room (tests/bad_input.rs);
+    // a long grace keeps these two in use while the refusals are checked.
+    config.assembler.grace_after_root_ms = 3_000;
     let running = service::start(config).await;
     let exporter = service::grpc_exporter(&running);
     // Two open (rootless) traces fill the assembler.

@@ -36,6 +36,8 @@ pub struct ApiState {
     pub metrics: Arc<Metrics>,
     /// False while starting and draining: `/readyz` answers 503.
     pub ready: Arc<AtomicBool>,
+    /// Set when a pipeline stage died: `/readyz` and `/healthz` answer 503.
+    pub failed: crate::supervise::Failed,
     pub config: ApiConfig,
     /// Ends long-polls when the service starts shutting down.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -154,10 +156,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
             "/v1/evaluate",
             post(evaluate).layer(axum::extract::DefaultBodyLimit::max(max_body)),
         )
-        .route(
-            "/healthz",
-            get(|| async { axum::Json(json!({"status": "ok"})) }),
-        )
+        .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(|| async { ApiError::new(ErrorKind::NotFound, "no such endpoint") })
@@ -432,8 +431,21 @@ async fn list_eval_sets(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
     axum::Json(json!({ "eval_sets": sets }))
 }
 
+/// 200 while the process serves; 503 once a pipeline stage has died (a
+/// restart is the remedy).
+async fn healthz(State(st): State<Arc<ApiState>>) -> Response {
+    if st.failed.is_set() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"status": "failed", "reason": "a pipeline stage panicked"})),
+        )
+            .into_response();
+    }
+    axum::Json(json!({"status": "ok"})).into_response()
+}
+
 async fn readyz(State(st): State<Arc<ApiState>>) -> Response {
-    if st.ready.load(Ordering::Relaxed) {
+    if st.ready.load(Ordering::Relaxed) && !st.failed.is_set() {
         axum::Json(json!({"status": "ready"})).into_response()
     } else {
         (

@@ -463,7 +463,17 @@ fn evaluate_batch(
         )
         .entered();
         let started = Instant::now();
-        let record = evaluate_ready(binder, extract_cfg, ready, SystemTime::now());
+        // A panic (a bug) costs this trace, not the worker: the others in
+        // the queue are still evaluated. It is logged and counted; the trace
+        // keeps its `pending` record.
+        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            evaluate_ready(binder, extract_cfg, ready, SystemTime::now())
+        }));
+        let Ok(record) = evaluated else {
+            tracing::error!(trace_id = %ready.trace_id, "evaluating this trace panicked; it has no result");
+            metrics.stage_panicked("evaluation");
+            continue;
+        };
         // Counted before it is stored: once a result can be read, so can its count.
         metrics.record_evaluation(&record, started.elapsed());
         // Stored as soon as it is ready (an uncontended lock), so no result

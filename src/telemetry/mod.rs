@@ -31,6 +31,11 @@ pub struct ReceiverLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StageLabel {
+    pub stage: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ListenerLabel {
     pub listener: &'static str,
 }
@@ -50,6 +55,16 @@ pub struct ResultLabel {
 pub struct OutcomeLabel {
     pub outcome: &'static str,
 }
+
+/// The stages in `toolscore_stage_panics_total`.
+pub const STAGES: [&str; 6] = [
+    "otlp_grpc",
+    "otlp_http",
+    "assembler",
+    "evaluation",
+    "api_http",
+    "api_grpc",
+];
 
 /// The listeners' names in the connection metrics.
 pub const LISTENERS: [&str; 4] = ["otlp_grpc", "otlp_http", "api_http", "api_grpc"];
@@ -92,6 +107,9 @@ pub struct Metrics {
     /// Connections closed at once because the listener's `max_connections`
     /// were open, by listener.
     pub connections_refused: Family<ListenerLabel, Counter>,
+    /// Panics caught in a stage, by stage. Any is a bug; `/readyz` and
+    /// `/healthz` then fail.
+    pub stage_panics: Family<StageLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -130,6 +148,7 @@ impl Metrics {
             watch_subscribers_dropped: Counter::default(),
             connections_open: Family::default(),
             connections_refused: Family::default(),
+            stage_panics: Family::default(),
         };
         registry.register(
             "spans_received",
@@ -241,6 +260,14 @@ impl Metrics {
             "Connections closed at once because the listener's max_connections were open",
             m.connections_refused.clone(),
         );
+        registry.register(
+            "stage_panics",
+            "Panics caught in a pipeline stage (a bug: /readyz and /healthz then fail)",
+            m.stage_panics.clone(),
+        );
+        for stage in STAGES {
+            let _ = m.stage_panics.get_or_create(&StageLabel { stage });
+        }
         // Every known series exists from the start, at zero, so dashboards
         // and alerts see it before the first event.
         for listener in LISTENERS {
@@ -301,6 +328,10 @@ impl Metrics {
             refused: self.connections_refused.get_or_create(&label).clone(),
             open: self.connections_open.get_or_create(&label).clone(),
         }
+    }
+
+    pub fn stage_panicked(&self, stage: &'static str) {
+        self.stage_panics.get_or_create(&StageLabel { stage }).inc();
     }
 
     pub fn refuse(&self, reason: &'static str) {
