@@ -492,3 +492,464 @@ async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
     );
     running.stop().await.unwrap();
 }
+
+/// `POST /v1/evaluate` inputs the issue asked to check against the
+/// references (SEMANTICS.md §1.2, §1.7): booleans are lax (`"yes"` is true,
+/// `"maybe"` refused), an unknown count operator is accepted and fails the
+/// score when reached, and criteria for an evaluator the request does not
+/// run are ignored, as the UiPath runtime ignores criteria for evaluators
+/// an eval set does not reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluate_inputs_behave_as_the_references_do() {
+    let running = service::start(test_config()).await;
+    let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
+    let body = |config: serde_json::Value, criteria: serde_json::Value| {
+        serde_json::json!({
+            "resourceSpans": [{"scopeSpans": [{"spans": [
+                {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+                 "name": "agent", "startTimeUnixNano": "1", "endTimeUnixNano": "9"},
+                {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203332",
+                 "parentSpanId": "b7ad6b7169203331", "name": "tool",
+                 "startTimeUnixNano": "2", "endTimeUnixNano": "3",
+                 "attributes": [{"key": "tool.name", "value": {"stringValue": "a"}}]}]}]}],
+            "evaluators": [{"id": "count", "type": "uipath-tool-call-count", "config": config}],
+            "criteria": criteria,
+        })
+    };
+    let http = reqwest::Client::new();
+    let post = async |b: serde_json::Value| {
+        let r = http.post(&url).json(&b).send().await.unwrap();
+        (
+            r.status().as_u16(),
+            r.json::<serde_json::Value>().await.unwrap(),
+        )
+    };
+    let two = serde_json::json!({"count": {"toolCallsCount": {"b": ["=", 1], "a": ["=", 1]}}});
+    let (status, lax) = post(body(serde_json::json!({}), two.clone())).await;
+    assert_eq!(status, 200, "{lax}");
+    assert_eq!(lax["scores"][0]["score"], 0.5, "{lax}");
+    let (status, strict) = post(body(serde_json::json!({"strict": "yes"}), two.clone())).await;
+    assert_eq!(status, 200, "{strict}");
+    assert_eq!(
+        strict["scores"][0]["score"], 0.0,
+        "\"yes\" is strict: {strict}"
+    );
+    let (status, refused) = post(body(serde_json::json!({"strict": "maybe"}), two)).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "invalid_argument");
+
+    let tilde = serde_json::json!({"count": {"toolCallsCount": {"a": ["~", 1]}}});
+    let (status, r) = post(body(serde_json::json!({}), tilde)).await;
+    assert_eq!(status, 200, "{r}");
+    let score = &r["scores"][0];
+    assert_eq!(score["status"], "error", "{r}");
+    assert!(
+        score
+            .to_string()
+            .contains("Exception thrown by evaluator: '~'"),
+        "{r}"
+    );
+
+    let other = serde_json::json!({
+        "count": {"toolCallsCount": {"a": ["=", 1]}},
+        "not-in-the-request": {"toolCallsCount": {"z": ["=", 9]}},
+    });
+    let (status, r) = post(body(serde_json::json!({}), other)).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
+    assert_eq!(r["scores"].as_array().unwrap().len(), 1);
+    running.stop().await.unwrap();
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// A JSON span with these IDs (hex), for the ID cases.
+fn json_span(trace_id: &str, span_id: &str) -> String {
+    format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{trace_id}","spanId":"{span_id}","name":"s","startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#
+    )
+}
+
+/// OTLP/HTTP: each hostile request gets its status, a `google.rpc.Status`
+/// code and a message naming the problem; afterwards a good request is
+/// taken and a trace sent before is still evaluated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_http_catalogue() {
+    let mut config = test_config();
+    config.receivers.http.max_request_body_bytes = 4096;
+    config.receivers.http.max_decompressed_body_bytes = 8192;
+    config.rules = vec![];
+    let running = service::start(config).await;
+    let addr = running.http_addr.unwrap();
+    // A trace in flight before the hostile requests: it must not be lost.
+    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
+        .await
+        .unwrap();
+    c.export(otlp_request(vec![otlp_span(77, 1, true)]))
+        .await
+        .unwrap();
+
+    let good = "0af7651916cd43dd8448eb211c80319c";
+    let big = vec![b'x'; 5000];
+    let bomb = gzip(&vec![b' '; 100_000]);
+    let cases: Vec<(&str, Option<&str>, Option<&str>, Vec<u8>, u16, i64, &str)> = vec![
+        (
+            "text/plain",
+            None,
+            None,
+            b"{}".to_vec(),
+            415,
+            3,
+            "Content-Type",
+        ),
+        ("", None, None, b"{}".to_vec(), 415, 3, "Content-Type"),
+        (
+            "application/xml",
+            None,
+            None,
+            b"<a/>".to_vec(),
+            415,
+            3,
+            "Content-Type",
+        ),
+        (
+            "application/json",
+            Some("br"),
+            None,
+            b"{}".to_vec(),
+            415,
+            3,
+            "Content-Encoding",
+        ),
+        (
+            "application/json",
+            Some("gzip"),
+            None,
+            b"{not gzip".to_vec(),
+            400,
+            3,
+            "gzip",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            b"{".to_vec(),
+            400,
+            3,
+            "invalid OTLP JSON",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            br#"{"resourceSpans": 5}"#.to_vec(),
+            400,
+            3,
+            "resourceSpans",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            json_span("zz", "b7ad6b7169203331").into_bytes(),
+            400,
+            3,
+            "invalid",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            json_span(&"0".repeat(32), "b7ad6b7169203331").into_bytes(),
+            400,
+            3,
+            "invalid",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            json_span(good, "b7ad").into_bytes(),
+            400,
+            3,
+            "invalid",
+        ),
+        (
+            "application/json",
+            None,
+            None,
+            json_span(good, "0000000000000000").into_bytes(),
+            400,
+            3,
+            "invalid",
+        ),
+        (
+            "application/x-protobuf",
+            None,
+            None,
+            vec![0xff, 0xff, 0xff, 0xff],
+            400,
+            3,
+            "",
+        ),
+        (
+            "application/x-protobuf",
+            None,
+            None,
+            big,
+            413,
+            8,
+            "exceeds 4096",
+        ),
+        (
+            "application/json",
+            Some("gzip"),
+            None,
+            bomb,
+            413,
+            8,
+            "inflated",
+        ),
+        (
+            "application/json",
+            None,
+            Some("1000000"),
+            b"{}".to_vec(),
+            413,
+            8,
+            "exceeds 4096",
+        ),
+    ];
+    let http = reqwest::Client::new();
+    for (ct, encoding, length, body, status, code, names) in cases {
+        let mut req = http.post(format!("http://{addr}/v1/traces"));
+        if !ct.is_empty() {
+            req = req.header("content-type", ct);
+        }
+        if let Some(e) = encoding {
+            req = req.header("content-encoding", e);
+        }
+        let resp = match length {
+            // A declared length over the cap: answered before the body.
+            Some(n) => {
+                let mut s = raw(
+                    addr,
+                    format!(
+                        "POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: {ct}\r\nContent-Length: {n}\r\n\r\n"
+                    )
+                    .as_bytes(),
+                )
+                .await;
+                let mut head = [0u8; 12];
+                s.read_exact(&mut head).await.unwrap();
+                assert_eq!(&head[9..], status.to_string().as_bytes());
+                continue;
+            }
+            None => req.body(body).send().await.unwrap(),
+        };
+        assert_eq!(resp.status().as_u16(), status, "{ct} {encoding:?} {names}");
+        let text = resp.text().await.unwrap();
+        if ct == "application/json" || status == 415 {
+            let s: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(s["code"], code, "{ct} {names}: {s}");
+            assert!(
+                s["message"].as_str().unwrap().contains(names),
+                "{names}: {s}"
+            );
+        }
+        http_still_serves(addr).await;
+    }
+    let mut id = [7u8; 16];
+    id[12..].copy_from_slice(&77u32.to_be_bytes());
+    service::wait_for(
+        &running,
+        toolscore::span::TraceId(id),
+        WAIT,
+        service::evaluated(1),
+    )
+    .await;
+    running.stop().await.unwrap();
+}
+
+/// The HTTP API: more malformed requests, each in the error shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_api_catalogue() {
+    let running = service::start(test_config()).await;
+    let base = format!("http://{}", running.api_addr.unwrap());
+    let http = reqwest::Client::new();
+    let id33 = "a".repeat(33);
+    let gets = [
+        (
+            format!("{base}/traces?status=bogus"),
+            400,
+            "invalid_argument",
+            "status",
+        ),
+        (
+            format!("{base}/traces?limit=-1"),
+            400,
+            "invalid_argument",
+            "limit",
+        ),
+        (
+            format!("{base}/traces?since=2026-13-01T00:00:00Z"),
+            400,
+            "invalid_argument",
+            "since",
+        ),
+        (
+            format!("{base}/traces?since=yesterday"),
+            400,
+            "invalid_argument",
+            "since",
+        ),
+        (
+            format!("{base}/traces/{id33}/scores"),
+            400,
+            "invalid_argument",
+            "",
+        ),
+        (
+            format!("{base}/traces/{}", "0".repeat(32)),
+            400,
+            "invalid_argument",
+            "",
+        ),
+        (
+            format!("{base}/traces/{}/scores?wait_ms=abc", "ab".repeat(16)),
+            400,
+            "invalid_argument",
+            "wait_ms",
+        ),
+    ];
+    for (url, status, code, names) in gets {
+        let resp = http.get(&url).send().await.unwrap();
+        assert_eq!(resp.status(), status, "{url}");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], code, "{url}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(names),
+            "{url}: {body}"
+        );
+    }
+    let resp = http.post(format!("{base}/traces")).send().await.unwrap();
+    assert_eq!(resp.status(), 405);
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "method_not_allowed", "{body}");
+    let spans = r#""resourceSpans": []"#;
+    let posts = [
+        ("not json".to_owned(), "invalid_argument"),
+        (
+            format!("{{{spans}, \"evaluators\": 5}}"),
+            "invalid_argument",
+        ),
+        (
+            format!("{{{spans}, \"evaluators\": [{{\"id\": \"x\", \"type\": \"nope\"}}]}}"),
+            "invalid_argument",
+        ),
+        (
+            format!(
+                "{{{spans}, \"evaluators\": [{{\"id\": \"x\", \"type\": \"tool-call-count\"}}], \"criteria\": 1}}"
+            ),
+            "invalid_argument",
+        ),
+        (
+            format!(
+                "{{{spans}, \"evaluators\": [{{\"id\": \"x\", \"type\": \"tool-call-count\"}}]}}"
+            ),
+            "invalid_argument",
+        ),
+        (
+            format!(
+                "{{{spans}, \"evaluators\": [{{\"id\": \"x\", \"type\": \"tool-call-count\"}}], \"criteria\": {{\"x\": {{\"toolCallsCount\": {{\"a\": \"=\"}}}}}}}}"
+            ),
+            "invalid_argument",
+        ),
+    ];
+    for (body, code) in posts {
+        let resp = http
+            .post(format!("{base}/v1/evaluate"))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let r: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(r["error"]["code"], code, "{body}: {r}");
+    }
+    let resp = http.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    running.stop().await.unwrap();
+}
+
+/// Configuration mistakes: `validate-config` exits 2 naming the key.
+#[test]
+fn config_catalogue() {
+    for (yaml, names) in [
+        (
+            "receivers:\n  grpc: {enabled: false}\n  http: {enabled: false}\n",
+            "at least one receiver",
+        ),
+        (
+            "assembler:\n  grace_after_root_ms: 400000\n",
+            "assembler.grace_after_root_ms",
+        ),
+        (
+            "assembler:\n  idle_timeout_secs: 7200\n",
+            "assembler.idle_timeout_secs",
+        ),
+        ("assembler:\n  max_tracez: 5\n", "assembler.max_tracez"),
+        (
+            "receivers:\n  grpc:\n    endpoint: localhost:4317\n",
+            "receivers.grpc.endpoint",
+        ),
+        ("api:\n  max_wait_ms: 40000\n", "api.max_wait_ms"),
+        (
+            "telemetry:\n  log_level: 'info,,=['\n",
+            "telemetry.log_level",
+        ),
+        ("rules:\n  - name: r\n    evaluators: []\n", "rules[0]"),
+        (
+            "exporter:\n  enabled: true\n  endpoint: 'not a url'\n",
+            "exporter.endpoint",
+        ),
+        ("store:\n  max_traces: 0\n", "store.max_traces"),
+        (
+            "receivers:\n  http:\n    max_connections: 0\n",
+            "receivers.http.max_connections",
+        ),
+        (
+            "receivers:\n  http:\n    read_timeout_ms: 0\n",
+            "receivers.http.read_timeout_ms",
+        ),
+        (
+            "receivers:\n  grpc:\n    endpoint: 127.0.0.1:9999\n  http:\n    endpoint: 127.0.0.1:9999\n",
+            "same address",
+        ),
+        (
+            "evaluators:\n  inline:\n    - {id: a, type: tool-call-count}\n    - {id: a, type: tool-call-count}\n",
+            "a",
+        ),
+        (
+            "evaluators:\n  inline:\n    - {id: a, type: no-such-type}\n",
+            "no-such-type",
+        ),
+        ("assembler: [1, 2]\n", "assembler"),
+        ("shutdown_timeout_ms: -1\n", "shutdown_timeout_ms"),
+    ] {
+        let (code, stderr) = validate_config(yaml);
+        assert_eq!(code, Some(2), "{yaml}: {stderr}");
+        assert!(
+            stderr.contains(names),
+            "{yaml} should name {names}: {stderr}"
+        );
+    }
+}

@@ -160,6 +160,12 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .fallback(|| async { ApiError::new(ErrorKind::NotFound, "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                ErrorKind::MethodNotAllowed,
+                "this endpoint does not take that method",
+            )
+        })
         .with_state(state)
 }
 

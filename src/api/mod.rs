@@ -11,6 +11,7 @@ mod time;
 pub enum ErrorKind {
     InvalidArgument,
     NotFound,
+    MethodNotAllowed,
     PayloadTooLarge,
     Unavailable,
     DeadlineExceeded,
@@ -23,6 +24,7 @@ impl ErrorKind {
         match self {
             ErrorKind::InvalidArgument => (400, tonic::Code::InvalidArgument, "invalid_argument"),
             ErrorKind::NotFound => (404, tonic::Code::NotFound, "not_found"),
+            ErrorKind::MethodNotAllowed => (405, tonic::Code::Unimplemented, "method_not_allowed"),
             ErrorKind::PayloadTooLarge => {
                 (413, tonic::Code::ResourceExhausted, "payload_too_large")
             }
