@@ -575,6 +575,18 @@ fn json_span(trace_id: &str, span_id: &str) -> String {
     )
 }
 
+/// (Content-Type, Content-Encoding, a declared Content-Length, body,
+/// status, `google.rpc` code, what the message names.)
+type HttpCase = (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    Vec<u8>,
+    u16,
+    i64,
+    &'static str,
+);
+
 /// OTLP/HTTP: each hostile request gets its status, a `google.rpc.Status`
 /// code and a message naming the problem; afterwards a good request is
 /// taken and a trace sent before is still evaluated.
@@ -597,7 +609,7 @@ async fn otlp_http_catalogue() {
     let good = "0af7651916cd43dd8448eb211c80319c";
     let big = vec![b'x'; 5000];
     let bomb = gzip(&vec![b' '; 100_000]);
-    let cases: Vec<(&str, Option<&str>, Option<&str>, Vec<u8>, u16, i64, &str)> = vec![
+    let cases: Vec<HttpCase> = vec![
         (
             "text/plain",
             None,
