@@ -276,6 +276,7 @@ fn bench_assembler(c: &mut Criterion) {
         max_traces: usize::MAX / 2,
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
+        max_traces_per_service: 0,
     };
     // The spans as the receivers hand them over: one request's compact records.
     let packed = Packed::from_spans(&spans, &[]);

@@ -106,6 +106,7 @@ fn main() {
         max_traces: usize::MAX / 2,
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
+        max_traces_per_service: 0,
     });
     // The attributes the embedded default configuration reads (what `serve` keeps).
     let keep = toolscore::config::Config::embedded()

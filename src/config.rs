@@ -214,6 +214,9 @@ pub struct AssemblerConfig {
     pub max_spans_per_trace: usize,
     /// Memory held by buffered spans (approximate, across shards).
     pub max_buffered_bytes: usize,
+    /// Open (unevaluated) traces one service (`service.name`) may hold,
+    /// across shards; 0: no limit. Keeps one sender from taking the buffer.
+    pub max_traces_per_service: usize,
     /// Span batches (one per request and shard) queued between the receivers and one shard.
     pub queue_capacity: usize,
     /// The `Retry-After` / `RetryInfo` delay suggested to clients when full.
@@ -232,6 +235,7 @@ impl Default for AssemblerConfig {
             max_traces: 100_000,
             max_spans_per_trace: 10_000,
             max_buffered_bytes: 512 << 20,
+            max_traces_per_service: 0,
             queue_capacity: 64,
             retry_after_secs: 1,
         }
@@ -460,7 +464,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 31] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 32] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -482,6 +486,7 @@ impl Config {
             ("assembler.max_trace_age_secs", a.max_trace_age_secs, 7 * DAY_SECS),
             ("assembler.late_span_window_secs", a.late_span_window_secs, DAY_SECS),
             ("assembler.max_traces", n(a.max_traces), 100_000_000),
+            ("assembler.max_traces_per_service", n(a.max_traces_per_service), 100_000_000),
             ("assembler.max_spans_per_trace", n(a.max_spans_per_trace), 10_000_000),
             ("assembler.max_buffered_bytes", n(a.max_buffered_bytes), 1024 * GIB),
             ("assembler.queue_capacity", n(a.queue_capacity), 1_000_000),

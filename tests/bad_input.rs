@@ -965,3 +965,49 @@ fn config_catalogue() {
         );
     }
 }
+
+/// `assembler.max_traces_per_service`: one sender cannot take the whole
+/// buffer. The noisy service's new traces are refused (retryable) at its
+/// quota; another service's are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_service_at_its_quota_cannot_take_the_buffer() {
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    let mut config = test_config();
+    config.assembler.shards = 1;
+    config.assembler.max_traces = 100;
+    config.assembler.max_traces_per_service = 10;
+    config.assembler.grace_after_root_ms = 60_000;
+    let running = service::start(config).await;
+    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
+        .await
+        .unwrap();
+    let from = |service: &str, traces: std::ops::Range<u32>| {
+        let mut req = otlp_request(traces.map(|t| otlp_span(t, 2, false)).collect());
+        req.resource_spans[0].resource = Some(Resource {
+            attributes: vec![KeyValue {
+                key: "service.name".into(),
+                value: Some(AnyValue {
+                    value: Some(any_value::Value::StringValue(service.into())),
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        req
+    };
+    c.export(from("noisy", 0..10)).await.unwrap();
+    let refused = c.export(from("noisy", 10..11)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unavailable);
+    c.export(from("honest", 20..30)).await.unwrap();
+    assert_eq!(
+        metric(
+            &running,
+            "toolscore_requests_refused_total",
+            "service_quota"
+        )
+        .await,
+        1.0
+    );
+    running.stop().await.unwrap();
+}

@@ -302,6 +302,8 @@ pub struct PackedSpan {
     pub root: bool,
     /// The span's size on the wire (0 where unknown).
     pub encoded: u32,
+    /// Its service: 0 for none, else 1 + its index in the request's table.
+    service: usize,
     start: usize,
     end: usize,
 }
@@ -327,11 +329,16 @@ impl Packed {
     pub fn push_span(&mut self, s: &Span, encoded: u32) {
         let start = self.bytes.len();
         write_span(&mut self.bytes, &mut self.keys, &mut self.services, s);
+        let service = s
+            .service_name
+            .as_ref()
+            .map_or(0, |n| 1 + index_of(&mut self.services, n));
         self.spans.push(PackedSpan {
             trace_id: s.trace_id,
             span_id: s.span_id,
             root: s.parent_span_id.is_none(),
             encoded,
+            service,
             start,
             end: self.bytes.len(),
         });
@@ -362,6 +369,7 @@ impl Packed {
             span_id,
             root: parent.is_none(),
             encoded: 0,
+            service,
             start: at,
             end: at,
         });
@@ -397,6 +405,11 @@ impl Packed {
 
     pub fn spans(&self) -> &[PackedSpan] {
         &self.spans
+    }
+
+    /// The `service.name` of a span's resource, where it has one.
+    pub fn service_of(&self, s: &PackedSpan) -> Option<&Arc<str>> {
+        s.service.checked_sub(1).and_then(|i| self.services.get(i))
     }
 
     pub fn len(&self) -> usize {

@@ -29,6 +29,8 @@ pub struct Limits {
     pub max_traces: usize,
     pub max_spans_per_trace: usize,
     pub max_bytes: usize,
+    /// Open traces one service may hold (0: no limit).
+    pub max_traces_per_service: usize,
 }
 
 impl Limits {
@@ -44,6 +46,7 @@ impl Limits {
             max_traces: cfg.max_traces.div_ceil(shards).max(1),
             max_spans_per_trace: cfg.max_spans_per_trace,
             max_bytes: cfg.max_buffered_bytes.div_ceil(shards).max(1),
+            max_traces_per_service: cfg.max_traces_per_service.div_ceil(shards),
         }
     }
 }
@@ -60,6 +63,9 @@ pub enum Push {
     TooLate,
     /// The shard is at its trace or byte bound: refused, retryable.
     Full,
+    /// The span's service holds `max_traces_per_service` open traces
+    /// already: a new trace of it is refused, retryable.
+    ServiceFull,
 }
 
 /// Why a trace left the buffer for evaluation.
@@ -118,6 +124,9 @@ struct Buffer {
     first_seen: Instant,
     /// When its latest span arrived: how long it has been idle.
     last_seen: Instant,
+    /// The service of its first span, while it counts against that
+    /// service's quota (open, with a quota set).
+    service: Option<Arc<str>>,
     root_arrived: Option<Instant>,
     /// When the trace is due.
     deadline: Instant,
@@ -169,6 +178,8 @@ pub struct Shard {
     /// Idle rootless traces timed out early to make room, for the driver to
     /// hand to evaluation (see [`Shard::take_early`]).
     early: Vec<Ready>,
+    /// Open traces per service, kept when `max_traces_per_service` is set.
+    per_service: HashMap<Arc<str>, usize, RandomState>,
     bytes: usize,
     spans: usize,
     encoded: usize,
@@ -186,6 +197,7 @@ impl Shard {
             tombstones: HashSet::default(),
             tombstone_order: std::collections::VecDeque::new(),
             early: Vec::new(),
+            per_service: HashMap::default(),
             bytes: 0,
             spans: 0,
             encoded: 0,
@@ -356,8 +368,20 @@ impl Shard {
         b.bytes = bytes;
     }
 
+    /// A trace stops counting against its service's quota.
+    fn release_service(&mut self, service: Option<Arc<str>>) {
+        let Some(service) = service else { return };
+        if let Some(n) = self.per_service.get_mut(&service) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_service.remove(&service);
+            }
+        }
+    }
+
     fn forget(&mut self, id: TraceId) {
-        if let Some(b) = self.traces.remove(&id) {
+        if let Some(mut b) = self.traces.remove(&id) {
+            self.release_service(b.service.take());
             self.deadlines.remove(&(b.indexed, id));
             self.bytes -= b.bytes;
             self.spans -= b.held.span_count();
@@ -422,6 +446,18 @@ impl Shard {
             }
         }
         let new_trace = !self.traces.contains_key(&id);
+        // Quota first: one service's new traces must not evict (or time
+        // out) anyone's to make room.
+        let quota = self.limits.max_traces_per_service;
+        let service = match p.service_of(&span) {
+            Some(s) if new_trace && quota > 0 => Some(s.clone()),
+            _ => None,
+        };
+        if let Some(s) = &service {
+            if self.per_service.get(s).copied().unwrap_or(0) >= quota {
+                return Push::ServiceFull;
+            }
+        }
         let need = size
             + if new_trace {
                 std::mem::size_of::<Compact>()
@@ -514,6 +550,7 @@ impl Shard {
                         bytes,
                         first_seen: now,
                         last_seen: now,
+                        service: service.clone(),
                         root_arrived: is_root.then_some(now),
                         deadline,
                         indexed: deadline,
@@ -522,6 +559,9 @@ impl Shard {
                     },
                 );
                 self.deadlines.insert((deadline, id));
+                if let Some(s) = service {
+                    *self.per_service.entry(s).or_insert(0) += 1;
+                }
                 self.bytes += bytes;
                 self.spans += 1;
                 self.encoded += encoded;
@@ -616,9 +656,12 @@ impl Shard {
             root_arrived: b.root_arrived,
             due: b.deadline,
         };
-        if matches!(b.state, State::Open) {
+        let released = if matches!(b.state, State::Open) {
             self.open -= 1;
-        }
+            b.service.take()
+        } else {
+            None
+        };
         b.state = State::Emitted { revision };
         b.dirty = false;
         b.deadline = now + late_window;
@@ -629,6 +672,7 @@ impl Shard {
         b.bytes = bytes;
         self.reindex(id);
         self.emitted_order.push_back((now, id));
+        self.release_service(released);
         Some(ready)
     }
 

@@ -17,6 +17,7 @@ fn limits() -> Limits {
         max_traces: 100,
         max_spans_per_trace: 100,
         max_bytes: 1 << 30,
+        max_traces_per_service: 0,
     }
 }
 
@@ -399,4 +400,40 @@ fn idle_rootless_traces_make_room_under_the_byte_bound() {
     assert_eq!(s.push(span(3, 2, Some(1)), later), Push::Accepted);
     assert_eq!(s.take_early().len(), 1);
     assert!(s.bytes() <= one * 2);
+}
+
+/// A service at its quota of open traces has its new traces refused
+/// (retryable), while other services' are taken and its existing traces
+/// grow; its quota frees as its traces are evaluated.
+#[test]
+fn a_service_at_its_quota_is_refused_new_traces_and_others_are_not() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(Limits {
+        max_traces_per_service: 2,
+        ..limits()
+    });
+    let of = |trace: u8, id: u8, parent: Option<u8>, service: &str| Span {
+        service_name: Some(std::sync::Arc::from(service)),
+        ..span(trace, id, parent)
+    };
+    assert_eq!(s.push(of(1, 1, None, "noisy"), t0), Push::Accepted);
+    assert_eq!(s.push(of(2, 1, None, "noisy"), t0), Push::Accepted);
+    assert_eq!(s.push(of(3, 1, None, "noisy"), t0), Push::ServiceFull);
+    assert_eq!(
+        s.push(of(1, 2, Some(1), "noisy"), t0),
+        Push::Accepted,
+        "its traces grow"
+    );
+    assert_eq!(s.push(of(4, 1, None, "quiet"), t0), Push::Accepted);
+    assert_eq!(
+        s.push(span(5, 1, None), t0),
+        Push::Accepted,
+        "no service: no quota"
+    );
+    // Evaluated, trace 1 no longer counts.
+    assert_eq!(s.expire(t0 + Duration::from_secs(1)).len(), 4);
+    assert_eq!(
+        s.push(of(3, 1, None, "noisy"), t0 + Duration::from_secs(1)),
+        Push::Accepted
+    );
 }

@@ -99,8 +99,8 @@ pub async fn ingest(
         )));
     }
     let verdicts = handle.submit(spans).await;
-    let (mut accepted, mut dup, mut trace_full, mut late, mut full) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut accepted, mut dup, mut trace_full, mut late, mut full, mut quota) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     for v in &verdicts {
         match v {
             Push::Accepted => accepted += 1,
@@ -108,14 +108,15 @@ pub async fn ingest(
             Push::TraceFull => trace_full += 1,
             Push::TooLate => late += 1,
             Push::Full => full += 1,
+            Push::ServiceFull => quota += 1,
         }
     }
     metrics.spans_accepted.inc_by(accepted + dup);
     metrics.spans_duplicate.inc_by(dup);
     metrics.reject("trace_full", trace_full);
     metrics.reject("too_late", late);
-    if full > 0 {
-        metrics.refuse("full");
+    if full > 0 || quota > 0 {
+        metrics.refuse(if full > 0 { "full" } else { "service_quota" });
         return Err(Refused::Unavailable { retry_after });
     }
     if trace_full > 0 {

@@ -292,6 +292,7 @@ impl Metrics {
             "unsupported_encoding",
             "all_spans_invalid",
             "timeout",
+            "service_quota",
         ] {
             let _ = m.requests_refused.get_or_create(&ReasonLabel { reason });
         }
