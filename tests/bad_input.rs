@@ -52,6 +52,34 @@ async fn http_still_serves(addr: SocketAddr) {
     assert_eq!(resp.status(), 200);
 }
 
+/// A good OTLP/gRPC export still succeeds.
+async fn grpc_still_serves(addr: SocketAddr) {
+    let mut c = TraceServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    c.export(ExportTraceServiceRequest::default())
+        .await
+        .unwrap();
+}
+
+/// Opens a raw gRPC call to `path` (HTTP/2, the stream left open), for
+/// requests no client library would send.
+async fn open_grpc_call(
+    addr: SocketAddr,
+    path: &str,
+) -> (h2::client::ResponseFuture, h2::SendStream<bytes::Bytes>) {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut h2 = h2.ready().await.unwrap();
+    let request = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    h2.send_request(request, false).unwrap()
+}
+
 async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(bytes).await.unwrap();
@@ -173,12 +201,7 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
         assert!(tokio::time::Instant::now() < deadline, "no room again");
         tokio::task::yield_now().await;
     }
-    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
-        .await
-        .unwrap();
-    c.export(ExportTraceServiceRequest::default())
-        .await
-        .unwrap();
+    grpc_still_serves(running.grpc_addr.unwrap()).await;
     running.stop().await.unwrap();
 }
 
@@ -188,18 +211,11 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
 async fn a_stalled_grpc_export_ends_at_its_timeout() {
     let running = service::start(short_deadlines()).await;
     let addr = running.grpc_addr.unwrap();
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(connection);
-    let mut h2 = h2.ready().await.unwrap();
-    let request = http::Request::post(format!(
-        "http://{addr}/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-    ))
-    .header("content-type", "application/grpc")
-    .header("te", "trailers")
-    .body(())
-    .unwrap();
-    let (response, mut body) = h2.send_request(request, false).unwrap();
+    let (response, mut body) = open_grpc_call(
+        addr,
+        "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+    )
+    .await;
     body.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 100]), false)
         .unwrap();
     let response = tokio::time::timeout(WAIT, response)
@@ -213,12 +229,7 @@ async fn a_stalled_grpc_export_ends_at_its_timeout() {
         .map(|v| v.to_str().unwrap().to_owned());
     assert_eq!(status.as_deref(), Some("1"), "CANCELLED: {response:?}");
     drop(body);
-    let mut c = TraceServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
-    c.export(ExportTraceServiceRequest::default())
-        .await
-        .unwrap();
+    grpc_still_serves(addr).await;
     running.stop().await.unwrap();
 }
 
@@ -328,18 +339,8 @@ async fn undecodable_grpc_api_requests_are_invalid_argument() {
     let running = service::start(test_config()).await;
     let addr = running.api_grpc_addr.unwrap();
     for message in [&[0x0a, 0x02, 0xff, 0xfe][..], &[0xff, 0xff, 0xff][..]] {
-        let tcp = TcpStream::connect(addr).await.unwrap();
-        let (h2, connection) = h2::client::handshake(tcp).await.unwrap();
-        tokio::spawn(connection);
-        let mut h2 = h2.ready().await.unwrap();
-        let request = http::Request::post(format!(
-            "http://{addr}/toolscore.v1.ScoresService/GetScores"
-        ))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap();
-        let (response, mut body) = h2.send_request(request, false).unwrap();
+        let (response, mut body) =
+            open_grpc_call(addr, "/toolscore.v1.ScoresService/GetScores").await;
         let mut frame = vec![0u8];
         frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
         frame.extend_from_slice(message);
