@@ -77,7 +77,12 @@ pub fn parse_since(s: &str) -> Option<SystemTime> {
         tp.next()?.parse().ok()?,
         tp.next()?.parse().ok()?,
     );
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 || y < 1970
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+        || hh > 23
+        || mm > 59
+        || ss > 60
+        || !(1970..=9999).contains(&y)
     {
         return None;
     }
@@ -126,5 +131,9 @@ mod tests {
             assert!(parse_since(s).is_none(), "{s}");
         }
         assert!(parse_since("0").is_some());
+        // A year past what the day arithmetic holds (found by fuzzing).
+        assert!(parse_since("9223372036854775807-01-01T00:00:00Z").is_none());
+        assert!(parse_since("10000-01-01T00:00:00Z").is_none());
+        assert!(parse_since("9999-12-31T23:59:59Z").is_some());
     }
 }
