@@ -559,6 +559,27 @@ async fn evaluate_inputs_behave_as_the_references_do() {
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
     assert_eq!(r["scores"].as_array().unwrap().len(), 1);
+
+    // Criteria are read as `json.loads` reads them: an integer past 64 bits
+    // stays an int equal to the span's (serde_json made it a float, unequal,
+    // and the score 0.0), found by the `py_json_loads` fuzz target.
+    let big = "123456789012345678901234567890";
+    let raw = format!(
+        r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [
+            {{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+             "name": "agent", "startTimeUnixNano": "1", "endTimeUnixNano": "9"}},
+            {{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203332",
+             "parentSpanId": "b7ad6b7169203331", "name": "tool",
+             "startTimeUnixNano": "2", "endTimeUnixNano": "3",
+             "attributes": [{{"key": "tool.name", "value": {{"stringValue": "a"}}}},
+                            {{"key": "input.value", "value": {{"stringValue": "{{\"n\": {big}, \"z\": 0}}"}}}}]}}]}}]}}],
+          "evaluators": [{{"id": "args", "type": "uipath-tool-call-args", "config": {{"strict": -0}}}}],
+          "criteria": {{"args": {{"toolCalls": [{{"name": "a", "args": {{"n": {big}, "z": -0}}}}]}}}}}}"#
+    );
+    let r = http.post(&url).body(raw).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let r: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
     running.stop().await.unwrap();
 }
 

@@ -21,7 +21,8 @@ use super::time::{parse_since, rfc3339, rfc3339_nanos};
 use crate::assembler::{Ready, Reason};
 use crate::config::ApiConfig;
 use crate::criteria::Binding;
-use crate::evaluator::stage::{Binder, evaluate_ready, json_to_py};
+use crate::evaluator::stage::{Binder, evaluate_ready};
+use crate::pyvalue::Value as PyValue;
 use crate::evaluator::{EvaluatorType, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::span::TraceId;
@@ -496,10 +497,9 @@ fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> Api
 }
 
 fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
-    let parsed = crate::otlp_json::parse_object(
-        std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?,
-    )
-    .map_err(|e| invalid(&e.path, &e.message))?;
+    let text = std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?;
+    let parsed =
+        crate::otlp_json::parse_object(text).map_err(|e| invalid(&e.path, &e.message))?;
     if let Some(r) = parsed.rejected.first() {
         return Err(invalid(
             format!(
@@ -540,8 +540,27 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
             &ready,
             SystemTime::now(),
         )),
-        Some(list) => evaluate_inline(st, &ready, list, json.get("criteria")),
+        Some(list) => {
+            // Configs and criteria become Python values: read them as the
+            // references read their files, with `json.loads` (serde_json
+            // would make `-0` and integers past 64 bits floats).
+            let py = crate::pyvalue::json::loads(text).map_err(|e| invalid("(body)", e))?;
+            evaluate_inline(st, &ready, list, json.get("criteria"), &py)
+        }
     }
+}
+
+/// `body["evaluators"][i]` of the body as `json.loads` read it.
+fn py_item(body: &PyValue, i: usize) -> Option<&PyValue> {
+    match py_field(body, "evaluators")? {
+        PyValue::List(items) => items.get(i),
+        _ => None,
+    }
+}
+
+/// `body[key]` of the body as `json.loads` read it, when it is an object.
+fn py_field<'a>(body: &'a PyValue, key: &str) -> Option<&'a PyValue> {
+    body.as_dict()?.get_str(key)
 }
 
 /// Inline evaluators: each with the request's criteria for its id, or its
@@ -551,6 +570,7 @@ fn evaluate_inline(
     ready: &Ready,
     list: &Json,
     criteria: Option<&Json>,
+    py: &PyValue,
 ) -> ApiResult<TraceRecord> {
     let Json::Array(items) = list else {
         return Err(invalid(
@@ -586,7 +606,11 @@ fn evaluate_inline(
         })?;
         let config = match item.get("config") {
             None | Some(Json::Null) => crate::pyvalue::Dict::new(),
-            Some(c @ Json::Object(_)) => json_to_py(c).as_dict().cloned().unwrap_or_default(),
+            Some(Json::Object(_)) => py_item(py, i)
+                .and_then(|item| py_field(item, "config"))
+                .and_then(PyValue::as_dict)
+                .cloned()
+                .unwrap_or_default(),
             Some(_) => return Err(invalid(format!("{path}.config"), "must be an object")),
         };
         let ev = crate::criteria::build_evaluator(id, kind, &config, &format!("{path}.config"))
@@ -601,9 +625,13 @@ fn evaluate_inline(
                 };
                 ev.evaluate(&calls, c)
             }
-            Some(c) => {
+            Some(_) => {
+                let c = py_field(py, "criteria")
+                    .and_then(PyValue::as_dict)
+                    .and_then(|m| m.get_str(id))
+                    .unwrap_or(&PyValue::None);
                 let parsed = ev
-                    .parse_criteria(&json_to_py(c))
+                    .parse_criteria(c)
                     .map_err(|e| invalid(format!("criteria.{id}"), e))?;
                 ev.evaluate(&calls, &parsed)
             }
