@@ -1,9 +1,37 @@
-//! The YAML configuration: parsed and validated, never a panic or a hang.
+//! The YAML configuration (`config::Config::parse(text, name)`: parsed and
+//! validated), then what start-up builds from a configuration that parses:
+//! the kept-attribute list, and the binder (`Binder::load`: inline
+//! evaluators and their criteria, rules; the file globs are dropped, so no
+//! file system is read), which then binds and evaluates the example traces
+//! with the configuration's extraction conventions. Never a panic.
 #![no_main]
 
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
 use libfuzzer_sys::fuzz_target;
+use toolscore::assembler::{Ready, Reason};
+use toolscore::config::Config;
+use toolscore::evaluator::stage::{Binder, evaluate_ready};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let _ = toolscore::config::Config::parse(text, "fuzz.yaml");
+    let Ok(mut config) = Config::parse(text, "fuzz.yaml") else { return };
+    let _ = config.kept_attributes();
+    config.evaluators.files.clear();
+    config.eval_sets.files.clear();
+    let Ok(binder) = Binder::load(&config, None) else { return };
+    for spans in toolscore_fuzz::example_traces() {
+        let ready = Ready {
+            trace_id: spans[0].trace_id,
+            complete: true,
+            spans: Arc::new(spans.clone()),
+            revision: 1,
+            reason: Reason::Complete,
+            root_arrived: None,
+            due: Instant::now(),
+        };
+        let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
+        let _ = toolscore::api::http::scores_json(&record);
+    }
 });

@@ -1,13 +1,34 @@
-//! The port of Python's `ast.literal_eval` (Python-literal tool arguments),
-//! and `repr` of what it returns.
+//! The port of Python's `ast.literal_eval` (`pyvalue::literal`, with its
+//! tokenizer and parser `pytoken`/`pyparse`: Python-literal tool arguments
+//! such as `{'city': 'Paris'}`), and `repr` of what it returns: never a
+//! panic; a value equals itself; and `repr` reads back as an equal value
+//! with the same repr and `eq_hash` (values with a NaN, an infinity or a
+//! complex number aside: Python's own reprs of those do not read back; a
+//! set's repr may read back in another order, as in CPython, so values
+//! holding one are compared by `==` only).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolscore::pyvalue::literal;
+use toolscore::pyvalue::{eq::eq_hash, literal};
+use toolscore_fuzz::{all_finite, has_complex, has_set};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(v) = literal::literal_eval(text) {
-        let _ = v.repr();
+    let Ok(v) = literal::literal_eval(text) else { return };
+    let printed = v.repr();
+    let _ = v.py_str();
+    if !all_finite(&v) {
+        return;
     }
+    assert!(v.py_eq(&v), "a value equals itself: {printed}");
+    if has_complex(&v) {
+        return;
+    }
+    let back = literal::literal_eval(&printed)
+        .unwrap_or_else(|e| panic!("repr of a literal_eval value does not read back: {e}: {printed}"));
+    if !has_set(&v) {
+        assert_eq!(back.repr(), printed, "repr → literal_eval → repr");
+    }
+    assert!(back.py_eq(&v) && v.py_eq(&back), "literal_eval(repr(v)) == v: {printed}");
+    assert_eq!(eq_hash(&back), eq_hash(&v), "equal values, equal eq_hash: {printed}");
 });
