@@ -950,6 +950,12 @@ fn config_catalogue() {
             "telemetry:\n  log_level: 'info,,=['\n",
             "telemetry.log_level",
         ),
+        // tracing-subscriber's parser panicked on this (the config_yaml
+        // fuzz target's finding): a message, not a crash.
+        (
+            "telemetry:\n  log_level: ' \u{684}[d: a, type: tl-cal[,=,ofGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG'\n",
+            "telemetry.log_level",
+        ),
         ("rules:\n  - name: r\n    evaluators: []\n", "rules[0]"),
         (
             "exporter:\n  enabled: true\n  endpoint: 'not a url'\n",

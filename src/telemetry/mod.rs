@@ -396,12 +396,24 @@ impl Metrics {
     }
 }
 
+/// A log filter (`info`, `toolscore=debug,h2=warn`). Refuses what is not
+/// ASCII before tracing-subscriber sees it: its directive parser (0.3.23)
+/// panics on some non-ASCII text instead of answering an error (found by
+/// the `config_yaml` fuzz target).
+pub fn log_filter(text: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+    if !text.is_ascii() {
+        return Err("a log filter is ASCII (levels and Rust targets)".into());
+    }
+    tracing_subscriber::EnvFilter::try_new(text).map_err(|e| e.to_string())
+}
+
 /// The log filter: `RUST_LOG` overrides the configured level.
 fn filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
-    use tracing_subscriber::EnvFilter;
-    EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(&cfg.log_level))
-        .unwrap_or_else(|_| EnvFilter::new("info"))
+    std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| log_filter(&v).ok())
+        .or_else(|| log_filter(&cfg.log_level).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"))
 }
 
 /// What the OTLP layers see: the configured filter, without the HTTP
