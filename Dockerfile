@@ -48,7 +48,8 @@ COPY benches ./benches
 COPY config ./config
 RUN touch src/main.rs src/lib.rs \
  && cargo build --release --locked --bin toolscore \
- && cp target/release/toolscore /toolscore
+ && cp target/release/toolscore /toolscore \
+ && mkdir data
 
 # The runtime: glibc and libgcc, no shell, no package manager. The user is
 # distroless's `nonroot`, by number: Kubernetes' runAsNonRoot can only check
@@ -66,6 +67,10 @@ LABEL org.opencontainers.image.title="toolscore" \
 
 COPY --from=build /toolscore /usr/local/bin/toolscore
 COPY config/container.yaml /etc/toolscore/config.yaml
+# The results database (store.sqlite.path), owned by the user toolscore runs
+# as; mount a volume here to keep results across containers.
+COPY --from=build --chown=65532:65532 /src/data /var/lib/toolscore
+VOLUME ["/var/lib/toolscore"]
 
 # OTLP/gRPC, OTLP/HTTP, HTTP API (scores, /healthz, /readyz, /metrics), gRPC query API.
 EXPOSE 4317 4318 8080 8081

@@ -26,7 +26,7 @@ use crate::config::Config;
 use crate::criteria::LoadError;
 use crate::evaluator::stage::{self, Binder};
 use crate::receiver;
-use crate::store::{MemoryStore, ResultStore};
+use crate::store::ResultStore;
 use crate::supervise;
 use crate::telemetry::Metrics;
 
@@ -42,6 +42,8 @@ pub enum AppError {
     },
     #[error("{what} server failed: {message}")]
     Serve { what: &'static str, message: String },
+    #[error(transparent)]
+    Store(#[from] crate::store::DbError),
 }
 
 /// The bound listeners; bind first so a bad port fails before anything starts.
@@ -134,12 +136,16 @@ pub fn start(
     if let Some((handle, _)) = &exporter {
         metrics.register_collector(Box::new(handle.stats().clone()));
     }
+    let (store, writer_stats) = crate::store::open(&config.store)?;
+    if let Some(stats) = writer_stats {
+        metrics.register_collector(Box::new(ArcCollector(stats)));
+    }
+    if let Some((handle, _)) = &exporter {
+        let handle = handle.clone();
+        // Never blocks: a full export queue drops (and counts) the record.
+        store.set_on_stored(Box::new(move |record| handle.offer(record)));
+    }
     let metrics = Arc::new(metrics);
-    let store: Arc<dyn ResultStore> = Arc::new(MemoryStore::new(
-        config.store.max_traces,
-        Duration::from_secs(config.store.retention_secs),
-        1024,
-    ));
     let shutdown = CancellationToken::new();
     let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
     let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
@@ -210,7 +216,6 @@ async fn run(
             Arc::new(config.extract.clone()),
             store.clone(),
             metrics.clone(),
-            exporter.as_ref().map(|(handle, _, _)| handle.clone()),
             workers,
         ),
         || (),
@@ -402,6 +407,15 @@ async fn run(
             "evaluation did not drain before the shutdown deadline; some results are lost"
         );
     }
+    // Evaluated results are committed before the exporter's last flush.
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let closing = store.clone();
+    if !tokio::task::spawn_blocking(move || closing.close(left))
+        .await
+        .unwrap_or(false)
+    {
+        tracing::error!("the store did not commit every result before the shutdown deadline");
+    }
     // Results stored during the drain are exported, then the exporter flushes and stops.
     if let Some((_, task, stop)) = exporter {
         stop.cancel();
@@ -429,6 +443,21 @@ async fn run(
     retention.abort();
     tracing::info!("stopped");
     result
+}
+
+/// A collector shared with the stage that updates it.
+#[derive(Debug)]
+struct ArcCollector<C>(Arc<C>);
+
+impl<C: prometheus_client::collector::Collector> prometheus_client::collector::Collector
+    for ArcCollector<C>
+{
+    fn encode(
+        &self,
+        encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        self.0.encode(encoder)
+    }
 }
 
 /// What a server's supervisor returns after its task panicked.

@@ -303,17 +303,81 @@ pub struct RuleMatch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
+    /// Where results live: `sqlite` (a file; they survive restarts) or
+    /// `memory` (this process only; for tests and benchmarks).
+    pub backend: StoreBackend,
     /// Results kept; the oldest are evicted beyond it.
     pub max_traces: usize,
     /// Results older than this are evicted.
     pub retention_secs: u64,
+    /// Bytes of results held in memory: the whole store with `memory`, the
+    /// recent results kept for long polls and watchers with a database.
+    pub max_bytes: usize,
+    pub sqlite: SqliteConfig,
+    pub writer: WriterConfig,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
+            backend: StoreBackend::Sqlite,
             max_traces: 100_000,
             retention_secs: 3600,
+            max_bytes: 64 << 20,
+            sqlite: SqliteConfig::default(),
+            writer: WriterConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreBackend {
+    Sqlite,
+    Memory,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SqliteConfig {
+    /// The database file, created with its directory when missing; relative
+    /// to the working directory.
+    pub path: std::path::PathBuf,
+    /// How long a statement waits for the file's lock (another process on
+    /// the same file) before it fails.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for SqliteConfig {
+    fn default() -> Self {
+        SqliteConfig {
+            path: "toolscore-data/results.db".into(),
+            busy_timeout_ms: 5_000,
+        }
+    }
+}
+
+/// The database writer: results queue here between evaluation and their
+/// commit; a full queue makes evaluation wait (backpressure up to the
+/// receivers), never drops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WriterConfig {
+    /// Results waiting for their commit.
+    pub queue_capacity: usize,
+    /// Results committed in one transaction at most.
+    pub max_batch: usize,
+    /// The wait before retrying a failed commit, doubled on each failure up
+    /// to 32 times this.
+    pub retry_backoff_ms: u64,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            queue_capacity: 1024,
+            max_batch: 512,
+            retry_backoff_ms: 100,
         }
     }
 }
@@ -464,7 +528,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 32] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 37] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -493,6 +557,11 @@ impl Config {
             ("assembler.retry_after_secs", a.retry_after_secs, 3600),
             ("store.max_traces", n(self.store.max_traces), 100_000_000),
             ("store.retention_secs", self.store.retention_secs, 365 * DAY_SECS),
+            ("store.max_bytes", n(self.store.max_bytes), 1024 * GIB),
+            ("store.sqlite.busy_timeout_ms", self.store.sqlite.busy_timeout_ms, HOUR_MS),
+            ("store.writer.queue_capacity", n(self.store.writer.queue_capacity), 1_000_000),
+            ("store.writer.max_batch", n(self.store.writer.max_batch), 100_000),
+            ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms, 60_000),
             // Workers are threads of the async runtime's blocking pool
             // (512 threads): above this, they would take all of it.
             ("evaluation.workers", n(self.evaluation.workers), 256),
@@ -528,6 +597,16 @@ impl Config {
             ("assembler.queue_capacity", a.queue_capacity),
             ("store.max_traces", self.store.max_traces),
             ("store.retention_secs", self.store.retention_secs as usize),
+            ("store.max_bytes", self.store.max_bytes),
+            (
+                "store.writer.queue_capacity",
+                self.store.writer.queue_capacity,
+            ),
+            ("store.writer.max_batch", self.store.writer.max_batch),
+            (
+                "store.writer.retry_backoff_ms",
+                self.store.writer.retry_backoff_ms as usize,
+            ),
             ("evaluation.queue_capacity", self.evaluation.queue_capacity),
             (
                 "api.request_timeout_ms",
@@ -660,10 +739,13 @@ impl Config {
                 "at least one receiver must be enabled".into(),
             ));
         }
-        if tracing_subscriber::EnvFilter::try_new(&self.telemetry.log_level).is_err() {
+        if let Err(why) = crate::telemetry::log_filter(&self.telemetry.log_level) {
             return Err((
                 "telemetry.log_level".into(),
-                format!("not a valid log filter: {:?}", self.telemetry.log_level),
+                format!(
+                    "not a valid log filter: {:?} ({why})",
+                    self.telemetry.log_level
+                ),
             ));
         }
         let mut ids = std::collections::HashSet::new();

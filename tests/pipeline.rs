@@ -24,8 +24,24 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Cases whose criteria the reference refuses must be refused at load time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_cases_through_the_live_pipeline() {
-    let cases = conformance::load_cases();
+    conformance_through(test_config()).await;
+}
+
+/// The same with results in SQLite: every case's result read back from the
+/// database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_cases_through_the_live_pipeline_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
     let mut config = test_config();
+    config.store.backend = toolscore::config::StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    // The local part holds almost nothing: reads go to the database.
+    config.store.max_bytes = 1;
+    conformance_through(config).await;
+}
+
+async fn conformance_through(mut config: Config) {
+    let cases = conformance::load_cases();
     let mut live = Vec::new();
     let (mut passed, mut failed) = (0, Vec::new());
     for case in &cases {

@@ -61,9 +61,12 @@ fn start() -> Service {
     )
     .replace("grace_after_root_ms: 1000", "grace_after_root_ms: 1500");
     std::fs::write(&config, yaml).unwrap();
+    // The default config's SQLite file goes in the temp dir: the drain
+    // commits every result to it before the process exits.
     let child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(["serve", "--config"])
         .arg(&config)
+        .current_dir(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()

@@ -171,7 +171,7 @@ impl ScoresService for ScoresApi {
         request: Request<pb::GetScoresRequest>,
     ) -> Result<Response<pb::TraceScores>, Status> {
         let trace_id = parse_trace_id(&request.get_ref().trace_id)?;
-        match self.store.get(&trace_id) {
+        match crate::store::get(&self.store, trace_id).await {
             Some(r) => Ok(Response::new(pb::TraceScores::from(r.as_ref()))),
             None => Err(ErrorKind::NotFound.grpc_status(format!("trace {trace_id} is not known"))),
         }
@@ -182,9 +182,8 @@ impl ScoresService for ScoresApi {
         request: Request<pb::ListTracesRequest>,
     ) -> Result<Response<pb::ListTracesResponse>, Status> {
         let filter = self.list_filter(request.get_ref())?;
-        let traces = self
-            .store
-            .list(&filter)
+        let traces = crate::store::list(&self.store, filter)
+            .await
             .iter()
             .map(|r| pb::TraceScores::from(r.as_ref()))
             .collect();

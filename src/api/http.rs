@@ -22,11 +22,11 @@ use crate::assembler::{Ready, Reason};
 use crate::config::ApiConfig;
 use crate::criteria::Binding;
 use crate::evaluator::stage::{Binder, evaluate_ready};
-use crate::pyvalue::Value as PyValue;
 use crate::evaluator::{EvaluatorType, Status};
 use crate::extract::{self, ExtractConfig};
+use crate::pyvalue::Value as PyValue;
 use crate::span::TraceId;
-use crate::store::{ListFilter, ResultOrWait, ResultStore, Score, TraceRecord, TraceStatus};
+use crate::store::{self, ListFilter, ResultOrWait, ResultStore, Score, TraceRecord, TraceStatus};
 use crate::telemetry::Metrics;
 
 /// What the handlers share.
@@ -189,8 +189,8 @@ async fn get_scores(
     let trace_id = parse_trace_id(&id)?;
     let wait = Duration::from_millis(q.wait_ms.unwrap_or(0).min(st.config.max_wait_ms));
     let record = tokio::select! {
-        r = wait_for_result(st.store.as_ref(), trace_id, wait) => r,
-        () = st.shutdown.cancelled() => st.store.get(&trace_id),
+        r = wait_for_result(&st.store, trace_id, wait) => r,
+        () = st.shutdown.cancelled() => store::get(&st.store, trace_id).await,
     };
     match record {
         Some(r) => Ok(axum::Json(scores_json(&r))),
@@ -202,24 +202,24 @@ async fn get_scores(
 }
 
 async fn wait_for_result(
-    store: &dyn ResultStore,
+    store: &Arc<dyn ResultStore>,
     id: TraceId,
     wait: Duration,
 ) -> Option<Arc<TraceRecord>> {
     if wait.is_zero() {
-        return store.get(&id);
+        return store::get(store, id).await;
     }
     // Registered and checked under the store's lock, so a result cannot land
     // in between unseen; and only this trace's result wakes the wait (with
     // a broadcast, every long poll woke for every stored result).
-    let rx = match store.result_or_wait(id) {
+    let rx = match store::result_or_wait(store, id).await? {
         ResultOrWait::Ready(r) => return Some(r),
         ResultOrWait::Wait(rx) => rx,
     };
     match tokio::time::timeout(wait, rx).await {
         Ok(Ok(r)) => Some(r),
         // Timed out: the trace as it stands (pending, or not known).
-        _ => store.get(&id),
+        _ => store::get(store, id).await,
     }
 }
 
@@ -300,7 +300,7 @@ async fn get_trace(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<axum::Json<Json>> {
     let trace_id = parse_trace_id(&id)?;
-    let r = st.store.get(&trace_id).ok_or_else(|| {
+    let r = store::get(&st.store, trace_id).await.ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,
             format!("trace {trace_id} is not known"),
@@ -372,13 +372,14 @@ async fn list_traces(
         ));
     }
     let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit);
-    let records = st.store.list(&ListFilter {
+    let filter = ListFilter {
         status,
         evaluator: q.evaluator,
         max_score: q.max_score,
         since,
         limit,
-    });
+    };
+    let records = store::list(&st.store, filter).await;
     Ok(axum::Json(json!({
         "traces": records.iter().map(|r| scores_json(r)).collect::<Vec<_>>(),
     })))
@@ -451,15 +452,18 @@ async fn healthz(State(st): State<Arc<ApiState>>) -> Response {
     axum::Json(json!({"status": "ok"})).into_response()
 }
 
+/// 200 while spans are taken and results stored; 503 while shutting down,
+/// after a stage died, or while the results database is unreachable.
 async fn readyz(State(st): State<Arc<ApiState>>) -> Response {
-    if st.ready.load(Ordering::Relaxed) && !st.failed.is_set() {
+    let store = st.store.ready();
+    if st.ready.load(Ordering::Relaxed) && !st.failed.is_set() && store.is_ok() {
         axum::Json(json!({"status": "ready"})).into_response()
     } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(json!({"status": "not ready"})),
-        )
-            .into_response()
+        let mut body = json!({"status": "not ready"});
+        if let Err(why) = store {
+            body["reason"] = json!(format!("results database: {why}"));
+        }
+        (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
     }
 }
 
@@ -498,8 +502,7 @@ fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> Api
 
 fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
     let text = std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?;
-    let parsed =
-        crate::otlp_json::parse_object(text).map_err(|e| invalid(&e.path, &e.message))?;
+    let parsed = crate::otlp_json::parse_object(text).map_err(|e| invalid(&e.path, &e.message))?;
     if let Some(r) = parsed.rejected.first() {
         return Err(invalid(
             format!(

@@ -385,32 +385,23 @@ pub async fn run(
     extract_cfg: Arc<ExtractConfig>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
-    exporter: Option<crate::exporter::ExporterHandle>,
     workers: usize,
 ) {
     let rx = Arc::new(std::sync::Mutex::new(rx));
     let mut threads = Vec::new();
     for _ in 0..workers.max(1) {
-        let (rx, binder, extract_cfg, store, metrics, exporter) = (
+        let (rx, binder, extract_cfg, store, metrics) = (
             rx.clone(),
             binder.clone(),
             extract_cfg.clone(),
             store.clone(),
             metrics.clone(),
-            exporter.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
             let _policy = crate::sched::Evaluating::enter();
             let mut batch = Vec::with_capacity(MAX_BATCH);
             while take_batch(&rx, &mut batch, &metrics) {
-                evaluate_batch(
-                    &batch,
-                    &binder,
-                    &extract_cfg,
-                    &*store,
-                    &metrics,
-                    exporter.as_ref(),
-                );
+                evaluate_batch(&batch, &binder, &extract_cfg, &*store, &metrics);
                 batch.clear();
             }
         }));
@@ -445,14 +436,14 @@ fn take_batch(
     true
 }
 
-/// Evaluates a batch of ready traces and stores (and offers for export) the results.
+/// Evaluates a batch of ready traces and stores the results (the store
+/// offers them for export once they can be read).
 fn evaluate_batch(
     batch: &[Ready],
     binder: &Binder,
     extract_cfg: &ExtractConfig,
     store: &dyn ResultStore,
     metrics: &Metrics,
-    exporter: Option<&crate::exporter::ExporterHandle>,
 ) {
     for ready in batch {
         let _span = tracing::info_span!(
@@ -478,12 +469,8 @@ fn evaluate_batch(
         metrics.record_evaluation(&record, started.elapsed());
         // Stored as soon as it is ready (an uncontended lock), so no result
         // waits for the rest of its batch.
-        let stored = store.put(record, Instant::now());
+        store.put(record, Instant::now());
         metrics.observe_scores_latency(ready);
-        // Never blocks: a full export queue drops (and counts) the record.
-        if let (Some(exporter), Some(record)) = (exporter, stored) {
-            exporter.offer(record);
-        }
     }
 }
 

@@ -136,7 +136,8 @@ impl<'a> Reader<'a> {
         }
         // A key past u32 (a field number past 2^29 - 1) is malformed, as
         // prost has it, even in a field this decoder skips.
-        let key = u32::try_from(self.varint()?).map_err(|_| self.error("field number too large"))?;
+        let key =
+            u32::try_from(self.varint()?).map_err(|_| self.error("field number too large"))?;
         let field = key >> 3;
         if field == 0 {
             return Err(self.error("field number 0"));
@@ -790,10 +791,15 @@ mod tests {
         assert!(decode_request(&[0x00], &KeepAttributes::all()).is_err());
         // A key past u32 in a field it would skip, as prost refuses it
         // (found by the wire_decode fuzz target).
-        let e = decode_request(&[0xca, 0x96, 0xff, 0xff, 0x74, 0x00], &KeepAttributes::all())
-            .unwrap_err();
+        let e = decode_request(
+            &[0xca, 0x96, 0xff, 0xff, 0x74, 0x00],
+            &KeepAttributes::all(),
+        )
+        .unwrap_err();
         assert_eq!(e.what, "field number too large");
-        assert!(ExportTraceServiceRequest::decode(&[0xca, 0x96, 0xff, 0xff, 0x74, 0x00][..]).is_err());
+        assert!(
+            ExportTraceServiceRequest::decode(&[0xca, 0x96, 0xff, 0xff, 0x74, 0x00][..]).is_err()
+        );
         // Deeply nested arrays stop at the depth limit instead of the stack.
         let mut v = AnyValue {
             value: Some(any_value::Value::StringValue("x".into())),

@@ -1,5 +1,5 @@
 //! The in-memory [`ResultStore`]: one map behind a mutex, plus an insertion
-//! order queue for eviction (oldest first, by count and by age).
+//! order queue for eviction (oldest first, by count, bytes and age).
 //!
 //! The lock is held for a map operation only, never across an await; puts
 //! happen once per evaluated trace, so it is not on the per-span path.
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::{broadcast, oneshot};
 
-use super::{ListFilter, ResultOrWait, ResultStore, TraceRecord, TraceStatus};
+use super::{ListFilter, OnStored, ResultOrWait, ResultStore, TraceRecord, TraceStatus};
 use crate::span::TraceId;
 
 struct Entry {
@@ -19,6 +19,8 @@ struct Entry {
     stored_wall: SystemTime,
     /// Matches the entry's position in `order` (stale queue entries are skipped).
     seq: u64,
+    /// [`TraceRecord::approx_bytes`], counted in [`Inner::bytes`].
+    bytes: usize,
 }
 
 #[derive(Default)]
@@ -33,6 +35,8 @@ struct Inner {
     map: HashMap<TraceId, Entry, foldhash::fast::RandomState>,
     order: VecDeque<(u64, TraceId)>,
     seq: u64,
+    /// The records' bytes (estimated), bounded by `max_bytes`.
+    bytes: usize,
     /// Records evicted (by count or age), dropped outside the lock by the
     /// next [`put`](ResultStore::put) or `evict_expired` (see [`GRAVEYARD_MAX`]).
     graveyard: Vec<Arc<TraceRecord>>,
@@ -55,6 +59,8 @@ const GRAVEYARD_MAX: usize = 4096;
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     max_traces: usize,
+    max_bytes: usize,
+    on_stored: std::sync::OnceLock<OnStored>,
     /// See [`GRAVEYARD_MAX`].
     graveyard_max: usize,
     retention: Duration,
@@ -69,11 +75,41 @@ impl MemoryStore {
         MemoryStore {
             inner: Mutex::new(Inner::default()),
             max_traces: max_traces.max(1),
+            max_bytes: usize::MAX,
+            on_stored: std::sync::OnceLock::new(),
             graveyard_max: (max_traces / 16).min(GRAVEYARD_MAX),
             retention,
             updates,
             evicted: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Bounds the records' bytes too ([`TraceRecord::approx_bytes`]): the
+    /// oldest are evicted beyond it.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> MemoryStore {
+        self.max_bytes = max_bytes.max(1);
+        self
+    }
+
+    /// [`ResultStore::put`] of a record already shared (a database's
+    /// writer, after its commit); the record stored, or `None` when a newer
+    /// revision was kept. The [`OnStored`] hook is the caller's.
+    pub(crate) fn put_shared(
+        &self,
+        record: Arc<TraceRecord>,
+        now: Instant,
+    ) -> Option<Arc<TraceRecord>> {
+        let (stored, dead) = {
+            let mut inner = self.lock();
+            let stored = self.put_locked(&mut inner, record, now);
+            (stored, std::mem::take(&mut inner.graveyard))
+        };
+        drop(dead);
+        let stored = stored?;
+        if self.updates.receiver_count() > 0 {
+            let _ = self.updates.send(stored.clone());
+        }
+        Some(stored)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -86,7 +122,7 @@ impl MemoryStore {
     fn put_locked(
         &self,
         inner: &mut Inner,
-        record: TraceRecord,
+        record: Arc<TraceRecord>,
         now: Instant,
     ) -> Option<Arc<TraceRecord>> {
         // An older revision never replaces a newer one.
@@ -97,7 +133,6 @@ impl MemoryStore {
         {
             return None;
         }
-        let record = Arc::new(record);
         if record.status != TraceStatus::Pending {
             if let Some(waiters) = inner.waiters.remove(&record.trace_id) {
                 for w in waiters {
@@ -114,23 +149,32 @@ impl MemoryStore {
         inner.seq += 1;
         let seq = inner.seq;
         let id = record.trace_id;
+        let bytes = record.approx_bytes();
         inner.order.push_back((seq, id));
-        inner.map.insert(
+        inner.bytes += bytes;
+        let replaced = inner.map.insert(
             id,
             Entry {
                 record,
                 stored_at: now,
                 stored_wall: SystemTime::now(),
                 seq,
+                bytes,
             },
         );
+        if let Some(old) = replaced {
+            inner.bytes -= old.bytes;
+        }
         let mut evicted = 0;
-        while inner.map.len() > self.max_traces {
+        while inner.map.len() > self.max_traces
+            || (inner.bytes > self.max_bytes && inner.map.len() > 1)
+        {
             let Some((s, old)) = inner.order.pop_front() else {
                 break;
             };
             if inner.map.get(&old).is_some_and(|e| e.seq == s) {
                 if let Some(e) = inner.map.remove(&old) {
+                    inner.bytes -= e.bytes;
                     inner.graveyard.push(e.record);
                 }
                 evicted += 1;
@@ -158,19 +202,15 @@ impl MemoryStore {
 
 impl ResultStore for MemoryStore {
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
-        let (stored, dead) = {
-            let mut inner = self.lock();
-            let stored = self.put_locked(&mut inner, record, now);
-            (stored, std::mem::take(&mut inner.graveyard))
-        };
-        // Freed here, outside the lock, on an evaluation worker.
-        drop(dead);
-        let stored = stored?;
-        // No subscribers is fine; a lagging one sees `Lagged` and catches up.
-        if self.updates.receiver_count() > 0 {
-            let _ = self.updates.send(stored.clone());
+        let stored = self.put_shared(Arc::new(record), now)?;
+        if let Some(hook) = self.on_stored.get() {
+            hook(stored.clone());
         }
         Some(stored)
+    }
+
+    fn set_on_stored(&self, hook: OnStored) {
+        let _ = self.on_stored.set(hook);
     }
 
     fn mark_pending_many(&self, trace_ids: &[TraceId], now: Instant) {
@@ -269,6 +309,7 @@ impl ResultStore for MemoryStore {
                         break;
                     }
                     if let Some(e) = inner.map.remove(&id) {
+                        inner.bytes -= e.bytes;
                         inner.graveyard.push(e.record);
                     }
                     n += 1;

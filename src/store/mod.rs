@@ -1,12 +1,75 @@
-//! Results by trace ID, bounded in count and age, readable by the API.
+//! Results by trace ID, bounded in count, bytes and age, readable by the API.
 //!
-//! [`ResultStore`] is the seam for a persistent store later (DESIGN §9);
-//! [`MemoryStore`] is the in-memory implementation. Every new or revised
-//! record is also published to subscribers (long-polls, `WatchScores`).
+//! [`ResultStore`] has two implementations: [`MemoryStore`] (this process
+//! only) and [`DbStore`], results in a database ([`sqlite::Sqlite`]) with
+//! a memory store beside it for what must be local. Every new or revised
+//! record is published to subscribers (long-polls, `WatchScores`) and to
+//! the [`OnStored`] hook (the exporter) once it can be read.
 
+mod db;
 mod memory;
+mod rows;
+pub mod sqlite;
 
+pub use db::{Database, DbError, DbStore, WriterStats};
 pub use memory::MemoryStore;
+
+/// Called with each record once it is stored and readable (the exporter's
+/// offer); it must not block.
+pub type OnStored = Box<dyn Fn(Arc<TraceRecord>) + Send + Sync>;
+
+/// [`ResultStore::get`] off the async threads (a database read blocks).
+pub async fn get(store: &Arc<dyn ResultStore>, trace_id: TraceId) -> Option<Arc<TraceRecord>> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.get(&trace_id))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// [`ResultStore::list`] off the async threads.
+pub async fn list(store: &Arc<dyn ResultStore>, filter: ListFilter) -> Vec<Arc<TraceRecord>> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.list(&filter))
+        .await
+        .unwrap_or_default()
+}
+
+/// [`ResultStore::result_or_wait`] off the async threads.
+pub async fn result_or_wait(
+    store: &Arc<dyn ResultStore>,
+    trace_id: TraceId,
+) -> Option<ResultOrWait> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.result_or_wait(trace_id))
+        .await
+        .ok()
+}
+
+/// The store [`open`] made, and its writer's figures when it has a writer.
+pub type Opened = (Arc<dyn ResultStore>, Option<Arc<WriterStats>>);
+
+/// Opens the configured store; the writer's figures, when there is one, for
+/// the metrics registry.
+pub fn open(config: &crate::config::StoreConfig) -> Result<Opened, DbError> {
+    use crate::config::StoreBackend;
+    let retention = std::time::Duration::from_secs(config.retention_secs);
+    Ok(match config.backend {
+        StoreBackend::Memory => (
+            Arc::new(
+                MemoryStore::new(config.max_traces, retention, 1024)
+                    .with_max_bytes(config.max_bytes),
+            ),
+            None,
+        ),
+        StoreBackend::Sqlite => {
+            let db = Arc::new(sqlite::Sqlite::open(&config.sqlite)?);
+            let store = DbStore::start(db, config)?;
+            let stats = store.stats();
+            (Arc::new(store), Some(stats))
+        }
+    })
+}
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -119,6 +182,11 @@ impl Details {
         &self.0
     }
 
+    /// Details read back from where this store wrote them.
+    pub(crate) fn from_stored_text(text: String) -> Details {
+        Details(text.into_boxed_str())
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         // The text was written by serde_json from a `Value`: it parses back.
         serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
@@ -200,7 +268,69 @@ pub struct TraceRecord {
     pub span_count: usize,
 }
 
+/// Heap bytes of a Python value, estimated (what `store.max_bytes` counts).
+fn py_bytes(v: &crate::pyvalue::Value) -> usize {
+    use crate::pyvalue::Value as V;
+    let own = std::mem::size_of::<V>();
+    own + match v {
+        V::Str(s) => s.len(),
+        V::Bytes(b) => b.len(),
+        V::Int(crate::pyvalue::Int::Small(_)) => 0,
+        V::Int(i) => i.to_bigint().bits() as usize / 8,
+        V::List(xs) | V::Tuple(xs) | V::Set(xs) => xs.iter().map(py_bytes).sum(),
+        V::Dict(d) => d.iter().map(|(k, v)| py_bytes(k) + py_bytes(v)).sum(),
+        _ => 0,
+    }
+}
+
+fn json_bytes(v: &serde_json::Value) -> usize {
+    use serde_json::Value as J;
+    std::mem::size_of::<J>()
+        + match v {
+            J::String(s) => s.len(),
+            J::Array(xs) => xs.iter().map(json_bytes).sum(),
+            J::Object(m) => m.iter().map(|(k, v)| 32 + k.len() + json_bytes(v)).sum(),
+            _ => 0,
+        }
+}
+
 impl TraceRecord {
+    /// The record's memory, estimated: its own size, its strings, its tool
+    /// calls' arguments and its scores' details (what `store.max_bytes`
+    /// bounds). Within a few tens of bytes a field, not exact.
+    pub fn approx_bytes(&self) -> usize {
+        let calls: usize = self
+            .tool_calls
+            .iter()
+            .map(|c| {
+                std::mem::size_of::<ToolCallSummary>()
+                    + c.name.len()
+                    + c.output.len()
+                    + c.id.as_ref().map_or(0, String::len)
+                    + match &c.args {
+                        StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
+                            d.iter().map(|(k, v)| py_bytes(k) + py_bytes(v)).sum()
+                        }
+                        StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => e.len(),
+                        StoredArgs::Json(j) => json_bytes(j),
+                    }
+            })
+            .sum();
+        let scores: usize = self
+            .scores
+            .iter()
+            .map(|s| {
+                std::mem::size_of::<Score>()
+                    + s.outcome.details.as_json_text().len()
+                    + s.outcome.error.as_ref().map_or(0, String::len)
+            })
+            .sum();
+        let root = self.root.as_ref().map_or(0, |r| {
+            r.name.len() + r.service.as_ref().map_or(0, String::len)
+        });
+        std::mem::size_of::<TraceRecord>() + root + calls + scores
+    }
+
     pub fn pending(trace_id: TraceId) -> TraceRecord {
         TraceRecord {
             trace_id,
@@ -258,6 +388,17 @@ pub trait ResultStore: Send + Sync + 'static {
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// Sets the hook called with each record once it is readable (once).
+    fn set_on_stored(&self, hook: OnStored);
+    /// Whether results can be stored now (`/readyz`); why not.
+    fn ready(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Commits what is queued and stops taking results; false when that did
+    /// not finish within `timeout`. Blocks.
+    fn close(&self, _timeout: std::time::Duration) -> bool {
+        true
     }
 }
 

@@ -23,6 +23,9 @@ pub fn test_config() -> Config {
     c.assembler.shards = 2;
     c.evaluation.workers = 2;
     c.shutdown_timeout_ms = 5_000;
+    // Each test's results in its own process memory; the database backends
+    // have their own tests (tests/store.rs).
+    c.store.backend = toolscore::config::StoreBackend::Memory;
     c
 }
 

@@ -227,10 +227,17 @@ fn check_objects(docs: &[Json]) {
             assert!(find(docs, "ConfigMap", cm).is_some(), "volume {cm}");
         }
     }
+    let claims = workload(docs)["spec"]["volumeClaimTemplates"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for m in c["volumeMounts"].as_array().unwrap() {
         let vol = m["name"].as_str().unwrap();
         assert!(
-            volumes.iter().any(|v| v["name"] == vol),
+            volumes
+                .iter()
+                .chain(&claims)
+                .any(|v| v["name"] == vol || v["metadata"]["name"] == vol),
             "mount of volume {vol}"
         );
     }
@@ -254,12 +261,15 @@ fn write_pod_files(docs: &[Json], dir: &Path) -> PathBuf {
     let config_path = Path::new(args[2]);
     let base = config_path.parent().unwrap();
     for mount in c["volumeMounts"].as_array().unwrap() {
-        let volume = pod["volumes"]
+        // The data volume may be a claim (volumeClaimTemplates).
+        let Some(volume) = pod["volumes"]
             .as_array()
             .unwrap()
             .iter()
             .find(|v| v["name"] == mount["name"])
-            .unwrap();
+        else {
+            continue;
+        };
         let Some(cm) = volume["configMap"]["name"].as_str() else {
             continue;
         };
@@ -566,25 +576,28 @@ fn the_chart_refuses_a_grace_period_within_the_drain_deadline() {
 /// the need; every quantity form Kubernetes users write is read.
 #[test]
 fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
-    // The defaults: 64 + 64 + 64 + 1.5 x 256 + 20000 x 16 KiB = 888.5 MiB.
+    // The defaults: 80 + 64 + 64 + 1.5 x 256 + 1.5 x 64 + 1024 x 16 KiB = 704 MiB.
     let docs = render(&[]);
     assert_eq!(container(&docs)["resources"]["limits"]["memory"], "1Gi");
     let config = config_of(&docs);
     assert_eq!(config["assembler"]["max_buffered_bytes"], 256 << 20);
-    assert_eq!(config["store"]["max_traces"], 20_000);
+    assert_eq!(config["store"]["max_bytes"], 64 << 20);
+    assert_eq!(config["store"]["backend"], "sqlite");
+    assert_eq!(
+        config["store"]["sqlite"]["path"],
+        "/var/lib/toolscore/results.db"
+    );
 
     for (values, need) in [
-        ("resources: {limits: {memory: 512Mi}}", 888),
-        ("resources: {limits: {memory: 888Mi}}", 888),
-        // toolscore's own defaults: 512 MiB of spans, 100,000 results.
+        ("resources: {limits: {memory: 512Mi}}", 704),
+        ("resources: {limits: {memory: 703Mi}}", 704),
+        // toolscore's own defaults: 512 MiB of spans.
+        ("config: {assembler: {max_buffered_bytes: null}}", 1088),
+        ("config: {store: {max_bytes: 536870912}}", 1376),
+        ("config: {store: {writer: {queue_capacity: 65536}}}", 1712),
         (
-            "config: {assembler: {max_buffered_bytes: null}, store: {max_traces: null}}",
-            2522,
-        ),
-        ("config: {store: {max_traces: 100000}}", 2138),
-        (
-            "config: {receivers: {grpc: {max_recv_msg_size_bytes: 268435456}}}",
-            1080,
+            "config: {receivers: {grpc: {max_recv_msg_size_bytes: 536870912}}}",
+            1152,
         ),
     ] {
         for err in refused(&[values]) {
@@ -597,7 +610,7 @@ fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
         }
     }
     for memory in [
-        "889Mi",
+        "704Mi",
         "1G",
         "0.9Gi",
         "1e9",
@@ -614,8 +627,8 @@ fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
     }
     // No limit: nothing to check against. An existing ConfigMap: the chart
     // cannot see the bounds.
-    render(&["resources: {limits: {memory: null}}\nconfig: {store: {max_traces: 1000000}}"]);
-    render(&["existingConfigMap: mine\nconfig: {store: {max_traces: 1000000}}"]);
+    render(&["resources: {limits: {memory: null}}\nconfig: {store: {max_bytes: 4294967296}}"]);
+    render(&["existingConfigMap: mine\nconfig: {store: {max_bytes: 4294967296}}"]);
 }
 
 #[test]
@@ -670,25 +683,57 @@ fn the_chart_works_as_a_subchart_of_an_umbrella_chart() {
 }
 
 #[test]
-fn the_default_render_is_one_deployment_probed_on_the_api_port() {
+fn the_default_render_is_one_stateful_pod_probed_on_the_api_port() {
     let docs = render(&[]);
     assert_eq!(
         kinds(&docs),
         [
             "ConfigMap",
-            "Deployment",
             "Pod",
             "Service",
             "Service",
-            "ServiceAccount"
+            "ServiceAccount",
+            "StatefulSet"
         ]
     );
-    let w = find(&docs, "Deployment", RELEASE).unwrap();
+    let w = find(&docs, "StatefulSet", RELEASE).unwrap();
     assert_eq!(w["spec"]["replicas"], 1);
     assert_eq!(w["spec"]["revisionHistoryLimit"], 10);
     assert!(
-        w["spec"].get("strategy").is_none(),
+        w["spec"].get("updateStrategy").is_none(),
         "the Kubernetes default"
+    );
+    assert_eq!(w["spec"]["serviceName"], format!("{RELEASE}-headless"));
+    // The results database on a claim of its own, mounted where the config
+    // puts it.
+    let claim = &w["spec"]["volumeClaimTemplates"][0];
+    assert_eq!(claim["metadata"]["name"], "data");
+    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "2Gi");
+    assert_eq!(claim["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+    let mounts = &w["spec"]["template"]["spec"]["containers"][0]["volumeMounts"];
+    assert!(
+        mounts
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "data" && m["mountPath"] == "/var/lib/toolscore"),
+        "{mounts}"
+    );
+    assert_eq!(
+        config_of(&docs)["store"]["sqlite"]["path"],
+        "/var/lib/toolscore/results.db"
+    );
+    // Without persistence: a Deployment, the data in an emptyDir.
+    let docs = render(&["persistence: {enabled: false}"]);
+    let d = find(&docs, "Deployment", RELEASE).unwrap();
+    let volumes = &d["spec"]["template"]["spec"]["volumes"];
+    assert!(
+        volumes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == "data" && v["emptyDir"]["sizeLimit"] == "2Gi"),
+        "{volumes}"
     );
     let pod = &w["spec"]["template"]["spec"];
     let c = &pod["containers"][0];
@@ -840,8 +885,14 @@ fn several_replicas_render_a_statefulset_behind_the_headless_service_with_a_pdb(
 /// refused.
 #[test]
 fn the_update_strategy_goes_where_the_workload_takes_it() {
-    let docs = render(&["updateStrategy: {type: Recreate}"]);
+    let docs = render(&["persistence: {enabled: false}\nupdateStrategy: {type: Recreate}"]);
     assert_eq!(workload(&docs)["spec"]["strategy"]["type"], "Recreate");
+    let docs = render(&["updateStrategy: {type: OnDelete}"]);
+    assert_eq!(
+        workload(&docs)["spec"]["updateStrategy"]["type"],
+        "OnDelete",
+        "persistence (the default) runs a StatefulSet"
+    );
     let docs = render(&["replicaCount: 3\nupdateStrategy: {type: OnDelete}"]);
     assert_eq!(
         workload(&docs)["spec"]["updateStrategy"]["type"],
@@ -853,7 +904,11 @@ fn the_update_strategy_goes_where_the_workload_takes_it() {
             "Recreate is a Deployment strategy",
         ),
         (
-            "updateStrategy: {type: OnDelete}",
+            "updateStrategy: {type: Recreate}",
+            "Recreate is a Deployment strategy",
+        ),
+        (
+            "persistence: {enabled: false}\nupdateStrategy: {type: OnDelete}",
             "OnDelete is a StatefulSet strategy",
         ),
     ] {

@@ -315,10 +315,42 @@ fn container_config_validates() {
 fn container_config_is_the_default_with_listeners_on_all_interfaces() {
     let default = yaml("config/default.yaml");
     let container = yaml("config/container.yaml");
+    let differ: Vec<&str> = LISTENERS
+        .iter()
+        .copied()
+        .chain(["store.sqlite.path"])
+        .collect();
     assert_eq!(
-        without(container.clone(), &LISTENERS),
-        without(default, &LISTENERS),
-        "config/container.yaml must be config/default.yaml with only the endpoints changed"
+        without(container.clone(), &differ),
+        without(default, &differ),
+        "config/container.yaml must be config/default.yaml with only the endpoints and the database path changed"
+    );
+    // The database is in the image's volume, a directory the user owns.
+    assert_eq!(
+        container["store"]["sqlite"]["path"],
+        "/var/lib/toolscore/results.db"
+    );
+    let (_, stages) = dockerfile();
+    let runtime = stages.last().unwrap();
+    assert!(
+        runtime
+            .copies
+            .iter()
+            .any(|(from, src, dest)| from.as_deref() == Some("build")
+                && src == &["/src/data"]
+                && dest == "/var/lib/toolscore"),
+        "the runtime stage creates /var/lib/toolscore"
+    );
+    assert!(
+        runtime
+            .all("VOLUME")
+            .iter()
+            .any(|v| v.contains("/var/lib/toolscore")),
+        "/var/lib/toolscore is a VOLUME"
+    );
+    assert!(
+        read("Dockerfile").contains("--chown=65532:65532 /src/data /var/lib/toolscore"),
+        "owned by the user toolscore runs as"
     );
     let config = Config::load(&root().join("config/container.yaml")).unwrap();
     for addr in [

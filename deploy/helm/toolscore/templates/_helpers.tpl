@@ -96,7 +96,8 @@ files), then the listeners, which the chart owns: 0.0.0.0 on `.Values.ports`,
 so the container and Service ports always match what toolscore binds.
 */}}
 {{- define "toolscore.config" -}}
-{{- $fileDefaults := dict }}
+{{- /* Results in the data volume (persistence), unless config says otherwise. */}}
+{{- $fileDefaults := dict "store" (dict "backend" "sqlite" "sqlite" (dict "path" "/var/lib/toolscore/results.db")) }}
 {{- $evaluatorFiles := ternary (dict "evaluators" (dict "files" (list "evaluators/*.json"))) (dict) (not (empty .Values.evaluators)) }}
 {{- $evalSetFiles := ternary (dict "eval_sets" (dict "files" (list "eval-sets/*.json"))) (dict) (not (empty .Values.evalSets)) }}
 {{- $receivers := dict "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpGrpc))) "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpHttp))) }}
@@ -162,8 +163,9 @@ values.yaml's `resources` comment explains).
 {{- $grpc := include "toolscore.configValue" (list $c (list "receivers" "grpc" "max_recv_msg_size_bytes") 67108864) | float64 }}
 {{- $http := include "toolscore.configValue" (list $c (list "receivers" "http" "max_decompressed_body_bytes") 67108864) | float64 }}
 {{- $spans := include "toolscore.configValue" (list $c (list "assembler" "max_buffered_bytes") 536870912) | float64 }}
-{{- $results := include "toolscore.configValue" (list $c (list "store" "max_traces") 100000) | float64 }}
-{{- addf 67108864.0 $grpc $http (mulf 1.5 $spans) (mulf 16384.0 $results) | int64 }}
+{{- $results := include "toolscore.configValue" (list $c (list "store" "max_bytes") 67108864) | float64 }}
+{{- $queue := include "toolscore.configValue" (list $c (list "store" "writer" "queue_capacity") 1024) | float64 }}
+{{- addf 83886080.0 $grpc $http (mulf 1.5 $spans) (mulf 1.5 $results) (mulf 16384.0 $queue) | int64 }}
 {{- end }}
 
 {{/*
@@ -184,15 +186,16 @@ failed check stops `helm install` with its message.
 {{- $limit := include "toolscore.quantityBytes" $memoryLimit | int64 }}
 {{- $need := include "toolscore.memoryNeedBytes" . | int64 }}
 {{- if gt $need $limit }}
-{{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (64 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 16 KiB x store.max_traces): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (80 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 1.5 x store.max_bytes + 16 KiB x store.writer.queue_capacity): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
 {{- end }}
 {{- end }}
 {{- $strategy := dig "type" "" .Values.updateStrategy }}
-{{- if and (gt (int .Values.replicaCount) 1) (eq $strategy "Recreate") }}
-{{- fail "updateStrategy.type: Recreate is a Deployment strategy; with replicaCount > 1 the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
+{{- $statefulSet := eq (include "toolscore.statefulSet" .) "true" }}
+{{- if and $statefulSet (eq $strategy "Recreate") }}
+{{- fail "updateStrategy.type: Recreate is a Deployment strategy; with replicaCount > 1 or persistence.enabled the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
 {{- end }}
-{{- if and (le (int .Values.replicaCount) 1) (eq $strategy "OnDelete") }}
-{{- fail "updateStrategy.type: OnDelete is a StatefulSet strategy; with one replica the chart runs a Deployment (RollingUpdate or Recreate)" }}
+{{- if and (not $statefulSet) (eq $strategy "OnDelete") }}
+{{- fail "updateStrategy.type: OnDelete is a StatefulSet strategy; with one replica and no persistence the chart runs a Deployment (RollingUpdate or Recreate)" }}
 {{- end }}
 {{- end }}
 
@@ -214,4 +217,13 @@ files change.
 */}}
 {{- define "toolscore.checksum" -}}
 {{- print (include "toolscore.config" .) (toJson .Values.evaluators) (toJson .Values.evalSets) | sha256sum }}
+{{- end }}
+
+{{/*
+"true" when the workload is a StatefulSet: several replicas (each named in
+the headless Service, for the Collector's loadbalancing exporter), or a
+PersistentVolumeClaim per pod for the results database.
+*/}}
+{{- define "toolscore.statefulSet" -}}
+{{- if or (gt (int .Values.replicaCount) 1) .Values.persistence.enabled }}true{{ end }}
 {{- end }}

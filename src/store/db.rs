@@ -1,0 +1,513 @@
+//! [`DbStore`]: results in a database, written by one writer thread that
+//! commits what evaluation hands it in batches (one transaction each).
+//!
+//! A result becomes visible (to the API, long polls, watchers and the
+//! exporter) once committed. A [`MemoryStore`] beside the database keeps
+//! what must be local: `pending` markers of traces still arriving, the
+//! waiters of long polls, the watchers' broadcast, and the most recent
+//! results (bounded by `store.max_bytes`), which reads try first.
+//!
+//! When the database is slow or down, the writer retries the same batch
+//! with backoff; its queue fills, [`put`](ResultStore::put) blocks the
+//! evaluation worker, the evaluation queue and the assembler fill, and the
+//! receivers refuse new spans as retryable. Nothing acknowledged is dropped.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use tokio::sync::broadcast;
+
+use super::{
+    ListFilter, MemoryStore, OnStored, ResultOrWait, ResultStore, TraceRecord, TraceStatus,
+};
+use crate::config::StoreConfig;
+use crate::span::TraceId;
+
+/// A database failure; the writer retries, reads answer it as unavailable.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DbError {
+    #[error("cannot open the results database {what}: {message}")]
+    Open { what: String, message: String },
+    #[error(
+        "the results database {what} has schema version {found}, newer than this toolscore's ({known}); run a newer toolscore or point it at another database"
+    )]
+    NewerSchema {
+        what: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("results database: {0}")]
+    Query(String),
+    #[error("results database: {0}")]
+    Row(String),
+}
+
+/// Which records of a batch were stored (a newer revision is kept otherwise).
+pub struct Written {
+    pub stored: Vec<bool>,
+}
+
+/// A results database. Calls block: they are made on the writer thread and
+/// on blocking threads, never on the async I/O threads.
+pub trait Database: Send + Sync + 'static {
+    /// Upserts the batch in one transaction: a record replaces the stored
+    /// one unless that has a newer revision.
+    fn write(&self, batch: &[Arc<TraceRecord>], now: SystemTime) -> Result<Written, DbError>;
+    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError>;
+    /// Newest first.
+    fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
+    /// Deletes up to `batch` records stored before `older_than`, then up to
+    /// `batch` of the oldest beyond `max_traces`; how many.
+    fn prune(
+        &self,
+        older_than: SystemTime,
+        max_traces: usize,
+        batch: usize,
+    ) -> Result<u64, DbError>;
+    fn count(&self) -> Result<u64, DbError>;
+}
+
+/// Rows deleted per retention statement: a large backlog is pruned over
+/// several passes, never in one long transaction.
+const PRUNE_BATCH: usize = 2_000;
+/// How often the writer enforces retention (between batches).
+const PRUNE_EVERY: Duration = Duration::from_secs(1);
+
+/// The writer's figures, scraped as `toolscore_store_*`.
+pub struct WriterStats {
+    queued: AtomicUsize,
+    committed: AtomicU64,
+    commits: AtomicU64,
+    errors: AtomicU64,
+    pruned: AtomicU64,
+    rows: AtomicU64,
+    dropped_shutdown: AtomicU64,
+    commit_seconds: Histogram,
+    batch_size: Histogram,
+}
+
+impl Default for WriterStats {
+    fn default() -> Self {
+        WriterStats {
+            queued: AtomicUsize::new(0),
+            committed: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            pruned: AtomicU64::new(0),
+            rows: AtomicU64::new(0),
+            dropped_shutdown: AtomicU64::new(0),
+            commit_seconds: Histogram::new([
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
+            ]),
+            batch_size: Histogram::new([1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0]),
+        }
+    }
+}
+
+impl std::fmt::Debug for WriterStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterStats").finish_non_exhaustive()
+    }
+}
+
+impl Collector for WriterStats {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counters = [
+            (
+                "store_results_committed",
+                "Results committed to the database",
+                &self.committed,
+            ),
+            (
+                "store_commits",
+                "Database transactions committed by the writer",
+                &self.commits,
+            ),
+            (
+                "store_write_errors",
+                "Failed database writes (each retried)",
+                &self.errors,
+            ),
+            (
+                "store_pruned",
+                "Results deleted by retention (age or max_traces)",
+                &self.pruned,
+            ),
+            (
+                "store_results_dropped_shutdown",
+                "Results not committed before the shutdown deadline",
+                &self.dropped_shutdown,
+            ),
+        ];
+        for (name, help, c) in counters {
+            let m = ConstCounter::new(c.load(Ordering::Relaxed));
+            m.encode(encoder.encode_descriptor(name, help, None, m.metric_type())?)?;
+        }
+        let gauges = [
+            (
+                "store_writer_queue_depth",
+                "Results waiting for their commit",
+                self.queued.load(Ordering::Relaxed) as i64,
+            ),
+            (
+                "store_rows",
+                "Results in the database (as of the last retention pass)",
+                self.rows.load(Ordering::Relaxed) as i64,
+            ),
+        ];
+        for (name, help, v) in gauges {
+            let m = ConstGauge::new(v);
+            m.encode(encoder.encode_descriptor(name, help, None, m.metric_type())?)?;
+        }
+        self.commit_seconds.encode(encoder.encode_descriptor(
+            "store_commit_duration_seconds",
+            "Time to write and commit one batch",
+            None,
+            self.commit_seconds.metric_type(),
+        )?)?;
+        self.batch_size.encode(encoder.encode_descriptor(
+            "store_commit_batch_size",
+            "Results per committed transaction",
+            None,
+            self.batch_size.metric_type(),
+        )?)?;
+        Ok(())
+    }
+}
+
+/// What the writer thread shares with the store.
+struct Shared {
+    db: Arc<dyn Database>,
+    local: MemoryStore,
+    on_stored: OnceLock<OnStored>,
+    stats: Arc<WriterStats>,
+    /// False from a failed write until the next one succeeds.
+    healthy: AtomicBool,
+    last_error: Mutex<Option<String>>,
+    /// Set at shutdown: a writer still retrying gives up at `deadline`.
+    closing: AtomicBool,
+    deadline: Mutex<Option<Instant>>,
+}
+
+pub struct DbStore {
+    shared: Arc<Shared>,
+    queue: Mutex<Option<SyncSender<Arc<TraceRecord>>>>,
+    done: Mutex<Option<Receiver<()>>>,
+}
+
+impl DbStore {
+    /// Starts the writer thread over `db`.
+    pub fn start(db: Arc<dyn Database>, config: &StoreConfig) -> Result<DbStore, DbError> {
+        let local = MemoryStore::new(
+            config.max_traces,
+            Duration::from_secs(config.retention_secs),
+            1024,
+        )
+        .with_max_bytes(config.max_bytes);
+        let stats = Arc::new(WriterStats::default());
+        stats
+            .rows
+            .store(db.count()?.min(u64::MAX >> 1), Ordering::Relaxed);
+        let shared = Arc::new(Shared {
+            db,
+            local,
+            on_stored: OnceLock::new(),
+            stats,
+            healthy: AtomicBool::new(true),
+            last_error: Mutex::new(None),
+            closing: AtomicBool::new(false),
+            deadline: Mutex::new(None),
+        });
+        let (tx, rx) = std::sync::mpsc::sync_channel(config.writer.queue_capacity.max(1));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let writer = Writer {
+            shared: shared.clone(),
+            rx,
+            max_batch: config.writer.max_batch.max(1),
+            backoff: Duration::from_millis(config.writer.retry_backoff_ms.max(1)),
+            retention: Duration::from_secs(config.retention_secs),
+            max_traces: config.max_traces,
+        };
+        std::thread::Builder::new()
+            .name("toolscore-store-writer".into())
+            .spawn(move || {
+                writer.run();
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| DbError::Query(format!("cannot start the writer thread: {e}")))?;
+        Ok(DbStore {
+            shared,
+            queue: Mutex::new(Some(tx)),
+            done: Mutex::new(Some(done_rx)),
+        })
+    }
+
+    /// The writer's figures, for the metrics registry.
+    pub fn stats(&self) -> Arc<WriterStats> {
+        self.shared.stats.clone()
+    }
+
+    fn db_get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+        match self.shared.db.get(trace_id) {
+            Ok(r) => r.map(Arc::new),
+            Err(e) => {
+                tracing::warn!(error = %e, "reading a result failed");
+                None
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Writer {
+    shared: Arc<Shared>,
+    rx: Receiver<Arc<TraceRecord>>,
+    max_batch: usize,
+    backoff: Duration,
+    retention: Duration,
+    max_traces: usize,
+}
+
+impl Writer {
+    fn run(self) {
+        let mut batch = Vec::with_capacity(self.max_batch);
+        let mut last_prune = Instant::now();
+        loop {
+            match self.rx.recv_timeout(PRUNE_EVERY) {
+                Ok(r) => batch.push(r),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            while batch.len() < self.max_batch {
+                match self.rx.try_recv() {
+                    Ok(r) => batch.push(r),
+                    Err(_) => break,
+                }
+            }
+            if !batch.is_empty() {
+                self.shared
+                    .stats
+                    .queued
+                    .fetch_sub(batch.len(), Ordering::Relaxed);
+                if !self.commit(&batch) {
+                    break;
+                }
+                batch.clear();
+            }
+            if last_prune.elapsed() >= PRUNE_EVERY {
+                last_prune = Instant::now();
+                self.prune();
+            }
+        }
+        // Closing past the deadline: what is left is lost, and counted.
+        let left = batch.len() as u64 + self.rx.try_iter().count() as u64;
+        if left > 0 {
+            self.shared
+                .stats
+                .dropped_shutdown
+                .fetch_add(left, Ordering::Relaxed);
+            tracing::error!(
+                results = left,
+                "results not committed before the shutdown deadline are lost"
+            );
+        }
+    }
+
+    /// Commits `batch`, retrying with backoff until it succeeds; false when
+    /// the shutdown deadline passed first.
+    fn commit(&self, batch: &[Arc<TraceRecord>]) -> bool {
+        let s = &self.shared;
+        let mut backoff = self.backoff;
+        loop {
+            let started = Instant::now();
+            match s.db.write(batch, SystemTime::now()) {
+                Ok(written) => {
+                    s.stats
+                        .commit_seconds
+                        .observe(started.elapsed().as_secs_f64());
+                    s.stats.batch_size.observe(batch.len() as f64);
+                    s.stats.commits.fetch_add(1, Ordering::Relaxed);
+                    if !s.healthy.swap(true, Ordering::Relaxed) {
+                        tracing::info!("the results database is reachable again");
+                        *lock(&s.last_error) = None;
+                    }
+                    let now = Instant::now();
+                    for (r, stored) in batch.iter().zip(written.stored) {
+                        if !stored {
+                            continue;
+                        }
+                        s.stats.committed.fetch_add(1, Ordering::Relaxed);
+                        if let Some(r) = s.local.put_shared(r.clone(), now) {
+                            if let Some(hook) = s.on_stored.get() {
+                                hook(r);
+                            }
+                        }
+                    }
+                    return true;
+                }
+                Err(e) => {
+                    s.stats.errors.fetch_add(1, Ordering::Relaxed);
+                    if s.healthy.swap(false, Ordering::Relaxed) {
+                        tracing::error!(error = %e, "writing results failed; retrying (receivers refuse spans while the queue is full)");
+                    }
+                    *lock(&s.last_error) = Some(e.to_string());
+                    let deadline = *lock(&s.deadline);
+                    if s.closing.load(Ordering::Relaxed)
+                        && deadline.is_none_or(|d| Instant::now() + backoff > d)
+                    {
+                        return false;
+                    }
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(self.backoff * 32);
+                }
+            }
+        }
+    }
+
+    fn prune(&self) {
+        let s = &self.shared;
+        let older = SystemTime::now()
+            .checked_sub(self.retention)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        match s.db.prune(older, self.max_traces, PRUNE_BATCH) {
+            Ok(n) => {
+                s.stats.pruned.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(e) => tracing::warn!(error = %e, "enforcing retention failed; retried in a second"),
+        }
+        if let Ok(n) = s.db.count() {
+            s.stats.rows.store(n, Ordering::Relaxed);
+        }
+    }
+}
+
+impl ResultStore for DbStore {
+    fn mark_pending_many(&self, trace_ids: &[TraceId], now: Instant) {
+        self.shared.local.mark_pending_many(trace_ids, now);
+    }
+
+    /// Queues the record for the writer; blocks while the queue is full
+    /// (backpressure). It is visible once committed, so this returns `None`.
+    fn put(&self, record: TraceRecord, _now: Instant) -> Option<Arc<TraceRecord>> {
+        let Some(tx) = lock(&self.queue).clone() else {
+            self.shared
+                .stats
+                .dropped_shutdown
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(trace_id = %record.trace_id, "a result arrived after the store closed; it is lost");
+            return None;
+        };
+        self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
+        let record = Arc::new(record);
+        let sent = match tx.try_send(record) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(r)) => tx.send(r).map_err(|e| e.0),
+            Err(TrySendError::Disconnected(r)) => Err(r),
+        };
+        if let Err(r) = sent {
+            self.shared.stats.queued.fetch_sub(1, Ordering::Relaxed);
+            self.shared
+                .stats
+                .dropped_shutdown
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(trace_id = %r.trace_id, "the store's writer has stopped; a result is lost");
+        }
+        None
+    }
+
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+        match self.shared.local.get(trace_id) {
+            Some(r) if r.status != TraceStatus::Pending => Some(r),
+            local => self.db_get(trace_id).or(local),
+        }
+    }
+
+    fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>> {
+        // Traces still arriving are local; results are in the database.
+        let mut out: Vec<Arc<TraceRecord>> =
+            if filter.status.is_none_or(|s| s == TraceStatus::Pending)
+                && filter.evaluator.is_none()
+                && filter.max_score.is_none()
+            {
+                let mut pending = self.shared.local.list(&ListFilter {
+                    status: Some(TraceStatus::Pending),
+                    ..filter.clone()
+                });
+                // A pending marker whose result is already committed is stale.
+                pending.retain(|r| r.status == TraceStatus::Pending);
+                pending
+            } else {
+                Vec::new()
+            };
+        if filter.status != Some(TraceStatus::Pending) {
+            match self.shared.db.list(filter) {
+                Ok(records) => out.extend(records.into_iter().map(Arc::new)),
+                Err(e) => tracing::warn!(error = %e, "listing results failed"),
+            }
+        }
+        out.truncate(filter.limit);
+        out
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>> {
+        self.shared.local.subscribe()
+    }
+
+    fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait {
+        match self.shared.local.result_or_wait(trace_id) {
+            ResultOrWait::Ready(r) => ResultOrWait::Ready(r),
+            ResultOrWait::Wait(rx) => match self.db_get(&trace_id) {
+                Some(r) if r.status != TraceStatus::Pending => ResultOrWait::Ready(r),
+                _ => ResultOrWait::Wait(rx),
+            },
+        }
+    }
+
+    fn evict_expired(&self, now: Instant) -> usize {
+        // The database's retention is the writer's; this ages the local part.
+        self.shared.local.evict_expired(now)
+    }
+
+    /// Results deleted from the database (the local part's evictions lose
+    /// nothing: those results are in the database).
+    fn evicted(&self) -> u64 {
+        self.shared.stats.pruned.load(Ordering::Relaxed)
+    }
+
+    fn len(&self) -> usize {
+        usize::try_from(self.shared.stats.rows.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+    }
+
+    fn set_on_stored(&self, hook: OnStored) {
+        let _ = self.shared.on_stored.set(hook);
+    }
+
+    fn ready(&self) -> Result<(), String> {
+        if self.shared.healthy.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let why = lock(&self.shared.last_error).clone();
+        Err(why.unwrap_or_else(|| "the results database is unreachable".into()))
+    }
+
+    fn close(&self, timeout: Duration) -> bool {
+        *lock(&self.shared.deadline) = Some(Instant::now() + timeout);
+        self.shared.closing.store(true, Ordering::Relaxed);
+        // Dropping the last sender ends the writer once the queue is empty.
+        drop(lock(&self.queue).take());
+        let Some(done) = lock(&self.done).take() else {
+            return true;
+        };
+        done.recv_timeout(timeout).is_ok()
+    }
+}

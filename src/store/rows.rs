@@ -1,0 +1,289 @@
+//! A [`TraceRecord`] as database columns, for every database backend: what
+//! is filtered on has its own column; what is only shown (tool calls, the
+//! binding) is JSON text; a score's details are stored as the JSON text the
+//! record already holds, and read back without being parsed.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value as Json, json};
+
+use super::{
+    Details, RootSummary, Score, StoredArgs, StoredOutcome, ToolCallSummary, TraceRecord,
+    TraceStatus,
+};
+use crate::criteria::Binding;
+use crate::evaluator::{EvaluatorType, Status};
+use crate::span::{SpanId, TraceId};
+
+/// Why a stored row could not be read back (a row this version did not
+/// write, or a damaged file).
+#[derive(Debug, thiserror::Error)]
+#[error("stored row of trace {trace_id}: {what}")]
+pub struct RowError {
+    pub trace_id: String,
+    pub what: String,
+}
+
+pub(crate) fn status_text(s: TraceStatus) -> &'static str {
+    match s {
+        TraceStatus::Pending => "pending",
+        TraceStatus::Evaluated => "evaluated",
+        TraceStatus::Unbound => "unbound",
+        TraceStatus::TimedOut => "timed_out",
+    }
+}
+
+fn status_of(text: &str) -> Option<TraceStatus> {
+    Some(match text {
+        "pending" => TraceStatus::Pending,
+        "evaluated" => TraceStatus::Evaluated,
+        "unbound" => TraceStatus::Unbound,
+        "timed_out" => TraceStatus::TimedOut,
+        _ => return None,
+    })
+}
+
+/// Nanoseconds since the Unix epoch, as a database's signed 64-bit integer
+/// (lossless both ways; times before 1970 are clamped to it).
+pub(crate) fn unix_nanos(t: SystemTime) -> i64 {
+    let ns = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
+    i64::try_from(ns).unwrap_or(i64::MAX)
+}
+
+fn time_of(ns: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_nanos(u64::try_from(ns).unwrap_or(0))
+}
+
+/// The trace row's columns, in the order of [`TRACE_COLUMNS`].
+pub(crate) struct TraceRow {
+    pub trace_id: [u8; 16],
+    pub revision: i64,
+    pub status: &'static str,
+    pub complete: bool,
+    pub evaluated_at: Option<i64>,
+    pub stored_at: i64,
+    pub root_span_id: Option<[u8; 8]>,
+    pub root_name: Option<String>,
+    pub root_service: Option<String>,
+    /// Span times are the client's u64 nanoseconds, bit-cast.
+    pub root_start: Option<i64>,
+    pub root_end: Option<i64>,
+    pub binding: Option<String>,
+    pub tool_calls: String,
+    pub content_captured: bool,
+    pub span_count: i64,
+}
+
+/// Columns of the `traces` table, in [`TraceRow`]'s order.
+pub(crate) const TRACE_COLUMNS: &str = "trace_id, revision, status, complete, evaluated_at, \
+     stored_at, root_span_id, root_name, root_service, root_start, root_end, binding, \
+     tool_calls, content_captured, span_count";
+
+/// A score row's columns; `score` and `threshold` are also kept as their
+/// exact bits (a database may store `-0.0` as `0` and a NaN as NULL), the
+/// REAL column being what `max_score` filters on.
+pub(crate) struct ScoreRow<'a> {
+    pub idx: i64,
+    pub evaluator_id: &'a str,
+    pub evaluator_type: &'static str,
+    pub status: &'static str,
+    pub score: Option<f64>,
+    pub score_bits: Option<i64>,
+    pub score_is_int: bool,
+    pub passed: Option<bool>,
+    pub threshold_bits: Option<i64>,
+    pub details: &'a str,
+    pub error: Option<&'a str>,
+}
+
+pub(crate) const SCORE_COLUMNS: &str = "idx, evaluator_id, evaluator_type, status, score, \
+     score_bits, score_is_int, passed, threshold_bits, details, error";
+
+pub(crate) fn trace_row(r: &TraceRecord, stored_at: i64) -> TraceRow {
+    let root = r.root.as_ref();
+    TraceRow {
+        trace_id: r.trace_id.0,
+        revision: i64::from(r.revision),
+        status: status_text(r.status),
+        complete: r.complete,
+        evaluated_at: r.evaluated_at.map(unix_nanos),
+        stored_at,
+        root_span_id: root.map(|x| x.span_id.0),
+        root_name: root.map(|x| x.name.clone()),
+        root_service: root.and_then(|x| x.service.clone()),
+        root_start: root.map(|x| x.start_time_unix_nano as i64),
+        root_end: root.map(|x| x.end_time_unix_nano as i64),
+        binding: r.binding.as_ref().map(|b| binding_json(b).to_string()),
+        tool_calls: Json::Array(r.tool_calls.iter().map(tool_call_json).collect()).to_string(),
+        content_captured: r.content_captured,
+        span_count: i64::try_from(r.span_count).unwrap_or(i64::MAX),
+    }
+}
+
+pub(crate) fn score_rows(r: &TraceRecord) -> impl Iterator<Item = ScoreRow<'_>> {
+    r.scores.iter().enumerate().map(|(i, s)| {
+        let o = &s.outcome;
+        ScoreRow {
+            idx: i as i64,
+            evaluator_id: &s.evaluator_id,
+            evaluator_type: s.evaluator_type.id(),
+            status: match o.status {
+                Status::Ok => "ok",
+                Status::Error => "error",
+            },
+            score: o.score.filter(|v| !v.is_nan()),
+            score_bits: o.score.map(|v| v.to_bits() as i64),
+            score_is_int: o.score_is_int,
+            passed: o.passed,
+            threshold_bits: o.threshold.map(|v| v.to_bits() as i64),
+            details: o.details.as_json_text(),
+            error: o.error.as_deref(),
+        }
+    })
+}
+
+fn binding_json(b: &Binding) -> Json {
+    match b {
+        Binding::EvalSet { eval_set, item } => json!({"eval_set": eval_set, "item": item}),
+        Binding::Rule { rule } => json!({"rule": rule}),
+        Binding::Default => json!({}),
+    }
+}
+
+fn binding_of(text: &str) -> Option<Binding> {
+    let j: Json = serde_json::from_str(text).ok()?;
+    let s = |k: &str| j.get(k).and_then(Json::as_str).map(Arc::<str>::from);
+    Some(match (s("eval_set"), s("item"), s("rule")) {
+        (Some(eval_set), Some(item), _) => Binding::EvalSet { eval_set, item },
+        (_, _, Some(rule)) => Binding::Rule { rule },
+        _ => Binding::Default,
+    })
+}
+
+fn tool_call_json(c: &ToolCallSummary) -> Json {
+    json!({
+        "name": c.name,
+        "id": c.id,
+        "args": c.args.to_json(),
+        "output": c.output,
+        "span_id": c.span_id.to_hex(),
+        "start": c.start_time_unix_nano,
+        "end": c.end_time_unix_nano,
+    })
+}
+
+fn tool_call_of(j: &Json) -> Option<ToolCallSummary> {
+    Some(ToolCallSummary {
+        name: j.get("name")?.as_str()?.to_owned(),
+        id: j.get("id").and_then(Json::as_str).map(str::to_owned),
+        args: StoredArgs::Json(j.get("args")?.clone()),
+        output: j.get("output")?.as_str()?.to_owned(),
+        span_id: SpanId::parse_hex(j.get("span_id")?.as_str()?).ok()?,
+        start_time_unix_nano: j.get("start")?.as_u64()?,
+        end_time_unix_nano: j.get("end")?.as_u64()?,
+    })
+}
+
+/// A trace row read back (scores are added by [`score_of`]).
+pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, RowError> {
+    let trace_id = TraceId(row.trace_id);
+    let bad = |what: &str| RowError {
+        trace_id: trace_id.to_hex(),
+        what: what.to_owned(),
+    };
+    let status = status_of(&row.status).ok_or_else(|| bad("unknown status"))?;
+    let root = match (row.root_span_id, row.root_name) {
+        (Some(id), Some(name)) => Some(RootSummary {
+            span_id: SpanId(id),
+            name,
+            service: row.root_service,
+            start_time_unix_nano: row.root_start.unwrap_or(0) as u64,
+            end_time_unix_nano: row.root_end.unwrap_or(0) as u64,
+        }),
+        _ => None,
+    };
+    let binding = match row.binding {
+        None => None,
+        Some(text) => Some(binding_of(&text).ok_or_else(|| bad("unreadable binding"))?),
+    };
+    let calls: Json =
+        serde_json::from_str(&row.tool_calls).map_err(|_| bad("unreadable tool calls"))?;
+    let tool_calls = calls
+        .as_array()
+        .ok_or_else(|| bad("tool calls are not a list"))?
+        .iter()
+        .map(|c| tool_call_of(c).ok_or_else(|| bad("unreadable tool call")))
+        .collect::<Result<_, _>>()?;
+    Ok(TraceRecord {
+        trace_id,
+        status,
+        complete: row.complete,
+        revision: u32::try_from(row.revision).map_err(|_| bad("revision out of range"))?,
+        evaluated_at: row.evaluated_at.map(time_of),
+        root,
+        binding,
+        tool_calls,
+        content_captured: row.content_captured,
+        scores: Vec::new(),
+        span_count: usize::try_from(row.span_count).unwrap_or(0),
+    })
+}
+
+/// [`TraceRow`] as read back.
+pub(crate) struct TraceRowOwned {
+    pub trace_id: [u8; 16],
+    pub revision: i64,
+    pub status: String,
+    pub complete: bool,
+    pub evaluated_at: Option<i64>,
+    pub root_span_id: Option<[u8; 8]>,
+    pub root_name: Option<String>,
+    pub root_service: Option<String>,
+    pub root_start: Option<i64>,
+    pub root_end: Option<i64>,
+    pub binding: Option<String>,
+    pub tool_calls: String,
+    pub content_captured: bool,
+    pub span_count: i64,
+}
+
+/// A score row read back (the columns of [`SCORE_COLUMNS`] but `score`).
+pub(crate) struct ScoreRowOwned {
+    pub evaluator_id: String,
+    pub evaluator_type: String,
+    pub status: String,
+    pub score_bits: Option<i64>,
+    pub score_is_int: bool,
+    pub passed: Option<bool>,
+    pub threshold_bits: Option<i64>,
+    pub details: String,
+    pub error: Option<String>,
+}
+
+pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, RowError> {
+    let bad = |what: &str| RowError {
+        trace_id: trace_id.to_hex(),
+        what: what.to_owned(),
+    };
+    let evaluator_type =
+        EvaluatorType::parse(&row.evaluator_type).ok_or_else(|| bad("unknown evaluator type"))?;
+    let status = match row.status.as_str() {
+        "ok" => Status::Ok,
+        "error" => Status::Error,
+        _ => return Err(bad("unknown score status")),
+    };
+    Ok(Score {
+        evaluator_id: row.evaluator_id.into(),
+        evaluator_type,
+        outcome: StoredOutcome {
+            status,
+            score: row.score_bits.map(|b| f64::from_bits(b as u64)),
+            score_is_int: row.score_is_int,
+            details: Details::from_stored_text(row.details),
+            error: row.error,
+            passed: row.passed,
+            threshold: row.threshold_bits.map(|b| f64::from_bits(b as u64)),
+        },
+    })
+}

@@ -1,0 +1,413 @@
+//! The SQLite database behind [`DbStore`](super::DbStore): one file, in WAL
+//! mode so API reads (on their own connections) never wait for the writer's
+//! commits. Commits are `synchronous = NORMAL`: a process crash (even
+//! `kill -9`) loses nothing committed; a power loss may lose the last
+//! commits, never the file.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+
+use super::db::{Database, DbError, Written};
+use super::rows::{
+    self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, status_text, unix_nanos,
+};
+use super::{ListFilter, TraceRecord};
+use crate::config::SqliteConfig;
+use crate::span::TraceId;
+
+/// The schema, one migration per version (`PRAGMA user_version`). A
+/// migration is never edited once released: a change is a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: traces and their scores.
+    "CREATE TABLE traces (
+        trace_id BLOB PRIMARY KEY NOT NULL,
+        revision INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        complete INTEGER NOT NULL,
+        evaluated_at INTEGER,
+        stored_at INTEGER NOT NULL,
+        root_span_id BLOB,
+        root_name TEXT,
+        root_service TEXT,
+        root_start INTEGER,
+        root_end INTEGER,
+        binding TEXT,
+        tool_calls TEXT NOT NULL,
+        content_captured INTEGER NOT NULL,
+        span_count INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX traces_by_stored_at ON traces (stored_at);
+    CREATE INDEX traces_by_status ON traces (status, stored_at);
+    CREATE TABLE scores (
+        trace_id BLOB NOT NULL REFERENCES traces (trace_id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        evaluator_id TEXT NOT NULL,
+        evaluator_type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        score REAL,
+        score_bits INTEGER,
+        score_is_int INTEGER NOT NULL,
+        passed INTEGER,
+        threshold_bits INTEGER,
+        details TEXT NOT NULL,
+        error TEXT,
+        PRIMARY KEY (trace_id, idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX scores_by_evaluator ON scores (evaluator_id, score);",
+];
+
+/// Idle read connections kept open; more are opened when needed.
+const MAX_IDLE_READERS: usize = 4;
+
+pub struct Sqlite {
+    path: PathBuf,
+    busy_timeout: Duration,
+    /// The connection and the last `stored_at` written: each record gets a
+    /// later one than the one before, so the newest-first order is the
+    /// commit order even within a batch or when the clock steps back.
+    writer: Mutex<(Connection, i64)>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+fn err(e: rusqlite::Error) -> DbError {
+    DbError::Query(e.to_string())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every use is a whole statement or transaction: nothing half-done to poison.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Sqlite {
+    /// Opens (creating when missing) the database and brings its schema up
+    /// to date; refuses a file written by a newer version.
+    pub fn open(config: &SqliteConfig) -> Result<Sqlite, DbError> {
+        let path = config.path.clone();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| DbError::Open {
+                what: path.display().to_string(),
+                message: format!("cannot create its directory: {e}"),
+            })?;
+        }
+        let busy_timeout = Duration::from_millis(config.busy_timeout_ms);
+        let mut writer = open_connection(&path, busy_timeout, false)?;
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| open_error(&path, e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(DbError::Open {
+                what: path.display().to_string(),
+                message: format!("cannot use WAL journal mode (got {mode})"),
+            });
+        }
+        migrate(&mut writer, &path)?;
+        let last: i64 = writer
+            .query_row("SELECT coalesce(max(stored_at), 0) FROM traces", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| open_error(&path, e))?;
+        Ok(Sqlite {
+            path,
+            busy_timeout,
+            writer: Mutex::new((writer, last)),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Runs `f` on an idle read connection (or a new one).
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, DbError>) -> Result<T, DbError> {
+        let conn = lock(&self.readers).pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => open_connection(&self.path, self.busy_timeout, true)?,
+        };
+        let out = f(&conn);
+        let mut idle = lock(&self.readers);
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+}
+
+fn open_error(path: &Path, e: rusqlite::Error) -> DbError {
+    DbError::Open {
+        what: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn open_connection(path: &Path, busy: Duration, read_only: bool) -> Result<Connection, DbError> {
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+    conn.busy_timeout(busy).map_err(|e| open_error(path, e))?;
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+        .map_err(|e| open_error(path, e))?;
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), DbError> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| open_error(path, e))?;
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(DbError::NewerSchema {
+            what: path.display().to_string(),
+            found: version,
+            known,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction().map_err(|e| open_error(path, e))?;
+        tx.execute_batch(sql).map_err(|e| open_error(path, e))?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)
+            .map_err(|e| open_error(path, e))?;
+        tx.commit().map_err(|e| open_error(path, e))?;
+        tracing::info!(database = %path.display(), version = i + 1, "schema migrated");
+    }
+    Ok(())
+}
+
+/// Upserts one record unless a newer revision is stored; whether it was.
+fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite::Result<bool> {
+    let row = rows::trace_row(r, stored_at);
+    let changed = tx
+        .prepare_cached(&format!(
+            "INSERT INTO traces ({TRACE_COLUMNS})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             ON CONFLICT (trace_id) DO UPDATE SET
+               revision = excluded.revision, status = excluded.status,
+               complete = excluded.complete, evaluated_at = excluded.evaluated_at,
+               stored_at = excluded.stored_at, root_span_id = excluded.root_span_id,
+               root_name = excluded.root_name, root_service = excluded.root_service,
+               root_start = excluded.root_start, root_end = excluded.root_end,
+               binding = excluded.binding, tool_calls = excluded.tool_calls,
+               content_captured = excluded.content_captured, span_count = excluded.span_count
+             WHERE excluded.revision >= traces.revision"
+        ))?
+        .execute(params![
+            &row.trace_id[..],
+            row.revision,
+            row.status,
+            row.complete,
+            row.evaluated_at,
+            row.stored_at,
+            row.root_span_id.as_ref().map(|b| &b[..]),
+            row.root_name,
+            row.root_service,
+            row.root_start,
+            row.root_end,
+            row.binding,
+            row.tool_calls,
+            row.content_captured,
+            row.span_count,
+        ])?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    tx.prepare_cached("DELETE FROM scores WHERE trace_id = ?1")?
+        .execute([&row.trace_id[..]])?;
+    let mut insert = tx.prepare_cached(&format!(
+        "INSERT INTO scores (trace_id, {SCORE_COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    ))?;
+    for s in rows::score_rows(r) {
+        insert.execute(params![
+            &row.trace_id[..],
+            s.idx,
+            s.evaluator_id,
+            s.evaluator_type,
+            s.status,
+            s.score,
+            s.score_bits,
+            s.score_is_int,
+            s.passed,
+            s.threshold_bits,
+            s.details,
+            s.error,
+        ])?;
+    }
+    Ok(true)
+}
+
+fn trace_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<TraceRowOwned> {
+    let blob16 = |i: usize| -> rusqlite::Result<[u8; 16]> {
+        let v: Vec<u8> = r.get(i)?;
+        v.try_into().map_err(|_| {
+            rusqlite::Error::InvalidColumnType(i, "trace_id".into(), rusqlite::types::Type::Blob)
+        })
+    };
+    let root_span_id: Option<Vec<u8>> = r.get(6)?;
+    Ok(TraceRowOwned {
+        trace_id: blob16(0)?,
+        revision: r.get(1)?,
+        status: r.get(2)?,
+        complete: r.get(3)?,
+        evaluated_at: r.get(4)?,
+        root_span_id: root_span_id.and_then(|v| v.try_into().ok()),
+        root_name: r.get(7)?,
+        root_service: r.get(8)?,
+        root_start: r.get(9)?,
+        root_end: r.get(10)?,
+        binding: r.get(11)?,
+        tool_calls: r.get(12)?,
+        content_captured: r.get(13)?,
+        span_count: r.get(14)?,
+    })
+}
+
+/// The record with its scores.
+fn load_scores(conn: &Connection, row: TraceRowOwned) -> Result<TraceRecord, DbError> {
+    let mut record = rows::record_of(row).map_err(|e| DbError::Row(e.to_string()))?;
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT evaluator_id, evaluator_type, status, score_bits, score_is_int, passed,
+                    threshold_bits, details, error
+             FROM scores WHERE trace_id = ?1 ORDER BY idx",
+        )
+        .map_err(err)?;
+    let scores = stmt
+        .query_map([&record.trace_id.0[..]], |r| {
+            Ok(ScoreRowOwned {
+                evaluator_id: r.get(0)?,
+                evaluator_type: r.get(1)?,
+                status: r.get(2)?,
+                score_bits: r.get(3)?,
+                score_is_int: r.get(4)?,
+                passed: r.get(5)?,
+                threshold_bits: r.get(6)?,
+                details: r.get(7)?,
+                error: r.get(8)?,
+            })
+        })
+        .map_err(err)?;
+    for s in scores {
+        let s = s.map_err(err)?;
+        record
+            .scores
+            .push(rows::score_of(&record.trace_id, s).map_err(|e| DbError::Row(e.to_string()))?);
+    }
+    Ok(record)
+}
+
+impl Database for Sqlite {
+    fn write(
+        &self,
+        batch: &[std::sync::Arc<TraceRecord>],
+        now: SystemTime,
+    ) -> Result<Written, DbError> {
+        let mut guard = lock(&self.writer);
+        let (conn, last) = &mut *guard;
+        let mut at = unix_nanos(now).max(*last + 1);
+        let tx = conn.transaction().map_err(err)?;
+        let mut stored = Vec::with_capacity(batch.len());
+        for r in batch {
+            stored.push(write_one(&tx, r, at).map_err(err)?);
+            at += 1;
+        }
+        tx.commit().map_err(err)?;
+        *last = at - 1;
+        Ok(Written { stored })
+    }
+
+    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError> {
+        self.read(|conn| {
+            let row = conn
+                .prepare_cached(&format!(
+                    "SELECT {TRACE_COLUMNS} FROM traces WHERE trace_id = ?1"
+                ))
+                .map_err(err)?
+                .query_row([&trace_id.0[..]], trace_row_of)
+                .optional()
+                .map_err(err)?;
+            row.map(|row| load_scores(conn, row)).transpose()
+        })
+    }
+
+    fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {TRACE_COLUMNS} FROM traces t
+                     WHERE (?1 IS NULL OR t.status = ?1)
+                       AND (?2 IS NULL OR t.stored_at >= ?2)
+                       AND (?3 IS NULL OR EXISTS (SELECT 1 FROM scores s
+                            WHERE s.trace_id = t.trace_id AND s.evaluator_id = ?3))
+                       AND (?4 IS NULL OR EXISTS (SELECT 1 FROM scores s
+                            WHERE s.trace_id = t.trace_id
+                              AND (?3 IS NULL OR s.evaluator_id = ?3) AND s.score <= ?4))
+                     ORDER BY t.stored_at DESC, t.trace_id DESC
+                     LIMIT ?5"
+                ))
+                .map_err(err)?;
+            let rows = stmt
+                .query_map(
+                    params![
+                        f.status.map(status_text),
+                        f.since.map(unix_nanos),
+                        f.evaluator,
+                        f.max_score,
+                        i64::try_from(f.limit).unwrap_or(i64::MAX),
+                    ],
+                    trace_row_of,
+                )
+                .map_err(err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            rows.into_iter().map(|row| load_scores(conn, row)).collect()
+        })
+    }
+
+    fn prune(
+        &self,
+        older_than: SystemTime,
+        max_traces: usize,
+        batch: usize,
+    ) -> Result<u64, DbError> {
+        let guard = lock(&self.writer);
+        let conn = &guard.0;
+        let limit = i64::try_from(batch).unwrap_or(i64::MAX);
+        let aged = conn
+            .prepare_cached(
+                "DELETE FROM traces WHERE trace_id IN
+                 (SELECT trace_id FROM traces WHERE stored_at < ?1 ORDER BY stored_at LIMIT ?2)",
+            )
+            .map_err(err)?
+            .execute(params![unix_nanos(older_than), limit])
+            .map_err(err)?;
+        let count: i64 = conn
+            .query_row("SELECT count(*) FROM traces", [], |r| r.get(0))
+            .map_err(err)?;
+        let excess = count.saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX));
+        let over = if excess > 0 {
+            conn.prepare_cached(
+                "DELETE FROM traces WHERE trace_id IN
+                 (SELECT trace_id FROM traces ORDER BY stored_at LIMIT ?1)",
+            )
+            .map_err(err)?
+            .execute([excess.min(limit)])
+            .map_err(err)?
+        } else {
+            0
+        };
+        Ok((aged + over) as u64)
+    }
+
+    fn count(&self) -> Result<u64, DbError> {
+        self.read(|conn| {
+            conn.query_row("SELECT count(*) FROM traces", [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(err)
+        })
+    }
+}

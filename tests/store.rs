@@ -1,0 +1,348 @@
+//! The durable store: results in SQLite survive `kill -9` and a restart byte
+//! for byte; an older revision never replaces a newer one; `GET /traces`
+//! filters agree with the memory store's; retention and `max_traces` are
+//! enforced in the database; a database from a newer toolscore is refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use common::conformance;
+use common::live::{case_rule, case_spans, trace_of};
+use common::service::{SpanSpec, export, test_config};
+use toolscore::config::{Config, StoreBackend, StoreConfig};
+use toolscore::evaluator::stage::Binder;
+use toolscore::evaluator::{EvaluatorType, Outcome, Status};
+use toolscore::span::TraceId;
+use toolscore::store::sqlite::Sqlite;
+use toolscore::store::{
+    DbStore, ListFilter, MemoryStore, ResultStore, Score, TraceRecord, TraceStatus,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn free_addr() -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// `toolscore serve` (the real binary) with results in `dir/results.db`.
+struct Serve {
+    child: Child,
+    otlp_grpc: SocketAddr,
+    api: SocketAddr,
+}
+
+fn serve(config: &Config, dir: &Path) -> Serve {
+    let mut config = config.clone();
+    let (otlp_grpc, otlp_http, api, api_grpc) =
+        (free_addr(), free_addr(), free_addr(), free_addr());
+    config.receivers.grpc.endpoint = otlp_grpc;
+    config.receivers.http.endpoint = otlp_http;
+    config.api.http.endpoint = api;
+    config.api.grpc.endpoint = api_grpc;
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.join("results.db");
+    let file = dir.join("config.yaml");
+    std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(["serve", "--config"])
+        .arg(&file)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    Serve {
+        child,
+        otlp_grpc,
+        api,
+    }
+}
+
+/// Waits (polling, with a deadline) until `/readyz` answers 200.
+async fn ready(http: &reqwest::Client, api: SocketAddr) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Ok(r) = http.get(format!("http://{api}/readyz")).send().await {
+            if r.status() == 200 {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "toolscore did not become ready");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+async fn body(http: &reqwest::Client, url: String) -> (u16, String) {
+    let r = http.get(url).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// Every conformance case through live OTLP into `toolscore serve` on
+/// SQLite; each result read once reported (`wait_ms`); then `kill -9`, a
+/// new process on the same file, and every result, trace summary and the
+/// list read again: the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
+    let cases = conformance::load_cases();
+    let mut config = test_config();
+    let mut live = Vec::new();
+    for case in &cases {
+        let (ev, rule) = case_rule(case);
+        let mut single = Config::default();
+        single.evaluators.inline.push(ev.clone());
+        single.rules.push(rule.clone());
+        if single.validate().is_ok() && Binder::load(&single, None).is_ok() {
+            config.evaluators.inline.push(ev);
+            config.rules.push(rule);
+            live.push(case);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let http = reqwest::Client::new();
+    let mut first = serve(&config, dir.path());
+    ready(&http, first.api).await;
+    let exporter = {
+        use opentelemetry_otlp::WithExportConfig;
+        opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(format!("http://{}", first.otlp_grpc))
+            .with_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap()
+    };
+    for chunk in live.chunks(25) {
+        let spans: Vec<SpanSpec> = chunk.iter().flat_map(|c| case_spans(c)).collect();
+        export(&exporter, &spans).await;
+    }
+    let mut before = Vec::new();
+    for case in &live {
+        let id = trace_of(case).to_hex();
+        let (status, scores) = body(
+            &http,
+            format!("http://{}/traces/{id}/scores?wait_ms=15000", first.api),
+        )
+        .await;
+        assert_eq!(status, 200, "{}: {scores}", case.id);
+        assert!(
+            scores.contains("\"status\":\"evaluated\""),
+            "{}: {scores}",
+            case.id
+        );
+        let (_, trace) = body(&http, format!("http://{}/traces/{id}", first.api)).await;
+        before.push((id, scores, trace));
+    }
+    let list_url = |api: SocketAddr| format!("http://{api}/traces?limit=10000");
+    let (_, list_before) = body(&http, list_url(first.api)).await;
+    first.child.kill().unwrap(); // SIGKILL: no drain, no flush
+    first.child.wait().unwrap();
+
+    let mut second = serve(&config, dir.path());
+    ready(&http, second.api).await;
+    for (id, scores, trace) in &before {
+        let (status, again) =
+            body(&http, format!("http://{}/traces/{id}/scores", second.api)).await;
+        assert_eq!(status, 200, "{id}");
+        assert_eq!(&again, scores, "{id}: scores differ after the restart");
+        let (_, again) = body(&http, format!("http://{}/traces/{id}", second.api)).await;
+        assert_eq!(
+            &again, trace,
+            "{id}: trace summary differs after the restart"
+        );
+    }
+    let (_, list_after) = body(&http, list_url(second.api)).await;
+    assert_eq!(
+        list_after, list_before,
+        "GET /traces differs after the restart"
+    );
+    println!("{} results survived kill -9", before.len());
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
+}
+
+fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {
+    let mut r = TraceRecord::pending(TraceId([n; 16]));
+    r.status = if n % 3 == 0 {
+        TraceStatus::TimedOut
+    } else {
+        TraceStatus::Evaluated
+    };
+    r.revision = revision;
+    r.complete = n % 3 != 0;
+    r.evaluated_at = Some(SystemTime::now());
+    r.scores = scores
+        .iter()
+        .map(|(id, score)| Score {
+            evaluator_id: (*id).into(),
+            evaluator_type: EvaluatorType::Count,
+            outcome: Outcome {
+                status: if score.is_some() {
+                    Status::Ok
+                } else {
+                    Status::Error
+                },
+                score: *score,
+                score_is_int: false,
+                details: serde_json::json!({"n": n, "r": revision}).into(),
+                error: score.is_none().then(|| "boom".to_owned()),
+                passed: None,
+                threshold: None,
+            }
+            .into(),
+        })
+        .collect();
+    r
+}
+
+fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
+    let mut config = StoreConfig {
+        backend: StoreBackend::Sqlite,
+        max_traces,
+        ..StoreConfig::default()
+    };
+    config.sqlite.path = dir.join("results.db");
+    config.writer.max_batch = 7;
+    let db = Arc::new(Sqlite::open(&config.sqlite).unwrap());
+    DbStore::start(db, &config).unwrap()
+}
+
+/// Puts and waits until the writer has committed them (close drains it).
+fn put_all(store: DbStore, records: Vec<TraceRecord>) {
+    for r in records {
+        store.put(r, Instant::now());
+    }
+    assert!(store.close(WAIT), "the writer did not drain");
+}
+
+#[test]
+fn an_older_revision_never_replaces_a_newer_one_and_reopening_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = record(1, 2, &[("a", Some(1.0)), ("b", Some(-0.0))]);
+    let older = record(1, 1, &[("a", Some(0.0))]);
+    put_all(sqlite_store(dir.path(), 100), vec![newer.clone(), older]);
+    let store = sqlite_store(dir.path(), 100);
+    let got = store.get(&TraceId([1; 16])).unwrap();
+    assert_eq!(*got, newer);
+    // -0.0 kept as itself, not as 0.
+    assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
+}
+
+/// The filters of `GET /traces` on SQLite give what the memory store gives
+/// for the same records.
+#[test]
+fn list_filters_agree_with_the_memory_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = MemoryStore::new(1000, Duration::from_secs(3600), 8);
+    let mut records = Vec::new();
+    for n in 1..=40u8 {
+        let score = |k: u8| (n % k != 0).then(|| f64::from(n % 7) / 7.0);
+        records.push(record(
+            n,
+            1,
+            &[("a", score(5)), ("b", score(4)), ("c", Some(f64::NAN))],
+        ));
+    }
+    for r in &records {
+        memory.put(r.clone(), Instant::now());
+    }
+    let db = sqlite_store(dir.path(), 1000);
+    for r in records {
+        db.put(r, Instant::now());
+    }
+    assert!(db.close(WAIT));
+    let db = sqlite_store(dir.path(), 1000);
+    let ids = |v: Vec<Arc<TraceRecord>>| v.iter().map(|r| r.trace_id).collect::<Vec<_>>();
+    let mut checked = 0;
+    for status in [
+        None,
+        Some(TraceStatus::Evaluated),
+        Some(TraceStatus::TimedOut),
+    ] {
+        for evaluator in [None, Some("a"), Some("b"), Some("c"), Some("zz")] {
+            for max_score in [None, Some(0.0), Some(0.5), Some(1.0), Some(-1.0)] {
+                for limit in [0, 3, 100] {
+                    let f = ListFilter {
+                        status,
+                        evaluator: evaluator.map(str::to_owned),
+                        max_score,
+                        since: None,
+                        limit,
+                    };
+                    assert_eq!(ids(db.list(&f)), ids(memory.list(&f)), "{f:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    println!("{checked} filters agree");
+}
+
+/// `max_traces` is enforced in the database by the writer's retention pass.
+#[test]
+fn max_traces_is_enforced_in_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(dir.path(), 10);
+    for n in 1..=50u8 {
+        store.put(record(n, 1, &[("a", Some(1.0))]), Instant::now());
+    }
+    // The retention pass runs every second; wait for it with a deadline.
+    let deadline = Instant::now() + WAIT;
+    while store.evicted() < 40 {
+        assert!(Instant::now() < deadline, "{} pruned", store.evicted());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(store.evicted(), 40);
+    assert!(
+        store.get(&TraceId([50; 16])).is_some(),
+        "the newest is kept"
+    );
+    assert!(store.close(WAIT));
+    let reopened = Sqlite::open(&toolscore::config::SqliteConfig {
+        path: dir.path().join("results.db"),
+        ..Default::default()
+    })
+    .unwrap();
+    use toolscore::store::Database;
+    assert_eq!(reopened.count().unwrap(), 10);
+}
+
+#[test]
+fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let e = Sqlite::open(&toolscore::config::SqliteConfig {
+        path: path.clone(),
+        ..Default::default()
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("schema version 99") && e.contains("newer"),
+        "{e}"
+    );
+    // And `toolscore serve` refuses to start, naming it.
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = path;
+    let file = dir.path().join("config.yaml");
+    std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(["serve", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("schema version 99"), "{stderr}");
+}
