@@ -7,6 +7,7 @@
 //! [`Push::Full`] and the receiver answers with a retryable status: the
 //! backpressure reaches the client instead of growing a buffer.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,8 +136,15 @@ async fn run_shard(
     let mut seen = Counts::default();
     let mut new_traces = Vec::new();
     let mut closed = false;
+    // Traces taken out early to make room, waiting for room in the
+    // evaluation queue (at most one batch's worth: none is taken while some wait).
+    let mut early: VecDeque<Ready> = VecDeque::new();
     loop {
         let deadline = shard.next_deadline().map(Instant::from_std);
+        let due = deadline.is_some_and(|d| d <= Instant::now());
+        // A full evaluation queue never holds the shard: it goes on answering
+        // batches (refusing spans as full once its bounds are reached, so
+        // senders retry) while it waits for room for what is due.
         tokio::select! {
             () = drain.cancelled(), if !closed => {
                 // What is queued stays and is answered below; nothing more comes.
@@ -168,27 +176,28 @@ async fn run_shard(
                 store.mark_pending_many(&new_traces, now);
                 // The receiver may have given up (timeout): nothing to do then.
                 let _ = batch.reply.send(verdicts);
-                // Idle traces timed out to make room go to evaluation now.
-                for ready in shard.take_early() {
-                    if out.send(ready).await.is_err() {
-                        return;
-                    }
+                // Idle traces timed out to make room go to evaluation next.
+                if early.is_empty() {
+                    early.extend(shard.take_early());
                 }
             }
-            () = sleep_until(deadline) => {
-                // Room in the evaluation queue first, then the trace: a full
-                // queue holds the shard here with no trace emitted early.
+            permit = out.reserve(), if due || !early.is_empty() => {
+                let Ok(permit) = permit else { return };
                 // One `now` for the round: it ends with the traces due when
-                // the timer fired.
+                // it began, or when the evaluation queue is full.
                 let now = Instant::now().into_std();
+                let mut permit = Some(permit);
                 loop {
-                    let Ok(permit) = out.reserve().await else { return };
-                    match shard.expire_next(now) {
-                        Some(ready) => permit.send(ready),
+                    let Some(p) = permit.take().or_else(|| out.try_reserve().ok()) else {
+                        break;
+                    };
+                    match early.pop_front().or_else(|| shard.expire_next(now)) {
+                        Some(ready) => p.send(ready),
                         None => break,
                     }
                 }
             }
+            () = sleep_until(deadline), if !due => {}
         }
         metrics
             .assembler_queue_depth
@@ -196,7 +205,7 @@ async fn run_shard(
             .set(rx.len() as i64);
         publish(&shard, &label, &mut seen, &metrics);
     }
-    for ready in shard.drain() {
+    for ready in early.into_iter().chain(shard.drain()) {
         if out.send(ready).await.is_err() {
             break;
         }
