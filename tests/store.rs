@@ -143,6 +143,13 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
     let (_, list_before) = body(&http, list_url(first.api)).await;
     first.child.kill().unwrap(); // SIGKILL: no drain, no flush
     first.child.wait().unwrap();
+    let size = |f: &str| std::fs::metadata(dir.path().join(f)).map_or(0, |m| m.len());
+    println!(
+        "{} results: database file {} bytes, WAL {} bytes",
+        before.len(),
+        size("results.db"),
+        size("results.db-wal"),
+    );
 
     let mut second = serve(&config, dir.path());
     ready(&http, second.api).await;
@@ -165,6 +172,14 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
     println!("{} results survived kill -9", before.len());
     second.child.kill().unwrap();
     second.child.wait().unwrap();
+    // Bytes on disk a result, once the WAL is checkpointed into the file.
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    let bytes = size("results.db");
+    println!(
+        "checkpointed: {bytes} bytes, {} a result",
+        bytes / before.len() as u64
+    );
 }
 
 fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {

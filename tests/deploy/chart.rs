@@ -1115,6 +1115,15 @@ fn notes_point_several_replicas_at_the_headless_service_and_warn_of_exposure() {
         "{one}"
     );
     assert!(!one.contains("LoadBalancer"), "{one}");
+    assert!(
+        one.contains("PersistentVolumeClaim per pod") && !one.contains("emptyDir"),
+        "{one}"
+    );
+    let ephemeral = notes(&["persistence: {enabled: false}"]);
+    assert!(
+        ephemeral.contains("WARNING: persistence.enabled is false"),
+        "{ephemeral}"
+    );
 
     let three = notes(&[&read(&format!("{CHART}/ci/multi-replica-values.yaml"))]);
     assert!(
