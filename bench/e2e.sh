@@ -12,7 +12,9 @@
 # Other knobs: CONFIG (default bench/config.yaml), DURATION, WARMUP,
 # CONCURRENCY (default 16), CHECK (how many of the newest trace IDs of a
 # phase are queried over the API; default 20,000), MEMORY_SHARE (the memory
-# phase's rate as a share of the max phase's; default 0.5), SKIP_BUILD=1.
+# phase's rate as a share of the max phase's; default 0.5), SKIP_BUILD=1,
+# STORE_BACKEND (memory: every phase on the memory store instead of the
+# config's SQLite file, which is emptied before each start).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -38,7 +40,14 @@ fi
 
 PID=
 start_server() {   # start_server CONFIG LOG
-  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$1" >"$2" 2>&1 &
+  rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
+  local config="$1"
+  if [[ -n "${STORE_BACKEND:-}" ]]; then
+    sed -e "s|^  backend: sqlite|  backend: $STORE_BACKEND|" \
+        -e "s|\[eval-set/|[$PWD/bench/eval-set/|" "$1" >"$WORK/backend-$(basename "$1")"
+    config="$WORK/backend-$(basename "$1")"
+  fi
+  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$2" 2>&1 &
   PID=$!
   for _ in $(seq 100); do
     curl -fs "$API/readyz" >/dev/null 2>&1 && break

@@ -106,6 +106,7 @@ pub fn spawn(
             shard,
             rx,
             ready_tx.clone(),
+            send_timeout,
             store.clone(),
             metrics.clone(),
             drain.clone(),
@@ -126,6 +127,7 @@ async fn run_shard(
     mut shard: Shard,
     mut rx: mpsc::Receiver<Batch>,
     out: mpsc::Sender<Ready>,
+    hold: Duration,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
@@ -137,14 +139,15 @@ async fn run_shard(
     let mut new_traces = Vec::new();
     let mut closed = false;
     // Traces taken out early to make room, waiting for room in the
-    // evaluation queue (at most one batch's worth: none is taken while some wait).
+    // evaluation queue (none is taken while some wait).
     let mut early: VecDeque<Ready> = VecDeque::new();
     loop {
-        let deadline = shard.next_deadline().map(Instant::from_std);
-        let due = deadline.is_some_and(|d| d <= Instant::now());
-        // A full evaluation queue never holds the shard: it goes on answering
-        // batches (refusing spans as full once its bounds are reached, so
-        // senders retry) while it waits for room for what is due.
+        // Waiting early traces are due now.
+        let deadline = if early.is_empty() {
+            shard.next_deadline().map(Instant::from_std)
+        } else {
+            Some(Instant::now())
+        };
         tokio::select! {
             () = drain.cancelled(), if !closed => {
                 // What is queued stays and is answered below; nothing more comes.
@@ -181,23 +184,30 @@ async fn run_shard(
                     early.extend(shard.take_early());
                 }
             }
-            permit = out.reserve(), if due || !early.is_empty() => {
-                let Ok(permit) = permit else { return };
-                // One `now` for the round: it ends with the traces due when
-                // it began, or when the evaluation queue is full.
+            () = sleep_until(deadline) => {
+                // Room in the evaluation queue first, then the trace: a full
+                // queue holds the shard here with no trace emitted early,
+                // and the senders wait (their batches queue up behind). For
+                // `hold` at most in all: then the shard answers what is queued
+                // (refusing spans as full at its bounds) and comes back, so
+                // a stalled evaluation or database turns into refusals, not
+                // requests that never end. One `now` for the round: it ends
+                // with the traces due when the timer fired.
                 let now = Instant::now().into_std();
-                let mut permit = Some(permit);
+                let until = Instant::now() + hold;
                 loop {
-                    let Some(p) = permit.take().or_else(|| out.try_reserve().ok()) else {
-                        break;
+                    // Room now is taken even past `until`; waiting is not.
+                    let permit = match tokio::time::timeout_at(until, out.reserve()).await {
+                        Ok(Ok(permit)) => permit,
+                        Ok(Err(_)) => return,
+                        Err(_) => break,
                     };
                     match early.pop_front().or_else(|| shard.expire_next(now)) {
-                        Some(ready) => p.send(ready),
+                        Some(ready) => permit.send(ready),
                         None => break,
                     }
                 }
             }
-            () = sleep_until(deadline), if !due => {}
         }
         metrics
             .assembler_queue_depth
