@@ -1,0 +1,269 @@
+//! What several fuzz targets share: reading the protobuf decoder's compact
+//! records back as spans, and an in-process HTTP API with some results in
+//! its store.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Instant, SystemTime};
+
+use toolscore::assembler::compact::{Compact, Run};
+use toolscore::assembler::{Ready, Reason};
+use toolscore::config::Config;
+use toolscore::evaluator::stage::{Binder, evaluate_ready};
+use toolscore::receiver::wire::Decoded;
+use toolscore::span::Span;
+use toolscore::store::{MemoryStore, ResultStore};
+
+/// The decoder's spans as the assembler reads them: each record copied into
+/// a trace buffer ([`Compact::push_record`], what a shard does) and decoded
+/// from there. `Packed::decode` would do it directly but is test-only.
+pub fn wire_spans(decoded: &Decoded) -> Vec<Span> {
+    let packed = &decoded.spans;
+    let mut out = Vec::with_capacity(packed.len());
+    for (i, p) in packed.spans().iter().enumerate() {
+        let mut c = Compact::default();
+        c.push_record(packed, i, Run::default())
+            .expect("a record the decoder wrote copies into a trace buffer");
+        let mut spans = c
+            .decode(p.trace_id)
+            .expect("a record the decoder wrote decodes");
+        assert_eq!(spans.len(), 1, "one record, one span");
+        let s = spans.remove(0);
+        assert_eq!(s.span_id, p.span_id, "record's span ID");
+        assert_eq!(s.parent_span_id.is_none(), p.root, "record's root flag");
+        assert_eq!(
+            packed.service_of(p).map(|a| &**a),
+            s.service_name.as_deref(),
+            "record's service"
+        );
+        out.push(s);
+    }
+    out
+}
+
+/// Spans compared through `Debug`: a NaN attribute equals a NaN (the derived
+/// `PartialEq` would call every span holding one different from itself).
+pub fn same_spans(a: &[Span], b: &[Span]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| format!("{x:?}") == format!("{y:?}"))
+}
+
+/// The repository root (the fuzz crate is `fuzz/` in it).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A runtime and the HTTP API's router over a store holding the results of
+/// the example traces, evaluated with the example evaluators and eval set
+/// (`examples/uipath-weather-tools`), as `toolscore serve` would hold them.
+pub struct Api {
+    pub rt: tokio::runtime::Runtime,
+    pub router: axum::Router,
+}
+
+pub fn api() -> &'static Api {
+    static API: OnceLock<Api> = OnceLock::new();
+    API.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let mut config = Config::embedded().expect("the embedded config");
+        let example = repo().join("examples/uipath-weather-tools");
+        config.evaluators.files = vec![format!(
+            "{}/evaluations/evaluators/*.json",
+            example.display()
+        )];
+        config.eval_sets.files = vec![format!(
+            "{}/evaluations/eval-sets/*.json",
+            example.display()
+        )];
+        // Long-polls would only make the fuzzer wait.
+        config.api.max_wait_ms = 0;
+        let binder = Arc::new(Binder::load(&config, None).expect("the example evaluators load"));
+        let store = Arc::new(MemoryStore::new(1000, std::time::Duration::from_secs(86_400), 16));
+        for (i, spans) in example_traces().iter().enumerate() {
+            let trace_id = spans[0].trace_id;
+            let ready = Ready {
+                trace_id,
+                complete: i % 3 != 2 && spans.iter().any(Span::is_root),
+                spans: Arc::new(spans.clone()),
+                revision: 1,
+                reason: Reason::Complete,
+                root_arrived: None,
+                due: Instant::now(),
+            };
+            let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
+            store.put(record, Instant::now());
+        }
+        // A pending trace too.
+        store.mark_pending(
+            toolscore::span::TraceId::parse_hex("0123456789abcdef0123456789abcdef")
+                .expect("a trace ID"),
+            Instant::now(),
+        );
+        let state = Arc::new(toolscore::api::http::ApiState {
+            store,
+            binder,
+            extract: Arc::new(config.extract.clone()),
+            metrics: Arc::new(toolscore::telemetry::Metrics::new()),
+            ready: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            failed: toolscore::supervise::Failed::default(),
+            config: config.api.clone(),
+            shutdown: tokio_util::sync::CancellationToken::new(),
+        });
+        let router = toolscore::api::http::router(state);
+        Api { rt, router }
+    })
+}
+
+/// Sends one request to the API and returns its status and body.
+pub fn request(req: http::Request<axum::body::Body>) -> (http::StatusCode, Vec<u8>) {
+    use tower::ServiceExt;
+    let api = api();
+    api.rt.block_on(async {
+        let resp = api
+            .router
+            .clone()
+            .oneshot(req)
+            .await
+            .expect("the router is infallible");
+        let status = resp.status();
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("a response body");
+        (status, body.to_vec())
+    })
+}
+
+use toolscore::pyvalue::Value;
+
+/// Whether no float in `v` (keys included) is a NaN or an infinity, whose
+/// reprs (`nan`, `inf`) are not literals.
+pub fn all_finite(v: &Value) -> bool {
+    match v {
+        Value::Float(f) => f.is_finite(),
+        Value::Complex(re, im) => re.is_finite() && im.is_finite(),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => items.iter().all(all_finite),
+        Value::Dict(d) => d.iter().all(|(k, v)| all_finite(k) && all_finite(v)),
+        _ => true,
+    }
+}
+
+/// Whether `v` holds a complex number anywhere: Python's own `repr` of a
+/// complex does not always read back as the same value (`-0j` is
+/// `(-0-0j)`, which evaluates to `0j`), so round trips skip them.
+pub fn has_complex(v: &Value) -> bool {
+    match v {
+        Value::Complex(..) => true,
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => items.iter().any(has_complex),
+        Value::Dict(d) => d.iter().any(|(k, v)| has_complex(k) || has_complex(v)),
+        _ => false,
+    }
+}
+
+/// Whether `v` holds a set anywhere: CPython's set `repr` need not read back
+/// in the same order (the order depends on the insertion history: `{25, .0,
+/// 5, 5.5, 5.0, 0, 5, 4.0, 5, 5.80, 000, 0}` prints as `{0.0, 4.0, 5.5, 5,
+/// 5.8, 25}`, which reads back as `{0.0, 4.0, 5.8, 5, 5.5, 25}` in CPython
+/// too), so round trips compare sets by `==` only.
+pub fn has_set(v: &Value) -> bool {
+    match v {
+        Value::Set(_) => true,
+        Value::List(items) | Value::Tuple(items) => items.iter().any(has_set),
+        Value::Dict(d) => d.iter().any(|(k, v)| has_set(k) || has_set(v)),
+        _ => false,
+    }
+}
+
+/// A value `json.loads` made and the one serde_json made of the same text
+/// agree: same structure, strings and keys; integers equal (serde_json
+/// reads one past 64 bits as a double: then Python's `float(int)`, which is
+/// correctly rounded, must be that double); doubles equal bit for bit.
+pub fn agrees_with_serde(py: &Value, j: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    use toolscore::pyvalue::Int;
+    match (py, j) {
+        (Value::None, J::Null) => true,
+        (Value::Bool(a), J::Bool(b)) => a == b,
+        (Value::Int(i), J::Number(n)) => {
+            if n.is_f64() && n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
+                // serde_json reads the integer `-0` as the double -0.0.
+                return i.is_zero();
+            }
+            if let Some(x) = n.as_i64() {
+                matches!(i, Int::Small(y) if *y == x)
+            } else if let Some(x) = n.as_u64() {
+                i.to_bigint() == x.into()
+            } else {
+                // serde_json's double for a big integer.
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                i.to_f64().map(f64::to_bits) == Some(f.to_bits())
+            }
+        }
+        (Value::Float(a), J::Number(n)) => n.is_f64() && n.as_f64().map(f64::to_bits) == Some(a.to_bits()),
+        (Value::Str(a), J::String(b)) => a == b,
+        (Value::List(items), J::Array(js)) => {
+            items.len() == js.len() && items.iter().zip(js).all(|(a, b)| agrees_with_serde(a, b))
+        }
+        (Value::Dict(d), J::Object(m)) => {
+            d.len() == m.len()
+                && d.iter().zip(m).all(|((k, v), (jk, jv))| k.as_str() == Some(jk.as_str()) && agrees_with_serde(v, jv))
+        }
+        _ => false,
+    }
+}
+
+/// The example traces (`examples/uipath-weather-tools/traces.jsonl`), one
+/// span list per trace.
+pub fn example_traces() -> &'static [Vec<Span>] {
+    static TRACES: OnceLock<Vec<Vec<Span>>> = OnceLock::new();
+    TRACES.get_or_init(|| {
+        let path = repo().join("examples/uipath-weather-tools/traces.jsonl");
+        let text = std::fs::read_to_string(path).expect("example traces");
+        let parsed = toolscore::otlp_json::parse_file_text(&text).expect("example traces parse");
+        let mut by_trace: Vec<Vec<Span>> = Vec::new();
+        for s in parsed.spans {
+            match by_trace.iter_mut().find(|v| v[0].trace_id == s.trace_id) {
+                Some(v) => v.push(s),
+                None => by_trace.push(vec![s]),
+            }
+        }
+        by_trace
+    })
+}
+
+/// The example traces' tool calls, extracted with the default conventions.
+pub fn example_calls() -> &'static [Vec<toolscore::extract::ToolCall>] {
+    static CALLS: OnceLock<Vec<Vec<toolscore::extract::ToolCall>>> = OnceLock::new();
+    CALLS.get_or_init(|| {
+        let config = toolscore::extract::ExtractConfig::default();
+        example_traces().iter().map(|spans| toolscore::extract::extract(spans, &config)).collect()
+    })
+}
+
+/// Runs an evaluator on every example trace with `criteria`, and renders
+/// each outcome as the store and the API would.
+pub fn evaluate_examples(ev: &toolscore::evaluator::Evaluator, criteria: &toolscore::evaluator::Criteria) {
+    for calls in example_calls() {
+        let outcome = ev.evaluate(calls, criteria);
+        let score = toolscore::store::Score {
+            evaluator_id: ev.id.clone(),
+            evaluator_type: ev.kind,
+            outcome: outcome.into(),
+        };
+        let _ = toolscore::api::http::score_json(&score);
+    }
+}
+
+/// Whether serde_json holds a double where `json.loads` made an int (the
+/// integer `-0`, integers past 64 bits): what `evaluator::stage::json_to_py`
+/// turns into a Python float (a reported finding, README.md).
+pub fn serde_double_for_int(py: &Value, j: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (py, j) {
+        (Value::Int(_), J::Number(n)) => n.is_f64(),
+        (Value::List(items), J::Array(js)) => items.iter().zip(js).any(|(a, b)| serde_double_for_int(a, b)),
+        (Value::Dict(d), J::Object(m)) => d.iter().zip(m).any(|((_, v), (_, jv))| serde_double_for_int(v, jv)),
+        _ => false,
+    }
+}
