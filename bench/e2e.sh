@@ -43,7 +43,9 @@ start_server() {   # start_server CONFIG LOG
   rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
   local config="$1"
   if [[ -n "${STORE_BACKEND:-}" ]]; then
-    sed -e "s|^  backend: sqlite|  backend: $STORE_BACKEND|" \
+    # The memory store keeps every result of a phase (the API check reads
+    # the newest 20,000), as before store.max_bytes bounded it.
+    sed -e "s|^  backend: sqlite|  backend: $STORE_BACKEND\n  max_bytes: 2147483648|" \
         -e "s|\[eval-set/|[$PWD/bench/eval-set/|" "$1" >"$WORK/backend-$(basename "$1")"
     config="$WORK/backend-$(basename "$1")"
   fi
