@@ -303,8 +303,9 @@ pub struct RuleMatch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
-    /// Where results live: `sqlite` (a file; they survive restarts) or
-    /// `memory` (this process only; for tests and benchmarks).
+    /// Where results live: `sqlite` (a file; they survive restarts),
+    /// `postgres` (a server; shared by several replicas) or `memory` (this
+    /// process only; for tests and benchmarks).
     pub backend: StoreBackend,
     /// Results kept; the oldest are evicted beyond it.
     pub max_traces: usize,
@@ -314,6 +315,7 @@ pub struct StoreConfig {
     /// recent results kept for long polls and watchers with a database.
     pub max_bytes: usize,
     pub sqlite: SqliteConfig,
+    pub postgres: PostgresConfig,
     pub writer: WriterConfig,
 }
 
@@ -325,6 +327,7 @@ impl Default for StoreConfig {
             retention_secs: 3600,
             max_bytes: 64 << 20,
             sqlite: SqliteConfig::default(),
+            postgres: PostgresConfig::default(),
             writer: WriterConfig::default(),
         }
     }
@@ -334,6 +337,7 @@ impl Default for StoreConfig {
 #[serde(rename_all = "snake_case")]
 pub enum StoreBackend {
     Sqlite,
+    Postgres,
     Memory,
 }
 
@@ -353,6 +357,39 @@ impl Default for SqliteConfig {
         SqliteConfig {
             path: "toolscore-data/results.db".into(),
             busy_timeout_ms: 5_000,
+        }
+    }
+}
+
+/// The PostgreSQL backend: several replicas on one database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PostgresConfig {
+    /// A `postgres://` URL (or a libpq `key=value` string). Its password,
+    /// when it has none, comes from `password_file`, else `PGPASSWORD`.
+    pub url: String,
+    /// A file holding the password (a mounted Secret); one trailing newline
+    /// is ignored.
+    pub password_file: Option<std::path::PathBuf>,
+    /// Connections open at once for reads (the API) and retention; the
+    /// writer and the listener have one each besides.
+    pub pool_size: usize,
+    /// How long connecting may take, and how long a read waits for a busy
+    /// pool's connection.
+    pub connect_timeout_ms: u64,
+    /// Any statement running longer is cancelled by the server (an error:
+    /// a write is retried, a read answered unavailable).
+    pub statement_timeout_ms: u64,
+}
+
+impl Default for PostgresConfig {
+    fn default() -> Self {
+        PostgresConfig {
+            url: String::new(),
+            password_file: None,
+            pool_size: 8,
+            connect_timeout_ms: 5_000,
+            statement_timeout_ms: 30_000,
         }
     }
 }
@@ -528,7 +565,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 37] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 40] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -559,6 +596,9 @@ impl Config {
             ("store.retention_secs", self.store.retention_secs, 365 * DAY_SECS),
             ("store.max_bytes", n(self.store.max_bytes), 1024 * GIB),
             ("store.sqlite.busy_timeout_ms", self.store.sqlite.busy_timeout_ms, HOUR_MS),
+            ("store.postgres.pool_size", n(self.store.postgres.pool_size), 1_000),
+            ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms, HOUR_MS),
+            ("store.postgres.statement_timeout_ms", self.store.postgres.statement_timeout_ms, HOUR_MS),
             ("store.writer.queue_capacity", n(self.store.writer.queue_capacity), 1_000_000),
             ("store.writer.max_batch", n(self.store.writer.max_batch), 100_000),
             ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms, 60_000),
@@ -603,6 +643,11 @@ impl Config {
                 self.store.writer.queue_capacity,
             ),
             ("store.writer.max_batch", self.store.writer.max_batch),
+            ("store.postgres.pool_size", self.store.postgres.pool_size),
+            (
+                "store.postgres.connect_timeout_ms",
+                self.store.postgres.connect_timeout_ms as usize,
+            ),
             (
                 "store.writer.retry_backoff_ms",
                 self.store.writer.retry_backoff_ms as usize,
@@ -663,6 +708,18 @@ impl Config {
         for (path, v) in positive {
             if v == 0 {
                 return Err((path.into(), "must be greater than 0".into()));
+            }
+        }
+        if self.store.backend == StoreBackend::Postgres {
+            let url = &self.store.postgres.url;
+            if url.is_empty() {
+                return Err((
+                    "store.postgres.url".into(),
+                    "is required with store.backend: postgres".into(),
+                ));
+            }
+            if let Err(e) = <postgres::Config as std::str::FromStr>::from_str(url) {
+                return Err(("store.postgres.url".into(), e.to_string()));
             }
         }
         if a.grace_after_root_ms >= a.idle_timeout_secs.saturating_mul(1000) {

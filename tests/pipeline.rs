@@ -40,6 +40,19 @@ async fn conformance_cases_through_the_live_pipeline_on_sqlite() {
     conformance_through(config).await;
 }
 
+/// The same with results in PostgreSQL (a real server the test starts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_cases_through_the_live_pipeline_on_postgres() {
+    let Some(pg) = common::pg::Pg::start() else {
+        return;
+    };
+    let mut config = test_config();
+    config.store.backend = toolscore::config::StoreBackend::Postgres;
+    config.store.postgres.url = pg.database("conformance");
+    config.store.max_bytes = 1;
+    conformance_through(config).await;
+}
+
 async fn conformance_through(mut config: Config) {
     let cases = conformance::load_cases();
     let mut live = Vec::new();

@@ -7,17 +7,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use common::conformance;
-use common::live::{case_rule, case_spans, trace_of};
-use common::service::{SpanSpec, export, test_config};
-use toolscore::config::{Config, StoreBackend, StoreConfig};
-use toolscore::evaluator::stage::Binder;
+use common::process::{WAIT, body, results_survive_kill_9};
+use common::service::test_config;
+use toolscore::config::{StoreBackend, StoreConfig};
 use toolscore::evaluator::{EvaluatorType, Outcome, Status};
 use toolscore::span::TraceId;
 use toolscore::store::sqlite::Sqlite;
@@ -25,161 +22,23 @@ use toolscore::store::{
     DbStore, ListFilter, MemoryStore, ResultStore, Score, TraceRecord, TraceStatus,
 };
 
-const WAIT: Duration = Duration::from_secs(20);
-
-fn free_addr() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
-}
-
-/// `toolscore serve` (the real binary) with results in `dir/results.db`.
-struct Serve {
-    child: Child,
-    otlp_grpc: SocketAddr,
-    api: SocketAddr,
-}
-
-fn serve(config: &Config, dir: &Path) -> Serve {
-    let mut config = config.clone();
-    let (otlp_grpc, otlp_http, api, api_grpc) =
-        (free_addr(), free_addr(), free_addr(), free_addr());
-    config.receivers.grpc.endpoint = otlp_grpc;
-    config.receivers.http.endpoint = otlp_http;
-    config.api.http.endpoint = api;
-    config.api.grpc.endpoint = api_grpc;
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.join("results.db");
-    let file = dir.join("config.yaml");
-    std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
-        .args(["serve", "--config"])
-        .arg(&file)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    Serve {
-        child,
-        otlp_grpc,
-        api,
-    }
-}
-
-/// Waits (polling, with a deadline) until `/readyz` answers 200.
-async fn ready(http: &reqwest::Client, api: SocketAddr) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Ok(r) = http.get(format!("http://{api}/readyz")).send().await {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "toolscore did not become ready");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-async fn body(http: &reqwest::Client, url: String) -> (u16, String) {
-    let r = http.get(url).send().await.unwrap();
-    (r.status().as_u16(), r.text().await.unwrap())
-}
-
 /// Every conformance case through live OTLP into `toolscore serve` on
-/// SQLite; each result read once reported (`wait_ms`); then `kill -9`, a
-/// new process on the same file, and every result, trace summary and the
-/// list read again: the same bytes.
+/// SQLite, `kill -9`, a restart on the same file: the same bytes
+/// ([`results_survive_kill_9`]); then the bytes on disk a result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
-    let cases = conformance::load_cases();
-    let mut config = test_config();
-    let mut live = Vec::new();
-    for case in &cases {
-        let (ev, rule) = case_rule(case);
-        let mut single = Config::default();
-        single.evaluators.inline.push(ev.clone());
-        single.rules.push(rule.clone());
-        if single.validate().is_ok() && Binder::load(&single, None).is_ok() {
-            config.evaluators.inline.push(ev);
-            config.rules.push(rule);
-            live.push(case);
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
-    let mut first = serve(&config, dir.path());
-    ready(&http, first.api).await;
-    let exporter = {
-        use opentelemetry_otlp::WithExportConfig;
-        opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(format!("http://{}", first.otlp_grpc))
-            .with_timeout(Duration::from_secs(10))
-            .build()
-            .unwrap()
-    };
-    for chunk in live.chunks(25) {
-        let spans: Vec<SpanSpec> = chunk.iter().flat_map(|c| case_spans(c)).collect();
-        export(&exporter, &spans).await;
-    }
-    let mut before = Vec::new();
-    for case in &live {
-        let id = trace_of(case).to_hex();
-        let (status, scores) = body(
-            &http,
-            format!("http://{}/traces/{id}/scores?wait_ms=15000", first.api),
-        )
-        .await;
-        assert_eq!(status, 200, "{}: {scores}", case.id);
-        assert!(
-            scores.contains("\"status\":\"evaluated\""),
-            "{}: {scores}",
-            case.id
-        );
-        let (_, trace) = body(&http, format!("http://{}/traces/{id}", first.api)).await;
-        before.push((id, scores, trace));
-    }
-    let list_url = |api: SocketAddr| format!("http://{api}/traces?limit=10000");
-    let (_, list_before) = body(&http, list_url(first.api)).await;
-    first.child.kill().unwrap(); // SIGKILL: no drain, no flush
-    first.child.wait().unwrap();
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    let n = results_survive_kill_9(&config, dir.path()).await;
+    println!("{n} results survived kill -9");
     let size = |f: &str| std::fs::metadata(dir.path().join(f)).map_or(0, |m| m.len());
-    println!(
-        "{} results: database file {} bytes, WAL {} bytes",
-        before.len(),
-        size("results.db"),
-        size("results.db-wal"),
-    );
-
-    let mut second = serve(&config, dir.path());
-    ready(&http, second.api).await;
-    for (id, scores, trace) in &before {
-        let (status, again) =
-            body(&http, format!("http://{}/traces/{id}/scores", second.api)).await;
-        assert_eq!(status, 200, "{id}");
-        assert_eq!(&again, scores, "{id}: scores differ after the restart");
-        let (_, again) = body(&http, format!("http://{}/traces/{id}", second.api)).await;
-        assert_eq!(
-            &again, trace,
-            "{id}: trace summary differs after the restart"
-        );
-    }
-    let (_, list_after) = body(&http, list_url(second.api)).await;
-    assert_eq!(
-        list_after, list_before,
-        "GET /traces differs after the restart"
-    );
-    println!("{} results survived kill -9", before.len());
-    second.child.kill().unwrap();
-    second.child.wait().unwrap();
     // Bytes on disk a result, once the WAL is checkpointed into the file.
     let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
     db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
     let bytes = size("results.db");
-    println!(
-        "checkpointed: {bytes} bytes, {} a result",
-        bytes / before.len() as u64
-    );
+    println!("checkpointed: {bytes} bytes, {} a result", bytes / n as u64);
 }
 
 fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {

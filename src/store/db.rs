@@ -72,7 +72,23 @@ pub trait Database: Send + Sync + 'static {
         batch: usize,
     ) -> Result<u64, DbError>;
     fn count(&self) -> Result<u64, DbError>;
+    /// Whether other processes write to this database too (replicas): reads
+    /// then go to it first, before this process's recent results.
+    fn shared(&self) -> bool {
+        false
+    }
+    /// Calls `on_commit`, from a thread of its own, with the trace ID and
+    /// revision of each commit any process announces, so that this one's
+    /// long polls and watchers wake for them; `on_commit(None)` (about once
+    /// a second) asks whether the store is still open. Only a shared
+    /// database has something to announce.
+    fn listen(&self, _on_commit: OnCommit) -> Result<(), DbError> {
+        Ok(())
+    }
 }
+
+/// See [`Database::listen`]; false once the store is gone.
+pub type OnCommit = Box<dyn Fn(Option<(TraceId, u32)>) -> bool + Send>;
 
 /// Rows deleted per retention statement: a large backlog is pruned over
 /// several passes, never in one long transaction.
@@ -225,6 +241,18 @@ impl DbStore {
             closing: AtomicBool::new(false),
             deadline: Mutex::new(None),
         });
+        if shared.db.shared() {
+            let weak = Arc::downgrade(&shared);
+            shared.db.listen(Box::new(move |commit| {
+                let Some(s) = weak.upgrade() else {
+                    return false;
+                };
+                if let Some((trace_id, revision)) = commit {
+                    s.notified(trace_id, revision);
+                }
+                true
+            }))?;
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel(config.writer.queue_capacity.max(1));
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let writer = Writer {
@@ -261,6 +289,28 @@ impl DbStore {
                 tracing::warn!(error = %e, "reading a result failed");
                 None
             }
+        }
+    }
+}
+
+impl Shared {
+    /// Another process committed this revision (or this one did): makes it
+    /// this process's recent result, which wakes long polls and watchers,
+    /// unless it is already. The exporter is the committing process's.
+    fn notified(&self, trace_id: TraceId, revision: u32) {
+        if self
+            .local
+            .get(&trace_id)
+            .is_some_and(|r| r.status != TraceStatus::Pending && r.revision >= revision)
+        {
+            return;
+        }
+        match self.db.get(&trace_id) {
+            Ok(Some(r)) => {
+                self.local.put_shared(Arc::new(r), Instant::now());
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "reading another replica's result failed"),
         }
     }
 }
@@ -426,6 +476,12 @@ impl ResultStore for DbStore {
     }
 
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+        if self.shared.db.shared() {
+            // Another replica may have stored a newer revision.
+            return self
+                .db_get(trace_id)
+                .or_else(|| self.shared.local.get(trace_id));
+        }
         match self.shared.local.get(trace_id) {
             Some(r) if r.status != TraceStatus::Pending => Some(r),
             local => self.db_get(trace_id).or(local),
@@ -464,6 +520,14 @@ impl ResultStore for DbStore {
     }
 
     fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait {
+        if self.shared.db.shared() {
+            if let Some(r) = self
+                .db_get(&trace_id)
+                .filter(|r| r.status != TraceStatus::Pending)
+            {
+                return ResultOrWait::Ready(r);
+            }
+        }
         match self.shared.local.result_or_wait(trace_id) {
             ResultOrWait::Ready(r) => ResultOrWait::Ready(r),
             ResultOrWait::Wait(rx) => match self.db_get(&trace_id) {

@@ -1,17 +1,19 @@
 //! Results by trace ID, bounded in count, bytes and age, readable by the API.
 //!
 //! [`ResultStore`] has two implementations: [`MemoryStore`] (this process
-//! only) and [`DbStore`], results in a database ([`sqlite::Sqlite`]) with
+//! only) and [`DbStore`], results in a database ([`sqlite::Sqlite`], or
+//! [`postgres::Postgres`] shared by replicas) with
 //! a memory store beside it for what must be local. Every new or revised
 //! record is published to subscribers (long-polls, `WatchScores`) and to
 //! the [`OnStored`] hook (the exporter) once it can be read.
 
 mod db;
 mod memory;
+pub mod postgres;
 mod rows;
 pub mod sqlite;
 
-pub use db::{Database, DbError, DbStore, WriterStats};
+pub use db::{Database, DbError, DbStore, OnCommit, WriterStats};
 pub use memory::MemoryStore;
 
 /// Called with each record once it is stored and readable (the exporter's
@@ -62,9 +64,22 @@ pub fn open(config: &crate::config::StoreConfig) -> Result<Opened, DbError> {
             ),
             None,
         ),
-        StoreBackend::Sqlite => {
-            let db = Arc::new(sqlite::Sqlite::open(&config.sqlite)?);
-            let store = DbStore::start(db, config)?;
+        StoreBackend::Sqlite | StoreBackend::Postgres => {
+            // On a thread of its own: the PostgreSQL client blocks on a
+            // runtime of its own, which an async thread must not do.
+            let store = std::thread::scope(|s| {
+                s.spawn(|| {
+                    let db: Arc<dyn Database> = match config.backend {
+                        StoreBackend::Postgres => {
+                            Arc::new(postgres::Postgres::open(&config.postgres)?)
+                        }
+                        _ => Arc::new(sqlite::Sqlite::open(&config.sqlite)?),
+                    };
+                    DbStore::start(db, config)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(DbError::Query("opening the store panicked".into())))
+            })?;
             let stats = store.stats();
             (Arc::new(store), Some(stats))
         }

@@ -8,5 +8,7 @@
 
 pub mod conformance;
 pub mod live;
+pub mod pg;
+pub mod process;
 pub mod service;
 pub mod weather;

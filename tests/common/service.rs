@@ -57,7 +57,7 @@ pub async fn wait_for(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut updates = running.store.subscribe();
     loop {
-        if let Some(r) = running.store.get(&trace) {
+        if let Some(r) = toolscore::store::get(&running.store, trace).await {
             if done(&r) {
                 return r;
             }
@@ -66,7 +66,7 @@ pub async fn wait_for(
             Ok(_) => {}
             Err(_) => panic!(
                 "timed out waiting for trace {trace}; last record: {:?}",
-                running.store.get(&trace)
+                toolscore::store::get(&running.store, trace).await
             ),
         }
     }

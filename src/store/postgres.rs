@@ -1,0 +1,814 @@
+//! The PostgreSQL database behind [`DbStore`](super::DbStore), shared by
+//! several replicas: each one writes the traces it evaluated and reads any
+//! trace, and a commit is announced to every replica with `NOTIFY` so their
+//! long polls and watchers wake (see [`Database::listen`]).
+//!
+//! A batch is one transaction of four statements whatever its size (rows
+//! go in as arrays through `unnest`): the round trips, not the rows, are
+//! what a batch costs. Free text (span and evaluator names, errors) is kept
+//! as `bytea`, because a PostgreSQL `text` cannot hold the NUL character a
+//! span may carry.
+
+use std::str::FromStr;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use postgres::{Client, NoTls, Row};
+
+use super::db::{Database, DbError, Written};
+use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
+use super::{ListFilter, TraceRecord};
+use crate::config::PostgresConfig;
+use crate::span::TraceId;
+
+/// The schema, one migration per version (table `toolscore_schema`). A
+/// migration is never edited once released: a change is a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: traces and their scores.
+    "CREATE TABLE toolscore_traces (
+        trace_id bytea PRIMARY KEY,
+        revision bigint NOT NULL,
+        status text NOT NULL,
+        complete boolean NOT NULL,
+        evaluated_at bigint,
+        stored_at bigint NOT NULL,
+        root_span_id bytea,
+        root_name bytea,
+        root_service bytea,
+        root_start bigint,
+        root_end bigint,
+        binding text,
+        tool_calls text NOT NULL,
+        content_captured boolean NOT NULL,
+        span_count bigint NOT NULL
+    );
+    CREATE INDEX toolscore_traces_by_stored_at ON toolscore_traces (stored_at);
+    CREATE INDEX toolscore_traces_by_status ON toolscore_traces (status, stored_at);
+    CREATE TABLE toolscore_scores (
+        trace_id bytea NOT NULL REFERENCES toolscore_traces (trace_id) ON DELETE CASCADE,
+        idx bigint NOT NULL,
+        evaluator_id bytea NOT NULL,
+        evaluator_type text NOT NULL,
+        status text NOT NULL,
+        score double precision,
+        score_bits bigint,
+        score_is_int boolean NOT NULL,
+        passed boolean,
+        threshold_bits bigint,
+        details text NOT NULL,
+        error bytea,
+        PRIMARY KEY (trace_id, idx)
+    );
+    CREATE INDEX toolscore_scores_by_evaluator ON toolscore_scores (evaluator_id, score);",
+];
+
+/// The channel commits are announced on; the payload is
+/// `<trace id hex>:<revision>`.
+const CHANNEL: &str = "toolscore_results";
+
+/// Advisory lock keys ("toolscore" in ASCII, then one per purpose): the
+/// replicas starting together migrate one at a time, and one prunes at a time.
+const MIGRATE_LOCK: i64 = 0x746f_6f6c_7363_0001;
+const PRUNE_LOCK: i64 = 0x746f_6f6c_7363_0002;
+
+const TRACE_COLUMNS: &str = "trace_id, revision, status, complete, evaluated_at, stored_at, \
+     root_span_id, root_name, root_service, root_start, root_end, binding, tool_calls, \
+     content_captured, span_count";
+
+const SCORE_COLUMNS: &str = "trace_id, idx, evaluator_id, evaluator_type, status, score, \
+     score_bits, score_is_int, passed, threshold_bits, details, error";
+
+pub struct Postgres {
+    config: postgres::Config,
+    /// Shown in errors and logs: the URL without its password.
+    what: String,
+    /// The writer's connection (one writer thread; reconnected after a
+    /// failure) and the last `stored_at` it wrote (see [`Database::write`]).
+    writer: Mutex<(Option<Client>, i64)>,
+    readers: Pool,
+}
+
+fn err(e: postgres::Error) -> DbError {
+    // The server's message when there is one ("db error" alone says nothing).
+    match e.as_db_error() {
+        Some(db) => DbError::Query(format!("{}: {}", db.code().code(), db.message())),
+        None => DbError::Query(e.to_string()),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every use is a whole statement or transaction: nothing half-done to poison.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Postgres {
+    /// Connects, and brings the schema up to date; refuses a database
+    /// written by a newer version.
+    pub fn open(config: &PostgresConfig) -> Result<Postgres, DbError> {
+        let (pg, what) = client_config(config)?;
+        let mut client = pg.connect(NoTls).map_err(|e| DbError::Open {
+            what: what.clone(),
+            message: err(e).to_string(),
+        })?;
+        migrate(&mut client, &what)?;
+        let last: i64 = client
+            .query_one(
+                "SELECT coalesce(max(stored_at), 0)::bigint FROM toolscore_traces",
+                &[],
+            )
+            .map_err(err)?
+            .get(0);
+        Ok(Postgres {
+            readers: Pool::new(pg.clone(), config.pool_size.max(1), pg_connect_timeout(&pg)),
+            config: pg,
+            what,
+            writer: Mutex::new((Some(client), last)),
+        })
+    }
+}
+
+impl Drop for Postgres {
+    /// Closing a connection blocks on the client's runtime, which panics on
+    /// an async thread (where the last handle to the store may be dropped):
+    /// the connections are closed on a thread of their own.
+    fn drop(&mut self) {
+        let mut clients: Vec<Client> = std::mem::take(&mut lock(&self.readers.state).idle);
+        clients.extend(lock(&self.writer).0.take());
+        if clients.is_empty() {
+            return;
+        }
+        let _ = std::thread::spawn(move || drop(clients)).join();
+    }
+}
+
+fn pg_connect_timeout(pg: &postgres::Config) -> Duration {
+    pg.get_connect_timeout()
+        .copied()
+        .unwrap_or(Duration::from_secs(5))
+}
+
+/// The client configuration from `store.postgres`: the URL, its password
+/// from `password_file` or `PGPASSWORD` when it has none, the timeouts.
+fn client_config(config: &PostgresConfig) -> Result<(postgres::Config, String), DbError> {
+    let mut pg = postgres::Config::from_str(&config.url).map_err(|e| DbError::Open {
+        what: "store.postgres.url".into(),
+        message: e.to_string(),
+    })?;
+    let what = redact(&config.url);
+    if let Some(file) = &config.password_file {
+        let text = std::fs::read_to_string(file).map_err(|e| DbError::Open {
+            what: what.clone(),
+            message: format!(
+                "cannot read store.postgres.password_file {}: {e}",
+                file.display()
+            ),
+        })?;
+        pg.password(text.trim_end_matches(['\r', '\n']));
+    } else if pg.get_password().is_none() {
+        if let Ok(p) = std::env::var("PGPASSWORD") {
+            pg.password(p);
+        }
+    }
+    pg.connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+        .application_name("toolscore")
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(30));
+    // The statement timeout as a session setting, after the URL's own options.
+    let options = format!(
+        "{} -c statement_timeout={}",
+        pg.get_options().unwrap_or(""),
+        config.statement_timeout_ms
+    );
+    pg.options(options.trim_start());
+    Ok((pg, what))
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match http::Uri::from_str(url) {
+        Ok(uri) => match uri.authority() {
+            Some(a) if a.as_str().contains('@') => {
+                let host = a.as_str().rsplit('@').next().unwrap_or("");
+                let user = a.as_str().split([':', '@']).next().unwrap_or("");
+                format!(
+                    "{}://{user}@{host}{}",
+                    uri.scheme_str().unwrap_or("postgres"),
+                    uri.path()
+                )
+            }
+            _ => format!(
+                "{}://{}{}",
+                uri.scheme_str().unwrap_or("postgres"),
+                uri.authority().map(|a| a.as_str()).unwrap_or(""),
+                uri.path()
+            ),
+        },
+        // A key=value connection string: shown without its password.
+        Err(_) => url
+            .split_whitespace()
+            .filter(|kv| !kv.starts_with("password"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+fn migrate(client: &mut Client, what: &str) -> Result<(), DbError> {
+    let open = |e: postgres::Error| DbError::Open {
+        what: what.to_owned(),
+        message: err(e).to_string(),
+    };
+    let mut tx = client.transaction().map_err(open)?;
+    // Held to the commit: another replica starting now waits here.
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])
+        .map_err(open)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS toolscore_schema (version bigint NOT NULL)")
+        .map_err(open)?;
+    let version: i64 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0)::bigint FROM toolscore_schema",
+            &[],
+        )
+        .map_err(open)?
+        .get(0);
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(DbError::NewerSchema {
+            what: what.to_owned(),
+            found: version,
+            known,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.batch_execute(sql).map_err(open)?;
+        tracing::info!(database = %what, version = i + 1, "schema migrated");
+    }
+    tx.execute("DELETE FROM toolscore_schema", &[])
+        .map_err(open)?;
+    tx.execute(
+        "INSERT INTO toolscore_schema VALUES ($1)",
+        &[&version.max(known)],
+    )
+    .map_err(open)?;
+    tx.commit().map_err(open)
+}
+
+/// Read connections: at most `max` open, idle ones reused; a caller waits
+/// up to the connect timeout for one when all are busy.
+struct Pool {
+    config: postgres::Config,
+    max: usize,
+    wait: Duration,
+    state: Mutex<PoolState>,
+    freed: Condvar,
+}
+
+struct PoolState {
+    idle: Vec<Client>,
+    open: usize,
+}
+
+impl Pool {
+    fn new(config: postgres::Config, max: usize, wait: Duration) -> Pool {
+        Pool {
+            config,
+            max,
+            wait,
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Runs `f` on a pooled connection; a connection that broke is closed.
+    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T, DbError>) -> Result<T, DbError> {
+        let mut client = self.take()?;
+        let out = f(&mut client);
+        let mut state = lock(&self.state);
+        if client.is_closed() {
+            state.open -= 1;
+        } else {
+            state.idle.push(client);
+        }
+        drop(state);
+        self.freed.notify_one();
+        out
+    }
+
+    fn take(&self) -> Result<Client, DbError> {
+        let deadline = Instant::now() + self.wait;
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(c) = state.idle.pop() {
+                return Ok(c);
+            }
+            if state.open < self.max {
+                state.open += 1;
+                drop(state);
+                return self.config.connect(NoTls).map_err(|e| {
+                    lock(&self.state).open -= 1;
+                    self.freed.notify_one();
+                    err(e)
+                });
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(DbError::Query(format!(
+                    "all {} connections of store.postgres.pool_size are busy",
+                    self.max
+                )));
+            }
+            state = self
+                .freed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+fn bad_row(e: impl std::fmt::Display) -> DbError {
+    DbError::Row(e.to_string())
+}
+
+fn text_of(bytes: Option<Vec<u8>>) -> Result<Option<String>, DbError> {
+    bytes
+        .map(|b| String::from_utf8(b).map_err(bad_row))
+        .transpose()
+}
+
+fn trace_row_of(r: &Row) -> Result<TraceRowOwned, DbError> {
+    let trace_id: Vec<u8> = r.try_get(0).map_err(bad_row)?;
+    let root_span_id: Option<Vec<u8>> = r.try_get(6).map_err(bad_row)?;
+    Ok(TraceRowOwned {
+        trace_id: trace_id
+            .try_into()
+            .map_err(|_| bad_row("a trace ID that is not 16 bytes"))?,
+        revision: r.try_get(1).map_err(bad_row)?,
+        status: r.try_get(2).map_err(bad_row)?,
+        complete: r.try_get(3).map_err(bad_row)?,
+        evaluated_at: r.try_get(4).map_err(bad_row)?,
+        root_span_id: root_span_id.and_then(|v| v.try_into().ok()),
+        root_name: text_of(r.try_get(7).map_err(bad_row)?)?,
+        root_service: text_of(r.try_get(8).map_err(bad_row)?)?,
+        root_start: r.try_get(9).map_err(bad_row)?,
+        root_end: r.try_get(10).map_err(bad_row)?,
+        binding: r.try_get(11).map_err(bad_row)?,
+        tool_calls: r.try_get(12).map_err(bad_row)?,
+        content_captured: r.try_get(13).map_err(bad_row)?,
+        span_count: r.try_get(14).map_err(bad_row)?,
+    })
+}
+
+/// A score row: `SCORE_COLUMNS` but `score`, after the trace ID.
+fn score_row_of(r: &Row) -> Result<ScoreRowOwned, DbError> {
+    Ok(ScoreRowOwned {
+        evaluator_id: text_of(r.try_get(1).map_err(bad_row)?)?.unwrap_or_default(),
+        evaluator_type: r.try_get(2).map_err(bad_row)?,
+        status: r.try_get(3).map_err(bad_row)?,
+        score_bits: r.try_get(4).map_err(bad_row)?,
+        score_is_int: r.try_get(5).map_err(bad_row)?,
+        passed: r.try_get(6).map_err(bad_row)?,
+        threshold_bits: r.try_get(7).map_err(bad_row)?,
+        details: r.try_get(8).map_err(bad_row)?,
+        error: text_of(r.try_get(9).map_err(bad_row)?)?,
+    })
+}
+
+const SELECT_SCORES: &str = "SELECT trace_id, evaluator_id, evaluator_type, status, score_bits, \
+     score_is_int, passed, threshold_bits, details, error FROM toolscore_scores \
+     WHERE trace_id = ANY($1) ORDER BY trace_id, idx";
+
+/// The records of these trace rows, with their scores (one query for all).
+fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceRecord>, DbError> {
+    let mut records = Vec::with_capacity(trace_rows.len());
+    for r in &trace_rows {
+        records.push(rows::record_of(trace_row_of(r)?).map_err(bad_row)?);
+    }
+    if records.is_empty() {
+        return Ok(records);
+    }
+    let ids: Vec<&[u8]> = records.iter().map(|r| &r.trace_id.0[..]).collect();
+    let scores = client.query(SELECT_SCORES, &[&ids]).map_err(err)?;
+    let mut by_id: std::collections::HashMap<[u8; 16], usize> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.trace_id.0, i))
+        .collect();
+    for s in &scores {
+        let id: Vec<u8> = s.try_get(0).map_err(bad_row)?;
+        let Some(&i) = <[u8; 16]>::try_from(id).ok().and_then(|id| by_id.get(&id)) else {
+            continue;
+        };
+        let record = &mut records[i];
+        let score = rows::score_of(&record.trace_id, score_row_of(s)?).map_err(bad_row)?;
+        record.scores.push(score);
+    }
+    by_id.clear();
+    Ok(records)
+}
+
+/// Each trace's last record in the batch with its highest revision: one
+/// statement cannot upsert a row twice, and the newer revision wins anyway.
+fn newest_per_trace(batch: &[Arc<TraceRecord>]) -> Vec<usize> {
+    let mut at: std::collections::HashMap<TraceId, usize> =
+        std::collections::HashMap::with_capacity(batch.len());
+    for (i, r) in batch.iter().enumerate() {
+        match at.get(&r.trace_id) {
+            Some(&j) if batch[j].revision > r.revision => {}
+            _ => {
+                at.insert(r.trace_id, i);
+            }
+        }
+    }
+    let mut keep: Vec<usize> = at.into_values().collect();
+    keep.sort_unstable();
+    keep
+}
+
+impl Postgres {
+    fn write_batch(
+        client: &mut Client,
+        batch: &[Arc<TraceRecord>],
+        keep: &[usize],
+        first_stored_at: i64,
+    ) -> Result<Vec<bool>, postgres::Error> {
+        let trace_rows: Vec<rows::TraceRow> = keep
+            .iter()
+            .zip(first_stored_at..)
+            .map(|(&i, at)| rows::trace_row(&batch[i], at))
+            .collect();
+        let trace_id: Vec<&[u8]> = trace_rows.iter().map(|r| &r.trace_id[..]).collect();
+        let revision: Vec<i64> = trace_rows.iter().map(|r| r.revision).collect();
+        let status: Vec<&str> = trace_rows.iter().map(|r| r.status).collect();
+        let complete: Vec<bool> = trace_rows.iter().map(|r| r.complete).collect();
+        let evaluated_at: Vec<Option<i64>> = trace_rows.iter().map(|r| r.evaluated_at).collect();
+        let stored_at: Vec<i64> = trace_rows.iter().map(|r| r.stored_at).collect();
+        let root_span_id: Vec<Option<&[u8]>> = trace_rows
+            .iter()
+            .map(|r| r.root_span_id.as_ref().map(|b| &b[..]))
+            .collect();
+        let root_name: Vec<Option<&[u8]>> = trace_rows
+            .iter()
+            .map(|r| r.root_name.as_deref().map(str::as_bytes))
+            .collect();
+        let root_service: Vec<Option<&[u8]>> = trace_rows
+            .iter()
+            .map(|r| r.root_service.as_deref().map(str::as_bytes))
+            .collect();
+        let root_start: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_start).collect();
+        let root_end: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_end).collect();
+        let binding: Vec<Option<&str>> = trace_rows.iter().map(|r| r.binding.as_deref()).collect();
+        let tool_calls: Vec<&str> = trace_rows.iter().map(|r| r.tool_calls.as_str()).collect();
+        let content_captured: Vec<bool> = trace_rows.iter().map(|r| r.content_captured).collect();
+        let span_count: Vec<i64> = trace_rows.iter().map(|r| r.span_count).collect();
+
+        let mut tx = client.transaction()?;
+        let changed = tx.query(
+            &format!(
+                "INSERT INTO toolscore_traces AS t ({TRACE_COLUMNS})
+                 SELECT * FROM unnest($1::bytea[], $2::int8[], $3::text[], $4::bool[],
+                   $5::int8[], $6::int8[], $7::bytea[], $8::bytea[], $9::bytea[], $10::int8[],
+                   $11::int8[], $12::text[], $13::text[], $14::bool[], $15::int8[])
+                 ON CONFLICT (trace_id) DO UPDATE SET
+                   revision = excluded.revision, status = excluded.status,
+                   complete = excluded.complete, evaluated_at = excluded.evaluated_at,
+                   stored_at = excluded.stored_at, root_span_id = excluded.root_span_id,
+                   root_name = excluded.root_name, root_service = excluded.root_service,
+                   root_start = excluded.root_start, root_end = excluded.root_end,
+                   binding = excluded.binding, tool_calls = excluded.tool_calls,
+                   content_captured = excluded.content_captured,
+                   span_count = excluded.span_count
+                 WHERE excluded.revision >= t.revision
+                 RETURNING trace_id"
+            ),
+            &[
+                &trace_id,
+                &revision,
+                &status,
+                &complete,
+                &evaluated_at,
+                &stored_at,
+                &root_span_id,
+                &root_name,
+                &root_service,
+                &root_start,
+                &root_end,
+                &binding,
+                &tool_calls,
+                &content_captured,
+                &span_count,
+            ],
+        )?;
+        let changed: std::collections::HashSet<Vec<u8>> =
+            changed.iter().filter_map(|r| r.try_get(0).ok()).collect();
+        let stored_ids: Vec<&[u8]> = trace_id
+            .iter()
+            .copied()
+            .filter(|id| changed.contains(*id))
+            .collect();
+        if !stored_ids.is_empty() {
+            tx.execute(
+                "DELETE FROM toolscore_scores WHERE trace_id = ANY($1)",
+                &[&stored_ids],
+            )?;
+            let mut s_trace: Vec<&[u8]> = Vec::new();
+            let mut s_idx: Vec<i64> = Vec::new();
+            let mut s_evaluator: Vec<&[u8]> = Vec::new();
+            let mut s_type: Vec<&str> = Vec::new();
+            let mut s_status: Vec<&str> = Vec::new();
+            let mut s_score: Vec<Option<f64>> = Vec::new();
+            let mut s_bits: Vec<Option<i64>> = Vec::new();
+            let mut s_is_int: Vec<bool> = Vec::new();
+            let mut s_passed: Vec<Option<bool>> = Vec::new();
+            let mut s_threshold: Vec<Option<i64>> = Vec::new();
+            let mut s_details: Vec<&str> = Vec::new();
+            let mut s_error: Vec<Option<&[u8]>> = Vec::new();
+            for &i in keep {
+                let r = &batch[i];
+                if !changed.contains(&r.trace_id.0[..]) {
+                    continue;
+                }
+                for s in rows::score_rows(r) {
+                    s_trace.push(&r.trace_id.0[..]);
+                    s_idx.push(s.idx);
+                    s_evaluator.push(s.evaluator_id.as_bytes());
+                    s_type.push(s.evaluator_type);
+                    s_status.push(s.status);
+                    s_score.push(s.score);
+                    s_bits.push(s.score_bits);
+                    s_is_int.push(s.score_is_int);
+                    s_passed.push(s.passed);
+                    s_threshold.push(s.threshold_bits);
+                    s_details.push(s.details);
+                    s_error.push(s.error.map(str::as_bytes));
+                }
+            }
+            if !s_trace.is_empty() {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO toolscore_scores ({SCORE_COLUMNS})
+                         SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::text[],
+                           $5::text[], $6::float8[], $7::int8[], $8::bool[], $9::bool[],
+                           $10::int8[], $11::text[], $12::bytea[])"
+                    ),
+                    &[
+                        &s_trace,
+                        &s_idx,
+                        &s_evaluator,
+                        &s_type,
+                        &s_status,
+                        &s_score,
+                        &s_bits,
+                        &s_is_int,
+                        &s_passed,
+                        &s_threshold,
+                        &s_details,
+                        &s_error,
+                    ],
+                )?;
+            }
+            // Delivered to every listening replica when the commit is.
+            let payloads: Vec<String> = keep
+                .iter()
+                .map(|&i| &batch[i])
+                .filter(|r| changed.contains(&r.trace_id.0[..]))
+                .map(|r| format!("{}:{}", r.trace_id.to_hex(), r.revision))
+                .collect();
+            tx.execute(
+                "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
+                &[&CHANNEL, &payloads],
+            )?;
+        }
+        tx.commit()?;
+        Ok(batch
+            .iter()
+            .enumerate()
+            .map(|(i, r)| keep.binary_search(&i).is_ok() && changed.contains(&r.trace_id.0[..]))
+            .collect())
+    }
+}
+
+impl Database for Postgres {
+    fn write(&self, batch: &[Arc<TraceRecord>], now: SystemTime) -> Result<Written, DbError> {
+        let mut guard = lock(&self.writer);
+        let (client, last) = &mut *guard;
+        let c = match client {
+            Some(c) if !c.is_closed() => c,
+            _ => client.insert(self.config.connect(NoTls).map_err(err)?),
+        };
+        let keep = newest_per_trace(batch);
+        let first = unix_nanos(now).max(*last + 1);
+        match Postgres::write_batch(c, batch, &keep, first) {
+            Ok(stored) => {
+                *last = first + keep.len() as i64 - 1;
+                Ok(Written { stored })
+            }
+            Err(e) => {
+                // Reconnect on the next try: the connection may be the fault.
+                if c.is_closed() || e.as_db_error().is_none() {
+                    *client = None;
+                }
+                Err(err(e))
+            }
+        }
+    }
+
+    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError> {
+        self.readers.with(|c| {
+            let rows = c
+                .query(
+                    &format!("SELECT {TRACE_COLUMNS} FROM toolscore_traces WHERE trace_id = $1"),
+                    &[&&trace_id.0[..]],
+                )
+                .map_err(err)?;
+            Ok(records_of(c, rows)?.pop())
+        })
+    }
+
+    fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+        self.readers.with(|c| {
+            let rows = c
+                .query(
+                    &format!(
+                        "SELECT {TRACE_COLUMNS} FROM toolscore_traces t
+                         WHERE ($1::text IS NULL OR t.status = $1)
+                           AND ($2::int8 IS NULL OR t.stored_at >= $2)
+                           AND ($3::bytea IS NULL OR EXISTS (SELECT 1 FROM toolscore_scores s
+                                WHERE s.trace_id = t.trace_id AND s.evaluator_id = $3))
+                           AND ($4::float8 IS NULL OR EXISTS (SELECT 1 FROM toolscore_scores s
+                                WHERE s.trace_id = t.trace_id
+                                  AND ($3::bytea IS NULL OR s.evaluator_id = $3)
+                                  AND s.score <= $4))
+                         ORDER BY t.stored_at DESC, t.trace_id DESC
+                         LIMIT $5"
+                    ),
+                    &[
+                        &f.status.map(status_text),
+                        &f.since.map(unix_nanos),
+                        &f.evaluator.as_deref().map(str::as_bytes),
+                        &f.max_score,
+                        &i64::try_from(f.limit).unwrap_or(i64::MAX),
+                    ],
+                )
+                .map_err(err)?;
+            records_of(c, rows)
+        })
+    }
+
+    fn prune(
+        &self,
+        older_than: SystemTime,
+        max_traces: usize,
+        batch: usize,
+    ) -> Result<u64, DbError> {
+        let limit = i64::try_from(batch).unwrap_or(i64::MAX);
+        let max = i64::try_from(max_traces).unwrap_or(i64::MAX);
+        self.readers.with(|c| {
+            let mut tx = c.transaction().map_err(err)?;
+            // One replica prunes at a time; the others skip this pass.
+            let locked: bool = tx
+                .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&PRUNE_LOCK])
+                .map_err(err)?
+                .get(0);
+            if !locked {
+                return Ok(0);
+            }
+            let aged = tx
+                .execute(
+                    "DELETE FROM toolscore_traces WHERE trace_id IN
+                     (SELECT trace_id FROM toolscore_traces WHERE stored_at < $1
+                      ORDER BY stored_at LIMIT $2)",
+                    &[&unix_nanos(older_than), &limit],
+                )
+                .map_err(err)?;
+            let count: i64 = tx
+                .query_one("SELECT count(*) FROM toolscore_traces", &[])
+                .map_err(err)?
+                .get(0);
+            let excess = count.saturating_sub(max);
+            let over = if excess > 0 {
+                tx.execute(
+                    "DELETE FROM toolscore_traces WHERE trace_id IN
+                     (SELECT trace_id FROM toolscore_traces ORDER BY stored_at LIMIT $1)",
+                    &[&excess.min(limit)],
+                )
+                .map_err(err)?
+            } else {
+                0
+            };
+            tx.commit().map_err(err)?;
+            Ok(aged + over)
+        })
+    }
+
+    fn count(&self) -> Result<u64, DbError> {
+        self.readers.with(|c| {
+            let n: i64 = c
+                .query_one("SELECT count(*) FROM toolscore_traces", &[])
+                .map_err(err)?
+                .get(0);
+            Ok(n.max(0) as u64)
+        })
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    /// A thread on its own connection, `LISTEN`ing; reconnects with backoff
+    /// (commits announced while it is disconnected are not seen: their
+    /// long polls find them in the database when they time out).
+    fn listen(&self, on_commit: super::db::OnCommit) -> Result<(), DbError> {
+        let config = self.config.clone();
+        let what = self.what.clone();
+        std::thread::Builder::new()
+            .name("toolscore-store-listen".into())
+            .spawn(move || listen_loop(&config, &what, &on_commit))
+            .map(|_| ())
+            .map_err(|e| DbError::Query(format!("cannot start the listener thread: {e}")))
+    }
+}
+
+fn listen_loop(config: &postgres::Config, what: &str, on_commit: &super::db::OnCommit) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let mut client = match config.connect(NoTls) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(database = %what, error = %err(e), "cannot listen for other replicas' results; retrying");
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
+            tracing::warn!(database = %what, error = %err(e), "LISTEN failed; retrying");
+            std::thread::sleep(backoff);
+            continue;
+        }
+        backoff = Duration::from_millis(100);
+        loop {
+            let mut notes = client.notifications();
+            let mut it = notes.timeout_iter(Duration::from_secs(1));
+            let mut failed = None;
+            loop {
+                match postgres::fallible_iterator::FallibleIterator::next(&mut it) {
+                    Ok(Some(n)) => {
+                        let Some((id, rev)) = n.payload().split_once(':') else {
+                            continue;
+                        };
+                        let (Ok(id), Ok(rev)) = (TraceId::parse_hex(id), rev.parse::<u32>()) else {
+                            continue;
+                        };
+                        if !on_commit(Some((id, rev))) {
+                            return; // the store is gone
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = failed {
+                tracing::warn!(database = %what, error = %err(e), "the listening connection broke; reconnecting");
+                break;
+            }
+            if !on_commit(None) {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_the_password() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db:5432/toolscore"),
+            "postgres://app@db:5432/toolscore"
+        );
+        assert_eq!(redact("postgres://db/x"), "postgres://db/x");
+        assert_eq!(
+            redact("host=db user=app password=s3cret"),
+            "host=db user=app"
+        );
+    }
+
+    #[test]
+    fn keeps_the_newest_revision_of_a_trace_in_a_batch() {
+        let rec = |id: u8, revision: u32| {
+            let mut r = TraceRecord::pending(TraceId([id; 16]));
+            r.revision = revision;
+            Arc::new(r)
+        };
+        let batch = [rec(1, 1), rec(2, 1), rec(1, 2), rec(1, 1)];
+        assert_eq!(newest_per_trace(&batch), vec![1, 2]);
+    }
+}

@@ -1,0 +1,209 @@
+//! A real PostgreSQL server for a test: `initdb` and `pg_ctl` from the
+//! machine's PostgreSQL (Debian's `postgresql` package; `.ci/run` installs
+//! it), a data directory and socket in a temp dir, a free port on loopback,
+//! trust authentication. PostgreSQL refuses to run as root, so as root it
+//! runs as the `postgres` user. Stopped (immediately) when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Pg {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub port: u16,
+    /// Run the server's commands as `postgres` (we are root).
+    as_postgres: bool,
+}
+
+/// The newest `/usr/lib/postgresql/<version>/bin`, or `TOOLSCORE_PG_BIN`.
+fn bin_dir() -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("TOOLSCORE_PG_BIN") {
+        return Some(dir.into());
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let v = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, b)| b)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+impl Pg {
+    /// Starts a server; `None` (the test skips, saying so) when PostgreSQL
+    /// is not installed, except under `CI=true`, where that fails the test.
+    pub fn start() -> Option<Pg> {
+        let Some(bin) = bin_dir() else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "PostgreSQL is not installed (apt-get install -y postgresql; .ci/run does it)"
+            );
+            eprintln!("SKIPPED: PostgreSQL is not installed (apt-get install -y postgresql)");
+            return None;
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("toolscore-pg")
+            .tempdir()
+            .unwrap();
+        let as_postgres = is_root();
+        let pg = Pg {
+            port: free_port(),
+            dir,
+            bin,
+            as_postgres,
+        };
+        if as_postgres {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(pg.dir.path())
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chown of the data directory failed");
+        }
+        let data = pg.data();
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "toolscore",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
+        );
+        pg.start_again();
+        Some(pg)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let exe = self.bin.join(tool);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        let out = cmd
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{tool} {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Starts the server (again, after [`stop`](Self::stop)) on the same
+    /// port and data; returns once it accepts connections.
+    pub fn start_again(&self) {
+        let opts = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("server.log");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                self.data().to_str().unwrap(),
+                "-o",
+                &opts,
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+    }
+
+    /// Stops the server at once (connections are cut, as in an outage).
+    pub fn stop(&self) {
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                self.data().to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+    }
+
+    /// A new, empty database; its URL.
+    pub fn database(&self, name: &str) -> String {
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(name)
+    }
+
+    /// Runs SQL in database `db` (on a thread of its own: the client blocks,
+    /// and may be called from async tests).
+    pub fn sql(&self, db: &str, sql: &str) {
+        let (url, sql) = (self.url(db), sql.to_owned());
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.batch_execute(&sql).unwrap();
+        })
+        .join()
+        .unwrap();
+    }
+
+    pub fn url(&self, db: &str) -> String {
+        format!("postgres://toolscore@127.0.0.1:{}/{db}", self.port)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let data = self.data();
+        let exe = self.bin.join("pg_ctl");
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        let _ = cmd
+            .args(["-D", data.to_str().unwrap_or(""), "-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
