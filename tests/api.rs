@@ -16,18 +16,6 @@ fn case<'a>(cases: &'a [Case], id: &str) -> &'a Case {
     cases.iter().find(|c| c.id == id).unwrap()
 }
 
-/// The pass criteria of the conformance README, applied to an API score.
-fn judge_json(case: &Case, score: &Json) -> Result<(), String> {
-    let is_error = score["status"] == "error";
-    conformance::judge_parts(
-        case,
-        is_error,
-        score["score"].as_f64(),
-        score["score"].is_i64() || score["score"].is_u64(),
-        &score["details"],
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scores_are_served_by_trace_id_with_long_poll() {
     let cases = conformance::load_cases();
@@ -70,7 +58,7 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
         body["scores"][0]["evaluator_type"],
         "deepeval-tool-correctness"
     );
-    judge_json(picked[0], &body["scores"][0]).unwrap();
+    conformance::judge_json(picked[0], &body["scores"][0]).unwrap();
     assert_eq!(body["scores"][0]["passed"], false);
 
     let id1 = trace_of(picked[1]).to_hex();
@@ -82,7 +70,7 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
         .json()
         .await
         .unwrap();
-    judge_json(picked[1], &body["scores"][0]).unwrap();
+    conformance::judge_json(picked[1], &body["scores"][0]).unwrap();
     assert!(
         body["scores"][0].get("passed").is_none(),
         "no threshold, no passed"
@@ -194,7 +182,7 @@ async fn evaluate_endpoint_reproduces_every_conformance_case() {
         let status = resp.status().as_u16();
         let got: Json = resp.json().await.unwrap();
         let verdict = match status {
-            200 => judge_json(c, &got["scores"][0]),
+            200 => conformance::judge_json(c, &got["scores"][0]),
             400 if c.expected["score"].is_null() => Ok(()),
             other => Err(format!("HTTP {other}: {got}")),
         };

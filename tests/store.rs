@@ -10,17 +10,15 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use common::process::{WAIT, body, results_survive_kill_9};
+use common::records::{filters_agree_with_the_memory_store, record};
 use common::service::test_config;
 use toolscore::config::{StoreBackend, StoreConfig};
-use toolscore::evaluator::{EvaluatorType, Outcome, Status};
 use toolscore::span::TraceId;
 use toolscore::store::sqlite::Sqlite;
-use toolscore::store::{
-    DbStore, ListFilter, MemoryStore, ResultStore, Score, TraceRecord, TraceStatus,
-};
+use toolscore::store::{DbStore, ResultStore, TraceRecord};
 
 /// Every conformance case through live OTLP into `toolscore serve` on
 /// SQLite, `kill -9`, a restart on the same file: the same bytes
@@ -39,40 +37,6 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
     db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
     let bytes = size("results.db");
     println!("checkpointed: {bytes} bytes, {} a result", bytes / n as u64);
-}
-
-fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {
-    let mut r = TraceRecord::pending(TraceId([n; 16]));
-    r.status = if n % 3 == 0 {
-        TraceStatus::TimedOut
-    } else {
-        TraceStatus::Evaluated
-    };
-    r.revision = revision;
-    r.complete = n % 3 != 0;
-    r.evaluated_at = Some(SystemTime::now());
-    r.scores = scores
-        .iter()
-        .map(|(id, score)| Score {
-            evaluator_id: (*id).into(),
-            evaluator_type: EvaluatorType::Count,
-            outcome: Outcome {
-                status: if score.is_some() {
-                    Status::Ok
-                } else {
-                    Status::Error
-                },
-                score: *score,
-                score_is_int: false,
-                details: serde_json::json!({"n": n, "r": revision}).into(),
-                error: score.is_none().then(|| "boom".to_owned()),
-                passed: None,
-                threshold: None,
-            }
-            .into(),
-        })
-        .collect();
-    r
 }
 
 fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
@@ -113,49 +77,7 @@ fn an_older_revision_never_replaces_a_newer_one_and_reopening_reads_the_same() {
 #[test]
 fn list_filters_agree_with_the_memory_store() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = MemoryStore::new(1000, Duration::from_secs(3600), 8);
-    let mut records = Vec::new();
-    for n in 1..=40u8 {
-        let score = |k: u8| (n % k != 0).then(|| f64::from(n % 7) / 7.0);
-        records.push(record(
-            n,
-            1,
-            &[("a", score(5)), ("b", score(4)), ("c", Some(f64::NAN))],
-        ));
-    }
-    for r in &records {
-        memory.put(r.clone(), Instant::now());
-    }
-    let db = sqlite_store(dir.path(), 1000);
-    for r in records {
-        db.put(r, Instant::now());
-    }
-    assert!(db.close(WAIT));
-    let db = sqlite_store(dir.path(), 1000);
-    let ids = |v: Vec<Arc<TraceRecord>>| v.iter().map(|r| r.trace_id).collect::<Vec<_>>();
-    let mut checked = 0;
-    for status in [
-        None,
-        Some(TraceStatus::Evaluated),
-        Some(TraceStatus::TimedOut),
-    ] {
-        for evaluator in [None, Some("a"), Some("b"), Some("c"), Some("zz")] {
-            for max_score in [None, Some(0.0), Some(0.5), Some(1.0), Some(-1.0)] {
-                for limit in [0, 3, 100] {
-                    let f = ListFilter {
-                        status,
-                        evaluator: evaluator.map(str::to_owned),
-                        max_score,
-                        since: None,
-                        limit,
-                    };
-                    assert_eq!(ids(db.list(&f)), ids(memory.list(&f)), "{f:?}");
-                    checked += 1;
-                }
-            }
-        }
-    }
-    println!("{checked} filters agree");
+    filters_agree_with_the_memory_store(|| sqlite_store(dir.path(), 1000));
 }
 
 /// `max_traces` is enforced in the database by the writer's retention pass.

@@ -122,6 +122,18 @@ pub fn judge(case: &Case, got: &Outcome) -> Result<(), String> {
 }
 
 /// The pass criteria on result parts (shared with the HTTP API test).
+/// [`judge_parts`] of a score as the HTTP API shows it.
+pub fn judge_json(case: &Case, score: &Json) -> Result<(), String> {
+    let is_error = score["status"] == "error";
+    judge_parts(
+        case,
+        is_error,
+        score["score"].as_f64(),
+        score["score"].is_i64() || score["score"].is_u64(),
+        &score["details"],
+    )
+}
+
 pub fn judge_parts(
     case: &Case,
     is_error: bool,

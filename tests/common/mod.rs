@@ -10,5 +10,6 @@ pub mod conformance;
 pub mod live;
 pub mod pg;
 pub mod process;
+pub mod records;
 pub mod service;
 pub mod weather;

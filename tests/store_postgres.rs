@@ -1,0 +1,340 @@
+//! The PostgreSQL store, on a real server each test starts
+//! (tests/common/pg.rs): results survive `kill -9`; `GET /traces` filters
+//! agree with the memory store's; a newer schema is refused; three
+//! replicas on one database answer for each other's traces, wake each
+//! other's long polls and watchers; an outage of the database makes the
+//! receivers refuse and loses nothing acknowledged.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::conformance::{self, Case};
+use common::live::trace_of;
+use common::pg::Pg;
+use common::process::{
+    WAIT, body, conformance_config, read_case, ready, results_survive_kill_9, send_cases, serve,
+};
+use common::records::{filters_agree_with_the_memory_store, record};
+use common::service::test_config;
+use serde_json::Value as Json;
+use toolscore::api::grpc::pb;
+use toolscore::api::grpc::pb::scores_service_client::ScoresServiceClient;
+use toolscore::config::{PostgresConfig, StoreBackend, StoreConfig};
+use toolscore::span::TraceId;
+use toolscore::store::postgres::Postgres;
+use toolscore::store::{DbStore, ResultStore};
+
+fn store_config(url: String) -> StoreConfig {
+    let mut config = StoreConfig {
+        backend: StoreBackend::Postgres,
+        ..StoreConfig::default()
+    };
+    config.postgres.url = url;
+    config.writer.max_batch = 7;
+    config
+}
+
+fn postgres_store(url: &str) -> DbStore {
+    let config = store_config(url.to_owned());
+    let db = Arc::new(Postgres::open(&config.postgres).unwrap());
+    DbStore::start(db, &config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
+    let Some(pg) = Pg::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config();
+    config.store = store_config(pg.database("restart"));
+    let n = results_survive_kill_9(&config, dir.path()).await;
+    println!("{n} results survived kill -9");
+}
+
+#[test]
+fn list_filters_agree_with_the_memory_store() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("filters");
+    filters_agree_with_the_memory_store(|| postgres_store(&url));
+}
+
+#[test]
+fn an_older_revision_never_replaces_a_newer_one() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("revisions");
+    let newer = record(1, 2, &[("a", Some(1.0)), ("b", Some(-0.0))]);
+    let older = record(1, 1, &[("a", Some(0.0))]);
+    // Two writers (two replicas): the newer revision first, then the older.
+    let (a, b) = (postgres_store(&url), postgres_store(&url));
+    a.put(newer.clone(), Instant::now());
+    assert!(a.close(WAIT));
+    b.put(older, Instant::now());
+    assert!(b.close(WAIT));
+    let got = postgres_store(&url).get(&TraceId([1; 16])).unwrap();
+    assert_eq!(*got, newer);
+    assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
+}
+
+#[test]
+fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("newer");
+    drop(postgres_store(&url));
+    pg.sql("newer", "UPDATE toolscore_schema SET version = 99");
+    let e = Postgres::open(&PostgresConfig {
+        url,
+        ..Default::default()
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("schema version 99") && e.contains("newer"),
+        "{e}"
+    );
+}
+
+/// The replica a trace goes to, by trace ID (as the Collector's
+/// `loadbalancing` exporter routes).
+fn replica_of(trace: TraceId, n: usize) -> usize {
+    usize::from(trace.0[15]) % n
+}
+
+/// Three `toolscore serve` on one database, every conformance case sent
+/// wholly to one of them: each result is the same bytes through every
+/// replica and passes its case; a `WatchScores` stream on replica 1
+/// carries the other replicas' results; a long poll on replica 1 wakes
+/// when replica 0 commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_on_one_database_answer_for_each_other() {
+    let Some(pg) = Pg::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut config, cases) = conformance_config();
+    config.store = store_config(pg.database("replicas"));
+    // Replica-local results hold almost nothing: reads go to the database.
+    config.store.max_bytes = 1;
+    let replicas: Vec<_> = (0..3).map(|_| serve(&config, dir.path())).collect();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    for r in &replicas {
+        ready(&http, r.api).await;
+    }
+    // Held back: a long poll waits for it on replica 1 before replica 0 has it.
+    let (polled, cases) = cases.split_first().unwrap();
+
+    let mut watch = ScoresServiceClient::connect(format!("http://{}", replicas[1].api_grpc))
+        .await
+        .unwrap();
+    // Once the response arrives, the subscription exists.
+    let mut stream = watch
+        .watch_scores(pb::WatchScoresRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+
+    let mut by_replica: Vec<Vec<&Case>> = vec![Vec::new(); 3];
+    for case in cases {
+        by_replica[replica_of(trace_of(case), 3)].push(case);
+    }
+    for (r, group) in replicas.iter().zip(&by_replica) {
+        send_cases(r.otlp_grpc, group).await;
+    }
+    let mut failed = Vec::new();
+    for case in cases {
+        let own = replica_of(trace_of(case), 3);
+        let (scores, trace) = read_case(&http, replicas[own].api, case).await;
+        let json: Json = serde_json::from_str(&scores).unwrap();
+        if let Err(why) = conformance::judge_json(case, &json["scores"][0]) {
+            failed.push(format!("{}: {why}", case.id));
+        }
+        for (i, other) in replicas.iter().enumerate().filter(|(i, _)| *i != own) {
+            let again = read_case(&http, other.api, case).await;
+            assert_eq!(
+                again,
+                (scores.clone(), trace.clone()),
+                "{} via {i}",
+                case.id
+            );
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+    println!("{} cases through 3 replicas", cases.len());
+
+    // Every result of the other replicas arrives on replica 1's stream.
+    let mut expected: HashSet<String> = cases
+        .iter()
+        .map(|c| trace_of(c))
+        .filter(|t| replica_of(*t, 3) != 1)
+        .map(|t| t.to_hex())
+        .collect();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !expected.is_empty() {
+        let next = tokio::time::timeout_at(deadline, stream.message())
+            .await
+            .unwrap_or_else(|_| panic!("{} results not streamed", expected.len()))
+            .unwrap()
+            .unwrap();
+        expected.remove(&next.trace_id);
+    }
+
+    // A long poll on replica 1 for a trace that replica 0 has not got yet.
+    let id = trace_of(polled).to_hex();
+    let poll = {
+        let (http, api) = (http.clone(), replicas[1].api);
+        tokio::spawn(async move {
+            body(
+                &http,
+                format!("http://{api}/traces/{id}/scores?wait_ms=20000"),
+            )
+            .await
+        })
+    };
+    // The poll's connection is open (and its wait registered a moment
+    // later; if the commit came first, the poll would still pass, finding
+    // the result at once, so this only makes the check stronger).
+    let deadline = Instant::now() + WAIT;
+    while !poll_connected(&http, replicas[1].api).await {
+        assert!(Instant::now() < deadline, "the long poll never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    send_cases(replicas[0].otlp_grpc, &[polled]).await;
+    let (status, scores) = poll.await.unwrap();
+    assert_eq!(status, 200, "{scores}");
+    assert!(scores.contains("\"status\":\"evaluated\""), "{scores}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the long poll was not woken by the other replica's commit"
+    );
+}
+
+/// Whether another connection than this request's is open on the HTTP API.
+async fn poll_connected(http: &reqwest::Client, api: std::net::SocketAddr) -> bool {
+    let (_, metrics) = body(http, format!("http://{api}/metrics")).await;
+    metrics
+        .lines()
+        .find(|l| l.starts_with("toolscore_connections_open{listener=\"api_http\"}"))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .is_some_and(|n| n >= 2.0)
+}
+
+/// A root span alone: a complete trace, as OTLP/JSON.
+fn one_span_trace(n: u32) -> String {
+    format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{n:032x}","spanId":"00000000000000{:02x}","name":"agent","startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#,
+        n % 251 + 1
+    )
+}
+
+/// PostgreSQL stops mid-load: the writer retries, `/readyz` says why, the
+/// receivers refuse with 503 + Retry-After; once it is back every trace
+/// that was acknowledged has its result, stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged() {
+    let Some(pg) = Pg::start() else { return };
+    let mut config = test_config();
+    config.store = store_config(pg.database("outage"));
+    config.store.postgres.connect_timeout_ms = 500;
+    config.store.writer.queue_capacity = 4;
+    config.store.writer.max_batch = 2;
+    config.store.writer.retry_backoff_ms = 10;
+    config.evaluation.queue_capacity = 4;
+    config.assembler.max_traces = 64;
+    config.assembler.retry_after_secs = 3;
+    config
+        .evaluators
+        .inline
+        .push(common::service::count_evaluator(
+            serde_json::json!({"get_weather": [">=", 1]}),
+        ));
+    let running = common::service::start(config).await;
+    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let api = running.api_addr.unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let send = |n: u32| {
+        http.post(&otlp)
+            .header("content-type", "application/json")
+            .body(one_span_trace(n))
+            .send()
+    };
+    let mut accepted = Vec::new();
+    // Some traces stored before the outage.
+    for n in 1..=20 {
+        assert_eq!(send(n).await.unwrap().status(), 200);
+        accepted.push(n);
+    }
+    pg.stop();
+
+    let deadline = Instant::now() + WAIT;
+    let refused = loop {
+        assert!(
+            Instant::now() < deadline,
+            "never refused ({} accepted)",
+            accepted.len()
+        );
+        let n = accepted.len() as u32 + 1;
+        let r = send(n).await.unwrap();
+        match r.status().as_u16() {
+            200 => accepted.push(n),
+            503 => {
+                let (status, ready) = body(&http, format!("http://{api}/readyz")).await;
+                if status == 503 {
+                    break (r, ready);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => panic!("HTTP {other}: {}", r.text().await.unwrap()),
+        }
+    };
+    let (refused, ready) = refused;
+    assert_eq!(refused.headers()["retry-after"], "3");
+    assert!(ready.contains("results database"), "{ready}");
+
+    pg.start_again();
+    for n in &accepted {
+        let id = format!("{n:032x}");
+        let (status, scores) = body(
+            &http,
+            format!("http://{api}/traces/{id}/scores?wait_ms=10000"),
+        )
+        .await;
+        assert_eq!(status, 200, "{id}: {scores}");
+        assert!(
+            scores.contains("\"status\":\"evaluated\""),
+            "{id}: {scores}"
+        );
+    }
+    let (status, _) = body(&http, format!("http://{api}/readyz")).await;
+    assert_eq!(status, 200, "ready again once the database is back");
+    let count = {
+        let url = pg.url("outage");
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.query_one("SELECT count(*) FROM toolscore_traces", &[])
+                .unwrap()
+                .get::<_, i64>(0)
+        })
+        .join()
+        .unwrap()
+    };
+    assert_eq!(
+        count as usize,
+        accepted.len(),
+        "each acknowledged trace stored once"
+    );
+    println!(
+        "{} accepted, {} during the outage, all stored",
+        accepted.len(),
+        accepted.len() - 20
+    );
+    running.stop().await.unwrap();
+}
