@@ -169,7 +169,7 @@ async fn three_replicas_on_one_database_answer_for_each_other() {
     // Every result of the other replicas arrives on replica 1's stream.
     let mut expected: HashSet<String> = cases
         .iter()
-        .map(|c| trace_of(c))
+        .map(trace_of)
         .filter(|t| replica_of(*t, 3) != 1)
         .map(|t| t.to_hex())
         .collect();
