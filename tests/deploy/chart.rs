@@ -244,6 +244,59 @@ fn check_objects(docs: &[Json]) {
     if let Some(sa) = docs.iter().find(|d| d["kind"] == "ServiceAccount") {
         assert_eq!(pod["spec"]["serviceAccountName"], sa["metadata"]["name"]);
     }
+    if find(docs, "ConfigMap", RELEASE).is_some() {
+        check_storage(docs);
+    }
+}
+
+/// The results store the rendered config names is where the pod has it: the
+/// SQLite file in the mounted data volume (a claim only in a StatefulSet),
+/// no data volume for the other backends, several replicas only on
+/// PostgreSQL, and the password file in the mounted Secret's item.
+fn check_storage(docs: &[Json]) {
+    let config = config_of(docs);
+    let w = workload(docs);
+    let pod = &w["spec"]["template"]["spec"];
+    let mounts = container(docs)["volumeMounts"].as_array().unwrap();
+    let volumes = pod["volumes"].as_array().unwrap();
+    let claims = w["spec"]["volumeClaimTemplates"].as_array();
+    let data_mount = mounts.iter().find(|m| m["name"] == "data");
+    let backend = config["store"]["backend"].as_str().unwrap();
+    if backend == "sqlite" {
+        let path = config["store"]["sqlite"]["path"].as_str().unwrap();
+        let mount = data_mount.expect("SQLite without the data volume");
+        assert!(path.starts_with(&format!("{}/", mount["mountPath"].as_str().unwrap())));
+        assert_eq!(w["spec"]["replicas"], 1, "several replicas on SQLite");
+        let claimed = claims.is_some_and(|c| c.iter().any(|c| c["metadata"]["name"] == "data"));
+        assert_eq!(
+            claimed,
+            w["kind"] == "StatefulSet",
+            "a claim iff a StatefulSet"
+        );
+    } else {
+        assert!(data_mount.is_none(), "{backend}: a data volume is mounted");
+        assert!(volumes.iter().all(|v| v["name"] != "data"), "{backend}");
+        assert!(claims.is_none(), "{backend}: volumeClaimTemplates");
+        assert_eq!(w["kind"], "Deployment", "{backend}");
+    }
+    if backend != "postgres" {
+        assert!(w["spec"]["replicas"] == 1, "several replicas on {backend}");
+    }
+    match config["store"]["postgres"]["password_file"].as_str() {
+        Some(file) => {
+            let (dir, name) = file.rsplit_once('/').unwrap();
+            let mount = mounts
+                .iter()
+                .find(|m| m["mountPath"] == dir)
+                .unwrap_or_else(|| panic!("nothing mounted at {dir}"));
+            assert_eq!(mount["readOnly"], true);
+            let volume = volumes.iter().find(|v| v["name"] == mount["name"]).unwrap();
+            let items = volume["secret"]["items"].as_array().unwrap();
+            assert!(items.iter().any(|i| i["path"] == name), "{volume}");
+            assert!(volume["secret"]["secretName"].is_string());
+        }
+        None => assert!(volumes.iter().all(|v| v["name"] != "postgres-password")),
+    }
 }
 
 /// Writes the rendered config and the mounted files as the pod sees them
@@ -518,6 +571,17 @@ fn schema_violating_values_are_refused_by_both_helms() {
             "mountPath",
         ),
         ("tests: {enabled: 1}", "tests.enabled", ""),
+        (
+            "postgres: {existingSecrett: pg}",
+            "postgres",
+            "existingSecrett",
+        ),
+        (
+            "postgres: {existingSecret: Not_A_Name}",
+            "postgres.existingSecret",
+            "",
+        ),
+        ("postgres: {passwordKey: ''}", "postgres.passwordKey", ""),
         ("global: 1", "global", ""),
         ("config: []", "config", ""),
     ];
@@ -673,12 +737,14 @@ fn the_chart_works_as_a_subchart_of_an_umbrella_chart() {
         let out = template_of(helm, umbrella.path(), &[], &[]);
         assert!(out.ok, "{helm} template: {}", out.text());
         let docs = documents(&out.stdout);
-        let sts = docs
+        let deployment = docs
             .iter()
-            .find(|d| d["kind"] == "StatefulSet")
-            .expect("the umbrella's replicaCount: 2 reached the chart");
-        assert_eq!(sts["metadata"]["name"], RELEASE);
-        assert_eq!(sts["spec"]["replicas"], 2);
+            .find(|d| d["kind"] == "Deployment")
+            .expect("the umbrella's PostgreSQL config reached the chart");
+        assert_eq!(deployment["metadata"]["name"], RELEASE);
+        assert_eq!(deployment["spec"]["replicas"], 2);
+        let volumes = deployment["spec"]["template"]["spec"]["volumes"].to_string();
+        assert!(volumes.contains("stack-postgres"), "{volumes}");
     }
 }
 
@@ -851,38 +917,316 @@ fn labels_have_components_and_a_chart_bump_does_not_roll_the_pods() {
     );
 }
 
+/// The values several replicas need: PostgreSQL with its URL.
+const ON_POSTGRES: &str = "config: {store: {backend: postgres, postgres: {url: 'postgres://toolscore@db:5432/toolscore'}}}";
+
+/// Several replicas share one PostgreSQL: a Deployment (no claims, no data
+/// volume), its pods listed by the headless Service for the Collector's
+/// loadbalancing exporter, a PodDisruptionBudget, the password Secret
+/// mounted (ci/multi-replica-values.yaml).
 #[test]
-fn several_replicas_render_a_statefulset_behind_the_headless_service_with_a_pdb() {
+fn several_replicas_on_postgres_render_a_deployment_behind_the_headless_service_with_a_pdb() {
     let docs = render(&[&read(&format!("{CHART}/ci/multi-replica-values.yaml"))]);
-    assert!(docs.iter().all(|d| d["kind"] != "Deployment"));
-    let sts = find(&docs, "StatefulSet", RELEASE).unwrap();
-    assert_eq!(sts["spec"]["replicas"], 3);
-    assert_eq!(sts["spec"]["serviceName"], format!("{RELEASE}-headless"));
+    check_objects(&docs);
+    assert!(docs.iter().all(|d| d["kind"] != "StatefulSet"));
+    let deployment = find(&docs, "Deployment", RELEASE).unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert!(deployment["spec"].get("volumeClaimTemplates").is_none());
+    assert!(deployment["spec"].get("serviceName").is_none());
+    let pod = &deployment["spec"]["template"];
+    let volumes = pod["spec"]["volumes"].as_array().unwrap();
+    assert!(volumes.iter().all(|v| v["name"] != "data"), "{volumes:?}");
+    let mounts = pod["spec"]["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap();
+    assert!(
+        mounts
+            .iter()
+            .all(|m| m["mountPath"] != "/var/lib/toolscore"),
+        "{mounts:?}"
+    );
+    let secret = volumes
+        .iter()
+        .find(|v| v["secret"]["secretName"] == "toolscore-postgres")
+        .expect("the password Secret's volume");
+    assert_eq!(secret["secret"]["items"][0]["key"], "password");
+
+    // The headless Service lists the Deployment's pods, on the OTLP port the
+    // loadbalancing exporter sends to.
+    let headless = find(&docs, "Service", &format!("{RELEASE}-headless")).unwrap();
+    assert_eq!(headless["spec"]["clusterIP"], "None");
+    assert_eq!(headless["spec"]["publishNotReadyAddresses"], false);
+    assert!(selects(
+        &headless["spec"]["selector"],
+        &pod["metadata"]["labels"]
+    ));
+    assert!(
+        headless["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["port"] == 4317 && p["targetPort"] == "otlp-grpc")
+    );
     let pdb = find(&docs, "PodDisruptionBudget", RELEASE).unwrap();
+    assert!(selects(
+        &pdb["spec"]["selector"]["matchLabels"],
+        &pod["metadata"]["labels"]
+    ));
     assert_eq!(pdb["spec"]["maxUnavailable"], 1);
     assert!(pdb["spec"].get("minAvailable").is_none());
     // The override of shutdown_timeout_ms reached the config, with a grace period above it.
     let config = config_of(&docs);
+    assert_eq!(config["store"]["backend"], "postgres");
+    assert_eq!(
+        config["store"]["postgres"]["url"],
+        "postgres://toolscore@postgres.db.svc.cluster.local:5432/toolscore"
+    );
+    assert_eq!(
+        config["store"]["postgres"]["password_file"],
+        "/etc/toolscore/postgres/password"
+    );
+    assert!(config["store"].get("sqlite").is_none(), "no SQLite file");
     assert_eq!(config["shutdown_timeout_ms"], 25_000);
     assert_eq!(config["assembler"]["grace_after_root_ms"], 2000);
     assert_eq!(
         config["assembler"]["on_timeout"], "evaluate",
         "merged, not replaced"
     );
-    assert_eq!(
-        sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"],
-        40
-    );
+    assert_eq!(pod["spec"]["terminationGracePeriodSeconds"], 40);
 
-    let docs = render(&["replicaCount: 2\npodDisruptionBudget: {enabled: true, minAvailable: 1}"]);
+    let docs = render(&[
+        ON_POSTGRES,
+        "replicaCount: 2\npodDisruptionBudget: {enabled: true, minAvailable: 1}",
+    ]);
+    check_objects(&docs);
+    assert_eq!(
+        find(&docs, "Deployment", RELEASE).unwrap()["spec"]["replicas"],
+        2
+    );
     let pdb = find(&docs, "PodDisruptionBudget", RELEASE).unwrap();
     assert_eq!(pdb["spec"]["minAvailable"], 1);
     assert!(pdb["spec"].get("maxUnavailable").is_none());
 }
 
+/// Several replicas on anything but PostgreSQL would each keep their own
+/// results: both Helms refuse, naming both keys and why.
+#[test]
+fn several_replicas_without_postgres_are_refused_by_both_helms() {
+    for (values, backend) in [
+        ("replicaCount: 3", "sqlite"),
+        ("replicaCount: 3\npersistence: {enabled: false}", "sqlite"),
+        (
+            "replicaCount: 2\nconfig: {store: {backend: memory}}",
+            "memory",
+        ),
+        // An existing ConfigMap: `config.store.backend` still says which.
+        ("replicaCount: 2\nexistingConfigMap: mine", "sqlite"),
+    ] {
+        for err in refused(&[values]) {
+            assert!(
+                err.contains("replicaCount: ")
+                    && err.contains("need config.store.backend: postgres")
+                    && err.contains(&format!("(it is {backend})"))
+                    && err.contains("would answer 404"),
+                "{values}: {err}"
+            );
+        }
+    }
+    // The same with PostgreSQL renders.
+    let docs = render(&["replicaCount: 3", ON_POSTGRES]);
+    assert_eq!(workload(&docs)["spec"]["replicas"], 3);
+    let docs =
+        render(&["replicaCount: 2\nexistingConfigMap: mine\nconfig: {store: {backend: postgres}}"]);
+    assert_eq!(workload(&docs)["kind"], "Deployment");
+}
+
+/// PostgreSQL needs its URL (unless an existing ConfigMap carries it), and
+/// one toolscore can reach: no TLS yet. An unknown backend is refused.
+#[test]
+fn postgres_without_a_url_or_with_tls_is_refused() {
+    for values in [
+        "config: {store: {backend: postgres}}",
+        "config: {store: {backend: postgres, postgres: {url: ''}}}",
+        "config: {store: {backend: postgres, postgres: {url: null}}}\npostgres: {existingSecret: pg}",
+    ] {
+        for err in refused(&[values]) {
+            assert!(
+                err.contains(
+                    "config.store.postgres.url is required with config.store.backend: postgres"
+                ),
+                "{values}: {err}"
+            );
+        }
+    }
+    for url in [
+        "postgres://toolscore@db/toolscore?sslmode=require",
+        "host=db user=toolscore sslmode=verify-full",
+    ] {
+        for err in refused(&[&format!(
+            "config: {{store: {{backend: postgres, postgres: {{url: '{url}'}}}}}}"
+        )]) {
+            assert!(
+                err.contains("does not connect to PostgreSQL over TLS yet"),
+                "{url}: {err}"
+            );
+        }
+    }
+    for err in refused(&["config: {store: {backend: mysql}}"]) {
+        assert!(
+            err.contains("config.store.backend: \"mysql\" is not a backend"),
+            "{err}"
+        );
+    }
+    render(&[ON_POSTGRES]);
+    render(&[
+        "config: {store: {backend: postgres, postgres: {url: 'postgres://t@db/t?sslmode=disable'}}}",
+    ]);
+    render(&["existingConfigMap: mine\nconfig: {store: {backend: postgres}}"]);
+}
+
+/// With `postgres.existingSecret`, the Secret's key is mounted read-only as
+/// a file, the rendered config's `store.postgres.password_file` names that
+/// file, and the password itself goes nowhere else; PostgreSQL needs no
+/// data volume, so one replica is a Deployment without a claim.
+#[test]
+fn postgres_with_an_existing_secret_mounts_the_password_file_and_no_data_volume() {
+    let secret = "postgres: {existingSecret: pg-credentials, passwordKey: pg-password}";
+    let docs = render(&[ON_POSTGRES, secret]);
+    check_objects(&docs);
+    assert_eq!(
+        kinds(&docs),
+        [
+            "ConfigMap",
+            "Deployment",
+            "Pod",
+            "Service",
+            "Service",
+            "ServiceAccount"
+        ],
+        "no PersistentVolumeClaim, no StatefulSet"
+    );
+    let w = workload(&docs);
+    assert!(w["spec"].get("volumeClaimTemplates").is_none());
+    let pod = &w["spec"]["template"]["spec"];
+    let volumes = pod["volumes"].as_array().unwrap();
+    assert!(volumes.iter().all(|v| v["name"] != "data"), "{volumes:?}");
+    let volume = volumes
+        .iter()
+        .find(|v| v["secret"].is_object())
+        .expect("a Secret volume");
+    assert_eq!(
+        volume["secret"],
+        json!({
+            "secretName": "pg-credentials",
+            "items": [{"key": "pg-password", "path": "password"}],
+            "defaultMode": 0o440,
+        })
+    );
+    let mounts = container(&docs)["volumeMounts"].as_array().unwrap();
+    assert!(mounts.iter().all(|m| m["name"] != "data"), "{mounts:?}");
+    let mount = mounts
+        .iter()
+        .find(|m| m["name"] == volume["name"])
+        .expect("the Secret volume is mounted");
+    assert_eq!(mount["readOnly"], true);
+    assert!(
+        mount.get("subPath").is_none(),
+        "a subPath never sees the Secret change"
+    );
+    let config = config_of(&docs);
+    let file = format!("{}/password", mount["mountPath"].as_str().unwrap());
+    assert_eq!(file, "/etc/toolscore/postgres/password");
+    assert_eq!(config["store"]["postgres"]["password_file"], file.as_str());
+    assert_eq!(config["store"]["backend"], "postgres");
+    assert!(config["store"].get("sqlite").is_none());
+    // toolscore takes the rendered config (it does not read the file until
+    // it connects).
+    let dir = tempfile::tempdir().unwrap();
+    validate_config(&write_pod_files(&docs, dir.path())).unwrap();
+    // The Secret's name and key reach the pod only; the ConfigMap has the
+    // file's path.
+    let cm = serde_json::to_string(find(&docs, "ConfigMap", RELEASE).unwrap()).unwrap();
+    assert!(
+        !cm.contains("pg-credentials") && !cm.contains("pg-password"),
+        "{cm}"
+    );
+
+    // The chart owns the path: a password_file in `config` is replaced.
+    let docs = render(&[
+        ON_POSTGRES,
+        secret,
+        "config: {store: {postgres: {password_file: /elsewhere}}}",
+    ]);
+    assert_eq!(
+        config_of(&docs)["store"]["postgres"]["password_file"],
+        file.as_str()
+    );
+    // Without an fsGroup, the file is readable by the container's user anyway.
+    let docs = render(&[ON_POSTGRES, secret, "podSecurityContext: {fsGroup: null}"]);
+    let volumes = &workload(&docs)["spec"]["template"]["spec"]["volumes"];
+    assert!(
+        volumes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["secret"]["defaultMode"] == 0o444),
+        "{volumes}"
+    );
+    // Without a Secret: no volume, no password_file (PGPASSWORD, or the URL).
+    let docs = render(&[ON_POSTGRES]);
+    check_objects(&docs);
+    assert!(
+        config_of(&docs)["store"]["postgres"]
+            .get("password_file")
+            .is_none()
+    );
+    let docs = render(&[&read(&format!(
+        "{CHART}/ci/postgres-pgpassword-values.yaml"
+    ))]);
+    check_objects(&docs);
+    assert_eq!(workload(&docs)["kind"], "Deployment");
+    assert!(
+        config_of(&docs)["store"]["postgres"]
+            .get("password_file")
+            .is_none()
+    );
+    assert_eq!(
+        container(&docs)["env"][0],
+        json!({"name": "PGPASSWORD", "valueFrom": {"secretKeyRef": {"name": "toolscore-postgres", "key": "password"}}})
+    );
+    let volumes = &workload(&docs)["spec"]["template"]["spec"]["volumes"];
+    assert!(
+        volumes
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v.get("secret").is_none()),
+        "{volumes}"
+    );
+    // The memory backend has no data volume either; SQLite keeps its own.
+    let docs = render(&["config: {store: {backend: memory}}"]);
+    check_objects(&docs);
+    assert_eq!(workload(&docs)["kind"], "Deployment");
+    assert!(
+        container(&docs)["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != "data")
+    );
+    let docs = render(&[]);
+    assert!(
+        container(&docs)["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "data")
+    );
+}
+
 /// A StatefulSet's `updateStrategy`, a Deployment's `strategy`: the same
-/// value goes to whichever the chart runs, and a type the other one has is
-/// refused.
+/// value goes to whichever the chart runs (a StatefulSet only for SQLite
+/// with persistence), and a type the other one has is refused.
 #[test]
 fn the_update_strategy_goes_where_the_workload_takes_it() {
     let docs = render(&["persistence: {enabled: false}\nupdateStrategy: {type: Recreate}"]);
@@ -893,23 +1237,35 @@ fn the_update_strategy_goes_where_the_workload_takes_it() {
         "OnDelete",
         "persistence (the default) runs a StatefulSet"
     );
-    let docs = render(&["replicaCount: 3\nupdateStrategy: {type: OnDelete}"]);
+    // Several replicas on PostgreSQL: a Deployment, whatever persistence says.
+    let docs = render(&[
+        ON_POSTGRES,
+        "replicaCount: 3\nupdateStrategy: {type: Recreate}",
+    ]);
+    let w = workload(&docs);
+    assert_eq!(w["kind"], "Deployment");
+    assert_eq!(w["spec"]["strategy"]["type"], "Recreate");
+    assert!(w["spec"].get("updateStrategy").is_none());
+    let docs = render(&[
+        ON_POSTGRES,
+        "replicaCount: 3\nupdateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 1}}",
+    ]);
     assert_eq!(
-        workload(&docs)["spec"]["updateStrategy"]["type"],
-        "OnDelete"
+        workload(&docs)["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"],
+        1
     );
     for (values, names) in [
         (
-            "replicaCount: 3\nupdateStrategy: {type: Recreate}",
-            "Recreate is a Deployment strategy",
-        ),
-        (
             "updateStrategy: {type: Recreate}",
-            "Recreate is a Deployment strategy",
+            "Recreate is a Deployment strategy; with config.store.backend: sqlite and persistence.enabled",
         ),
         (
             "persistence: {enabled: false}\nupdateStrategy: {type: OnDelete}",
             "OnDelete is a StatefulSet strategy",
+        ),
+        (
+            "replicaCount: 3\nupdateStrategy: {type: OnDelete}\nconfig: {store: {backend: postgres, postgres: {url: 'postgres://t@db/t'}}}",
+            "OnDelete is a StatefulSet strategy; the chart runs a Deployment",
         ),
     ] {
         for err in refused(&[values]) {
@@ -1004,6 +1360,13 @@ fn the_config_checksum_rolls_the_pods_when_the_config_or_files_change() {
         checksum(&render(&["config: {store: {max_traces: 10}}"]))
     );
     assert_ne!(base, checksum(&render(&["ports: {http: 9080}"])));
+    // The password Secret: its path enters the config (its content cannot).
+    let on_postgres = checksum(&render(&[ON_POSTGRES]));
+    assert_ne!(base, on_postgres);
+    assert_ne!(
+        on_postgres,
+        checksum(&render(&[ON_POSTGRES, "postgres: {existingSecret: pg}"]))
+    );
     // A file's content alone (the config, with its globs, stays the same).
     let one = checksum(&render(&["evaluators: {a.json: '{\"id\": 1}'}"]));
     assert_ne!(
@@ -1116,13 +1479,28 @@ fn notes_point_several_replicas_at_the_headless_service_and_warn_of_exposure() {
     );
     assert!(!one.contains("LoadBalancer"), "{one}");
     assert!(
-        one.contains("PersistentVolumeClaim per pod") && !one.contains("emptyDir"),
+        one.contains("(1 pod, a StatefulSet; results in SQLite)"),
         "{one}"
     );
+    assert!(
+        one.contains("stored in SQLite on a PersistentVolumeClaim") && !one.contains("emptyDir"),
+        "{one}"
+    );
+    assert!(!one.contains("PostgreSQL"), "{one}");
     let ephemeral = notes(&["persistence: {enabled: false}"]);
     assert!(
         ephemeral.contains("WARNING: persistence.enabled is false"),
         "{ephemeral}"
+    );
+    assert!(
+        ephemeral.contains("(1 pod, a Deployment; results in SQLite)"),
+        "{ephemeral}"
+    );
+    let memory = notes(&["config: {store: {backend: memory}}"]);
+    assert!(
+        memory.contains("WARNING: config.store.backend is memory")
+            && !memory.contains("persistence.enabled is false"),
+        "{memory}"
     );
 
     let three = notes(&[&read(&format!("{CHART}/ci/multi-replica-values.yaml"))]);
@@ -1134,9 +1512,43 @@ fn notes_point_several_replicas_at_the_headless_service_and_warn_of_exposure() {
     );
     assert!(three.contains("routing_key: traceID"), "{three}");
     assert!(
+        three.contains("every span of a trace must reach the same pod"),
+        "{three}"
+    );
+    assert!(
         !three.contains("(gRPC)"),
         "no plain-Service OTLP address: {three}"
     );
+    assert!(
+        three.contains("(3 pods, a Deployment; results in PostgreSQL)"),
+        "{three}"
+    );
+    // Queries through the Service work for every trace; the text that each
+    // pod keeps its own SQLite file is gone.
+    assert!(
+        three.contains("shared through PostgreSQL: a query through the Service toolscore")
+            && three.contains("answers for every trace"),
+        "{three}"
+    );
+    for gone in ["404", "own SQLite", "PersistentVolumeClaim", "emptyDir"] {
+        assert!(!three.contains(gone), "{gone}: {three}");
+    }
+    // The password Secret, and how to create it.
+    assert!(
+        three.contains("the key password of the Secret toolscore-postgres")
+            && three.contains(&format!(
+                "kubectl --namespace {NAMESPACE} create secret generic toolscore-postgres --from-literal=password="
+            )),
+        "{three}"
+    );
+    let no_secret = notes(&[ON_POSTGRES]);
+    assert!(
+        no_secret.contains("postgres.existingSecret is empty") && no_secret.contains("PGPASSWORD"),
+        "{no_secret}"
+    );
+    assert!(no_secret.contains(&format!(
+        "{RELEASE}.{NAMESPACE}.svc.cluster.local:4317 (gRPC)"
+    )));
 
     let exposed =
         notes(&["service: {type: LoadBalancer}\nimage: {repository: registry.example/toolscore}"]);

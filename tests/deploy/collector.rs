@@ -189,13 +189,45 @@ fn loadbalancing_routes_by_trace_id_to_the_charts_headless_service() {
     check_results_stay_out(&c, file, id);
 }
 
+const COMPOSE: &str = "deploy/collector/docker-compose.yaml";
+
+/// The Compose file as `docker-compose config --format json` resolves it
+/// with `profiles` enabled: anchors and merge keys applied, paths absolute,
+/// only the services those profiles (and none) run.
+fn compose_config(profiles: &[&str]) -> Json {
+    let mut args = vec!["-f", COMPOSE];
+    for p in profiles {
+        args.extend(["--profile", p]);
+    }
+    args.extend(["config", "--format", "json"]);
+    let out = tools().run("docker-compose", args);
+    assert!(out.ok, "docker-compose config {profiles:?}: {}", out.text());
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+fn service_names(resolved: &Json) -> BTreeSet<&str> {
+    resolved["services"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The default `docker compose up`: the collector, one toolscore on SQLite,
+/// Jaeger (the `replicas` profile's services stay out).
 #[test]
 fn compose_runs_the_collector_toolscore_and_jaeger() {
-    let compose = yaml("deploy/collector/docker-compose.yaml");
-    let services = compose["services"].as_object().unwrap();
-    let mut service_names: Vec<&str> = services.keys().map(String::as_str).collect();
-    service_names.sort();
-    assert_eq!(service_names, ["jaeger", "otel-collector", "toolscore"]);
+    let compose = yaml(COMPOSE);
+    let default = compose_config(&[]);
+    assert_eq!(
+        service_names(&default),
+        BTreeSet::from(["jaeger", "otel-collector", "toolscore"])
+    );
+    assert!(default.get("secrets").is_none(), "{default}");
+    let mut services = compose["services"].as_object().unwrap().clone();
+    services.retain(|name, _| default["services"].get(name).is_some());
+    let services = &services;
     let dir = root().join("deploy/collector");
 
     // Images pinned.
@@ -281,27 +313,37 @@ fn compose_runs_the_collector_toolscore_and_jaeger() {
     assert!(services["jaeger"]["ports"].to_string().contains("16686"));
 }
 
-/// The Compose file as Compose itself reads it: valid, and resolving to the
-/// services, build and mounts the structural test above expects.
+/// The Compose file as Compose itself reads it, with and without the
+/// `replicas` profile: valid, and resolving to the services, builds and
+/// mounts the structural tests expect.
 #[test]
 fn docker_compose_config_accepts_the_compose_file() {
-    let file = "deploy/collector/docker-compose.yaml";
-    let out = tools().run("docker-compose", ["-f", file, "config", "--format", "json"]);
-    assert!(out.ok, "{}", out.text());
-    let resolved: Json = serde_json::from_str(&out.stdout).unwrap();
-    let services = resolved["services"].as_object().unwrap();
-    let build = &services["toolscore"]["build"];
-    let context = std::path::Path::new(build["context"].as_str().unwrap());
-    assert_eq!(context, root(), "the build context is the repository root");
-    assert!(context.join(build["dockerfile"].as_str().unwrap()).exists());
-    for (name, service) in services {
-        for volume in service["volumes"].as_array().into_iter().flatten() {
-            if volume["type"] == "bind" {
-                let source = volume["source"].as_str().unwrap();
-                assert!(
-                    std::path::Path::new(source).exists(),
-                    "{name} mounts {source}, which does not exist"
-                );
+    for profiles in [&[][..], &["replicas"][..]] {
+        let resolved = compose_config(profiles);
+        let services = resolved["services"].as_object().unwrap();
+        for (name, service) in services {
+            let build = &service["build"];
+            if build.is_null() {
+                continue;
+            }
+            let context = std::path::Path::new(build["context"].as_str().unwrap());
+            assert_eq!(
+                context,
+                root(),
+                "{name}: the build context is the repository root"
+            );
+            assert!(context.join(build["dockerfile"].as_str().unwrap()).exists());
+        }
+        assert!(services["toolscore"]["build"].is_object());
+        for (name, service) in services {
+            for volume in service["volumes"].as_array().into_iter().flatten() {
+                if volume["type"] == "bind" {
+                    let source = volume["source"].as_str().unwrap();
+                    assert!(
+                        std::path::Path::new(source).exists(),
+                        "{name} mounts {source}, which does not exist"
+                    );
+                }
             }
         }
     }
@@ -319,4 +361,210 @@ fn docker_compose_config_accepts_the_compose_file() {
         ],
     );
     assert!(!out.ok, "{}", out.text());
+}
+
+/// The `replicas` profile: two toolscore replicas on one PostgreSQL 15
+/// (healthchecked, its data on a named volume, the password a Compose secret
+/// both read from a file), a collector routing each trace ID to one replica;
+/// the default services unchanged beside them, no host port published twice.
+#[test]
+fn compose_replicas_profile_runs_two_toolscore_replicas_on_one_postgres() {
+    let default = compose_config(&[]);
+    let resolved = compose_config(&["replicas"]);
+    let services = resolved["services"].as_object().unwrap();
+    let added: BTreeSet<&str> = service_names(&resolved)
+        .difference(&service_names(&default))
+        .copied()
+        .collect();
+    assert_eq!(
+        added,
+        BTreeSet::from([
+            "otel-collector-replicas",
+            "postgres",
+            "toolscore-a",
+            "toolscore-b"
+        ])
+    );
+    for name in &added {
+        assert_eq!(
+            services[*name]["profiles"],
+            serde_json::json!(["replicas"]),
+            "{name}"
+        );
+    }
+    for name in service_names(&default) {
+        assert_eq!(
+            services[name], default["services"][name],
+            "{name} changed with the profile"
+        );
+    }
+
+    // Every host port once: `--profile replicas up` runs both set-ups.
+    let mut published = BTreeSet::new();
+    for (name, s) in services {
+        for p in s["ports"].as_array().into_iter().flatten() {
+            let port = p["published"].as_str().unwrap().to_owned();
+            assert!(
+                published.insert(port.clone()),
+                "{name} publishes {port} again"
+            );
+        }
+        let image = s["image"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: image"));
+        let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or("");
+        assert!(!tag.is_empty() && tag != "latest", "{name}: {image}");
+    }
+
+    // PostgreSQL: the password from the secret's file, the data on a named
+    // volume, ready only when it accepts connections.
+    let pg = &services["postgres"];
+    assert_eq!(pg["image"], "postgres:15");
+    let secret = &resolved["secrets"]["postgres-password"];
+    let secret_file = std::path::Path::new(secret["file"].as_str().unwrap());
+    assert_eq!(
+        secret_file,
+        root().join("deploy/collector/postgres-password.txt")
+    );
+    let gitignore = std::fs::read_to_string(root().join("deploy/collector/.gitignore")).unwrap();
+    assert!(
+        gitignore.lines().any(|l| l == "postgres-password.txt"),
+        "{gitignore}"
+    );
+    let secret_target = |s: &Json| -> String {
+        let mounted = s["secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["source"] == "postgres-password")
+            .expect("the postgres-password secret");
+        mounted["target"].as_str().unwrap().to_owned()
+    };
+    let env = &pg["environment"];
+    assert_eq!(env["POSTGRES_PASSWORD_FILE"], secret_target(pg).as_str());
+    assert!(
+        env.get("POSTGRES_PASSWORD").is_none(),
+        "the password in the environment"
+    );
+    let data = pg["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["target"] == "/var/lib/postgresql/data")
+        .expect("PostgreSQL's data directory on a volume");
+    assert_eq!(data["type"], "volume");
+    assert!(resolved["volumes"][data["source"].as_str().unwrap()].is_object());
+    let check = names(&pg["healthcheck"]["test"]);
+    assert_eq!(check[0], "CMD");
+    assert_eq!(check[1], "pg_isready");
+    assert!(check.contains(&"--host=127.0.0.1".to_owned()), "{check:?}");
+
+    // The replicas: toolscore's image, the postgres config, the secret where
+    // the config reads it, started once the database is healthy.
+    let url = regex::Regex::new(r"^postgres://([^@:/]+)@([^:/]+):(\d+)/([^?/]+)$").unwrap();
+    let collector = "otel-collector-replicas";
+    for name in ["toolscore-a", "toolscore-b"] {
+        let s = &services[name];
+        assert_eq!(s["image"], services["toolscore"]["image"], "{name}");
+        assert_eq!(s["build"], services["toolscore"]["build"], "{name}");
+        assert_eq!(
+            s["depends_on"]["postgres"]["condition"], "service_healthy",
+            "{name}"
+        );
+        let command = names(&s["command"]);
+        assert_eq!(command[..2], ["serve", "--config"]);
+        let mount = s["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["target"] == command[2].as_str())
+            .unwrap_or_else(|| panic!("{name}: its config is not mounted"));
+        assert_eq!(mount["type"], "bind");
+        let file = std::path::Path::new(mount["source"].as_str().unwrap());
+        assert_eq!(
+            file,
+            root().join("deploy/collector/toolscore-postgres.yaml")
+        );
+        validate_config(file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let config = Config::load(file).unwrap();
+        assert_eq!(
+            config.store.backend,
+            toolscore::config::StoreBackend::Postgres
+        );
+        assert_eq!(
+            config.store.postgres.password_file.as_deref(),
+            Some(std::path::Path::new(&secret_target(s)))
+        );
+        let m = url
+            .captures(&config.store.postgres.url)
+            .unwrap_or_else(|| panic!("{}", config.store.postgres.url));
+        assert_eq!(&m[1], env["POSTGRES_USER"].as_str().unwrap());
+        assert_eq!(&m[2], "postgres", "the compose service");
+        assert_eq!(&m[3], "5432");
+        assert_eq!(&m[4], env["POSTGRES_DB"].as_str().unwrap());
+        assert!(!config.store.postgres.url.contains("sslmode"));
+        assert_eq!(
+            config.exporter.endpoint,
+            format!("http://{collector}:4317"),
+            "{name} exports to its own collector"
+        );
+        assert!(config.exporter.enabled);
+        assert_eq!(config.receivers.grpc.endpoint.port(), 4317);
+    }
+    // toolscore.yaml but for the store and where results are exported.
+    assert_eq!(
+        without(
+            yaml("deploy/collector/toolscore-postgres.yaml"),
+            &["store", "exporter.endpoint"]
+        ),
+        without(
+            yaml("deploy/collector/toolscore.yaml"),
+            &["store", "exporter.endpoint"]
+        ),
+    );
+
+    // The collector: gateway-replicas.yaml, routing by trace ID to both
+    // replicas' OTLP/gRPC ports, the backend a compose service too.
+    let c = &services[collector];
+    let config_arg = names(&c["command"])
+        .into_iter()
+        .find_map(|a| a.strip_prefix("--config=").map(str::to_owned))
+        .unwrap();
+    let mounted = c["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["target"] == config_arg.as_str())
+        .unwrap();
+    let file = "deploy/collector/gateway-replicas.yaml";
+    assert_eq!(mounted["source"], root().join(file).to_str().unwrap());
+    let gateway = check_collector(file);
+    let (id, lb) = gateway["exporters"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(id, _)| component_type(id) == "loadbalancing")
+        .expect("a loadbalancing exporter");
+    assert_eq!(lb["routing_key"], "traceID");
+    assert!(lb["protocol"]["otlp"].is_object());
+    assert_eq!(
+        names(&lb["resolver"]["static"]["hostnames"]),
+        ["toolscore-a:4317", "toolscore-b:4317"]
+    );
+    for name in ["toolscore-a", "toolscore-b"] {
+        assert!(
+            c["depends_on"].get(name).is_some(),
+            "{collector} does not wait for {name}"
+        );
+    }
+    check_results_stay_out(&gateway, file, id);
+    for e in gateway["exporters"].as_object().unwrap().values() {
+        if let Some(endpoint) = e["endpoint"].as_str() {
+            let host = endpoint.split(':').next().unwrap();
+            assert!(
+                services.contains_key(host),
+                "{endpoint} is no compose service"
+            );
+        }
+    }
 }

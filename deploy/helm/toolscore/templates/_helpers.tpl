@@ -24,7 +24,7 @@ the release name already contains it.
 
 {{/*
 The headless Service: one DNS record per ready pod, for the Collector's
-loadbalancing exporter and the StatefulSet.
+loadbalancing exporter (and the StatefulSet's serviceName, when there is one).
 */}}
 {{- define "toolscore.headlessName" -}}
 {{- printf "%s-headless" (include "toolscore.fullname" .) | trunc 63 | trimSuffix "-" }}
@@ -91,20 +91,49 @@ The image: by digest when one is given, else by tag (default: appVersion).
 
 {{/*
 toolscore's configuration, as a YAML document: `.Values.config` merged over
-the chart's defaults (file globs for the mounted evaluator and eval-set
-files), then the listeners, which the chart owns: 0.0.0.0 on `.Values.ports`,
-so the container and Service ports always match what toolscore binds.
+the chart's defaults (the SQLite file in the data volume, file globs for the
+mounted evaluator and eval-set files), then what the chart owns: the
+listeners, 0.0.0.0 on `.Values.ports`, so the container and Service ports
+always match what toolscore binds; and, with `postgres.existingSecret`, the
+password file where the pod mounts the Secret's key.
 */}}
 {{- define "toolscore.config" -}}
+{{- $backend := include "toolscore.backend" . }}
 {{- /* Results in the data volume (persistence), unless config says otherwise. */}}
-{{- $fileDefaults := dict "store" (dict "backend" "sqlite" "sqlite" (dict "path" "/var/lib/toolscore/results.db")) }}
+{{- $fileDefaults := dict "store" (dict "backend" "sqlite") }}
+{{- if eq $backend "sqlite" }}
+{{- $_ := set $fileDefaults.store "sqlite" (dict "path" "/var/lib/toolscore/results.db") }}
+{{- end }}
 {{- $evaluatorFiles := ternary (dict "evaluators" (dict "files" (list "evaluators/*.json"))) (dict) (not (empty .Values.evaluators)) }}
 {{- $evalSetFiles := ternary (dict "eval_sets" (dict "files" (list "eval-sets/*.json"))) (dict) (not (empty .Values.evalSets)) }}
 {{- $receivers := dict "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpGrpc))) "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpHttp))) }}
 {{- $api := dict "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.http))) "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.grpc))) }}
-{{- $listeners := dict "receivers" $receivers "api" $api }}
-{{- $config := mustMergeOverwrite $fileDefaults $evaluatorFiles $evalSetFiles (deepCopy .Values.config) $listeners }}
+{{- $owned := dict "receivers" $receivers "api" $api }}
+{{- if .Values.postgres.existingSecret }}
+{{- $_ := set $owned "store" (dict "postgres" (dict "password_file" (include "toolscore.postgresPasswordFile" .))) }}
+{{- end }}
+{{- $config := mustMergeOverwrite $fileDefaults $evaluatorFiles $evalSetFiles (deepCopy .Values.config) $owned }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/*
+The results store's backend `config` selects: sqlite (toolscore's default),
+postgres or memory. With `existingConfigMap`, set `config.store.backend` to
+the ConfigMap's: it still decides the workload and the chart's checks.
+*/}}
+{{- define "toolscore.backend" -}}
+{{- include "toolscore.configValue" (list .Values.config (list "store" "backend") "sqlite") }}
+{{- end }}
+
+{{/*
+Where the pod mounts the PostgreSQL password (`postgres.existingSecret`).
+*/}}
+{{- define "toolscore.postgresPasswordDir" -}}
+/etc/toolscore/postgres
+{{- end }}
+
+{{- define "toolscore.postgresPasswordFile" -}}
+{{- printf "%s/password" (include "toolscore.postgresPasswordDir" .) }}
 {{- end }}
 
 {{/*
@@ -189,13 +218,27 @@ failed check stops `helm install` with its message.
 {{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (80 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 1.5 x store.max_bytes + 16 KiB x store.writer.queue_capacity): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
 {{- end }}
 {{- end }}
+{{- $backend := include "toolscore.backend" . }}
+{{- if not (has $backend (list "sqlite" "postgres" "memory")) }}
+{{- fail (printf "config.store.backend: %q is not a backend toolscore has (sqlite, postgres or memory)" $backend) }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (ne $backend "postgres") }}
+{{- fail (printf "replicaCount: %d replicas need config.store.backend: postgres (it is %s): with %s each replica would keep its own results, and a query through the Service would answer 404 for the traces the other replicas evaluated. Set config.store.backend: postgres, config.store.postgres.url and postgres.existingSecret (see values.yaml), or replicaCount: 1" (int .Values.replicaCount) $backend $backend) }}
+{{- end }}
+{{- if and (eq $backend "postgres") (not .Values.existingConfigMap) (not (include "toolscore.configValue" (list .Values.config (list "store" "postgres" "url") ""))) }}
+{{- fail "config.store.postgres.url is required with config.store.backend: postgres (a postgres://user@host:port/database URL; the password goes in the Secret named by postgres.existingSecret, not in the URL)" }}
+{{- end }}
+{{- $url := include "toolscore.configValue" (list .Values.config (list "store" "postgres" "url") "") }}
+{{- if and (eq $backend "postgres") (regexMatch "sslmode=(require|verify-ca|verify-full)" $url) }}
+{{- fail "config.store.postgres.url: toolscore does not connect to PostgreSQL over TLS yet, so sslmode=require, verify-ca or verify-full cannot connect; use a server reachable without TLS (e.g. inside the cluster) and remove sslmode, or set sslmode=disable or prefer" }}
+{{- end }}
 {{- $strategy := dig "type" "" .Values.updateStrategy }}
 {{- $statefulSet := eq (include "toolscore.statefulSet" .) "true" }}
 {{- if and $statefulSet (eq $strategy "Recreate") }}
-{{- fail "updateStrategy.type: Recreate is a Deployment strategy; with replicaCount > 1 or persistence.enabled the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
+{{- fail "updateStrategy.type: Recreate is a Deployment strategy; with config.store.backend: sqlite and persistence.enabled the chart runs a StatefulSet (RollingUpdate or OnDelete)" }}
 {{- end }}
 {{- if and (not $statefulSet) (eq $strategy "OnDelete") }}
-{{- fail "updateStrategy.type: OnDelete is a StatefulSet strategy; with one replica and no persistence the chart runs a Deployment (RollingUpdate or Recreate)" }}
+{{- fail "updateStrategy.type: OnDelete is a StatefulSet strategy; the chart runs a Deployment (RollingUpdate or Recreate) unless config.store.backend is sqlite with persistence.enabled" }}
 {{- end }}
 {{- end }}
 
@@ -220,10 +263,19 @@ files change.
 {{- end }}
 
 {{/*
-"true" when the workload is a StatefulSet: several replicas (each named in
-the headless Service, for the Collector's loadbalancing exporter), or a
-PersistentVolumeClaim per pod for the results database.
+"true" when the workload is a StatefulSet: the SQLite backend with
+persistence, a PersistentVolumeClaim for the results file (one replica: the
+chart refuses several without PostgreSQL). With postgres (any replicaCount),
+memory, or SQLite in an emptyDir, a Deployment.
 */}}
 {{- define "toolscore.statefulSet" -}}
-{{- if or (gt (int .Values.replicaCount) 1) .Values.persistence.enabled }}true{{ end }}
+{{- if and (eq (include "toolscore.backend" .) "sqlite") .Values.persistence.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the pod has the data volume at /var/lib/toolscore: the SQLite
+backend keeps its file there. PostgreSQL and memory write nothing to disk.
+*/}}
+{{- define "toolscore.dataVolume" -}}
+{{- if eq (include "toolscore.backend" .) "sqlite" }}true{{ end }}
 {{- end }}
