@@ -352,6 +352,58 @@ fn bench_evaluate_ready(c: &mut Criterion) {
     g.finish();
 }
 
+/// The SQLite writer's cost a result: batches of 512 of the bench trace's
+/// record (five evaluators) committed into a growing database, as the
+/// writer does; beside `evaluate_ready` above, it tells how much of a
+/// trace's CPU the store takes.
+fn bench_store(c: &mut Criterion) {
+    use toolscore::store::Database;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
+    let config = Config::load(&path).unwrap();
+    let binder = Binder::load(&config, Some(&path)).unwrap();
+    let ready = Ready {
+        trace_id: toolscore::span::TraceId([1; 16]),
+        spans: std::sync::Arc::new(converted(trace_spans(1, 6))),
+        complete: true,
+        revision: 1,
+        reason: Reason::Complete,
+        root_arrived: None,
+        due: Instant::now(),
+    };
+    let record = evaluate_ready(
+        &binder,
+        &config.extract,
+        &ready,
+        std::time::SystemTime::now(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = toolscore::store::sqlite::Sqlite::open(&toolscore::config::SqliteConfig {
+        path: dir.path().join("results.db"),
+        ..Default::default()
+    })
+    .unwrap();
+    let mut next = 0u64;
+    let mut g = c.benchmark_group("store");
+    g.throughput(Throughput::Elements(512));
+    g.bench_function("sqlite_write_512_results", |b| {
+        b.iter_batched(
+            || {
+                (0..512)
+                    .map(|_| {
+                        next += 1;
+                        let mut r = record.clone();
+                        r.trace_id.0[..8].copy_from_slice(&next.to_be_bytes());
+                        std::sync::Arc::new(r)
+                    })
+                    .collect::<Vec<_>>()
+            },
+            |batch| db.write(&batch, std::time::SystemTime::now()).unwrap(),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -362,6 +414,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_decode, bench_extract, bench_evaluators, bench_repr, bench_assembler, bench_evaluate_ready
+    targets = bench_decode, bench_extract, bench_evaluators, bench_repr, bench_assembler, bench_evaluate_ready, bench_store
 }
 criterion_main!(benches);

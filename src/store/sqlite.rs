@@ -19,7 +19,10 @@ use crate::config::SqliteConfig;
 use crate::span::TraceId;
 
 /// The schema, one migration per version (`PRAGMA user_version`). A
-/// migration is never edited once released: a change is a new one.
+/// migration is never edited once released: a change is a new one. The
+/// tables have rowids: their rows (a trace's tool calls, a score's details)
+/// are kilobytes, which a `WITHOUT ROWID` b-tree stores badly (a batch of
+/// results took twice as long to commit, `benches/pipeline.rs` `store`).
 const MIGRATIONS: &[&str] = &[
     // 1: traces and their scores.
     "CREATE TABLE traces (
@@ -38,7 +41,7 @@ const MIGRATIONS: &[&str] = &[
         tool_calls TEXT NOT NULL,
         content_captured INTEGER NOT NULL,
         span_count INTEGER NOT NULL
-    ) WITHOUT ROWID;
+    );
     CREATE INDEX traces_by_stored_at ON traces (stored_at);
     CREATE INDEX traces_by_status ON traces (status, stored_at);
     CREATE TABLE scores (
@@ -55,7 +58,7 @@ const MIGRATIONS: &[&str] = &[
         details TEXT NOT NULL,
         error TEXT,
         PRIMARY KEY (trace_id, idx)
-    ) WITHOUT ROWID;
+    );
     CREATE INDEX scores_by_evaluator ON scores (evaluator_id, score);",
 ];
 
