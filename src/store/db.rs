@@ -107,6 +107,7 @@ pub struct WriterStats {
     dropped_shutdown: AtomicU64,
     commit_seconds: Histogram,
     batch_size: Histogram,
+    commit_wait: Histogram,
 }
 
 impl Default for WriterStats {
@@ -123,6 +124,10 @@ impl Default for WriterStats {
                 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
             ]),
             batch_size: Histogram::new([1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0]),
+            commit_wait: Histogram::new([
+                0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0,
+                2.5, 5.0,
+            ]),
         }
     }
 }
@@ -194,9 +199,18 @@ impl Collector for WriterStats {
             None,
             self.batch_size.metric_type(),
         )?)?;
+        self.commit_wait.encode(encoder.encode_descriptor(
+            "store_commit_wait_seconds",
+            "Time from a result's hand-off to the writer to its commit (queue, retries and commit)",
+            None,
+            self.commit_wait.metric_type(),
+        )?)?;
         Ok(())
     }
 }
+
+/// A result handed to the writer, and when.
+type Queued = (Arc<TraceRecord>, Instant);
 
 /// What the writer thread shares with the store.
 struct Shared {
@@ -214,7 +228,7 @@ struct Shared {
 
 pub struct DbStore {
     shared: Arc<Shared>,
-    queue: Mutex<Option<SyncSender<Arc<TraceRecord>>>>,
+    queue: Mutex<Option<SyncSender<Queued>>>,
     done: Mutex<Option<Receiver<()>>>,
 }
 
@@ -321,7 +335,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 struct Writer {
     shared: Arc<Shared>,
-    rx: Receiver<Arc<TraceRecord>>,
+    rx: Receiver<Queued>,
     max_batch: usize,
     backoff: Duration,
     retention: Duration,
@@ -375,12 +389,13 @@ impl Writer {
 
     /// Commits `batch`, retrying with backoff until it succeeds; false when
     /// the shutdown deadline passed first.
-    fn commit(&self, batch: &[Arc<TraceRecord>]) -> bool {
+    fn commit(&self, queued: &[Queued]) -> bool {
         let s = &self.shared;
+        let batch: Vec<Arc<TraceRecord>> = queued.iter().map(|(r, _)| r.clone()).collect();
         let mut backoff = self.backoff;
         loop {
             let started = Instant::now();
-            match s.db.write(batch, SystemTime::now()) {
+            match s.db.write(&batch, SystemTime::now()) {
                 Ok(written) => {
                     s.stats
                         .commit_seconds
@@ -392,6 +407,11 @@ impl Writer {
                         *lock(&s.last_error) = None;
                     }
                     let now = Instant::now();
+                    for (_, since) in queued {
+                        s.stats
+                            .commit_wait
+                            .observe(now.saturating_duration_since(*since).as_secs_f64());
+                    }
                     for (r, stored) in batch.iter().zip(written.stored) {
                         if !stored {
                             continue;
@@ -458,7 +478,7 @@ impl ResultStore for DbStore {
             return None;
         };
         self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
-        let record = Arc::new(record);
+        let record = (Arc::new(record), Instant::now());
         let sent = match tx.try_send(record) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(r)) => tx.send(r).map_err(|e| e.0),
@@ -470,7 +490,7 @@ impl ResultStore for DbStore {
                 .stats
                 .dropped_shutdown
                 .fetch_add(1, Ordering::Relaxed);
-            tracing::error!(trace_id = %r.trace_id, "the store's writer has stopped; a result is lost");
+            tracing::error!(trace_id = %r.0.trace_id, "the store's writer has stopped; a result is lost");
         }
         None
     }

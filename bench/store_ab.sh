@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The results store's A/B: the same closed-loop load (toolscore-loadgen
+# --mode max) against `toolscore serve --config bench/config.yaml` with each
+# backend in turn, ROUNDS times alternately (memory, sqlite, postgres, memory,
+# …), toolscore pinned to CPU 0 and the generator to CPU 1. Reports, per run,
+# the spans evaluated per second in the steady window (traces completed ×
+# the generator's spans a trace) and the server's peak RSS; the median per
+# backend and its ratio to memory's.
+#
+#   bench/store_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
+#   ROUNDS=5 DURATION=30 bench/store_ab.sh
+#   BACKENDS="memory sqlite" bench/store_ab.sh
+#
+# postgres runs on a server this script starts (initdb/pg_ctl from
+# /usr/lib/postgresql/<version>/bin, as the postgres user when root; a temp
+# dir, fsync on) unless PG_URL names one; its toolscore_* tables are dropped
+# before each run (psql).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-20}
+WARMUP=${WARMUP:-8}
+CONCURRENCY=${CONCURRENCY:-16}
+BACKENDS=${BACKENDS:-memory sqlite postgres}
+GRPC=127.0.0.1:14317
+API=http://127.0.0.1:18080
+WORK=$(mktemp -d /tmp/toolscore-store-ab.XXXXXX)
+# Spans a trace in the generator's requests (503 spans of 53 traces).
+SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
+
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
+fi
+
+PG_PID_DIR=
+as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+start_pg() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  PG_PID_DIR=$(mktemp -d /tmp/toolscore-ab-pg.XXXXXX)
+  [[ $(id -u) == 0 ]] && chown postgres "$PG_PID_DIR"
+  as_pg "$bin/initdb" -D "$PG_PID_DIR/data" -U toolscore -A trust -E UTF8 --locale=C >/dev/null
+  as_pg "$bin/pg_ctl" -D "$PG_PID_DIR/data" -l "$PG_PID_DIR/log" -w \
+    -o "-p 15432 -k $PG_PID_DIR -c listen_addresses=127.0.0.1" start >/dev/null
+  PG_BIN=$bin
+  PG_URL=postgres://toolscore@127.0.0.1:15432/postgres
+}
+stop_pg() { [[ -n "$PG_PID_DIR" ]] && as_pg "$PG_BIN/pg_ctl" -D "$PG_PID_DIR/data" -m fast stop >/dev/null 2>&1 || true; }
+empty_pg() { psql "$PG_URL" -qc 'DROP TABLE IF EXISTS toolscore_scores, toolscore_traces, toolscore_schema' >/dev/null 2>&1; }
+if [[ " $BACKENDS " == *" postgres "* && -z "${PG_URL:-}" ]]; then start_pg; fi
+
+PID=
+stop_server() { [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=; }
+trap 'stop_server; stop_pg' EXIT
+
+config_for() {   # config_for BACKEND → path
+  local out="$WORK/config-$1.yaml"
+  rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
+  case $1 in
+    sqlite) sed -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+    memory) sed -e "s|^  backend: sqlite|  backend: memory|" \
+                -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+    postgres)
+      empty_pg
+      sed -e "s|^  backend: sqlite|  backend: postgres\n  postgres:\n    url: $PG_URL|" \
+          -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+  esac
+  echo "$out"
+}
+
+completed() { curl -fs "$API/metrics" | awk '/^toolscore_traces_total\{outcome="completed"\}/ {print $2}'; }
+
+run() {   # run BACKEND ROUND
+  local config
+  config=$(config_for "$1")
+  taskset -c 0 ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+  taskset -c 1 ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
+    --concurrency "$CONCURRENCY" --duration-secs "$DURATION" --warmup-secs 0 \
+    --json >"$WORK/$1-$2.json" &
+  local gen=$!
+  sleep "$WARMUP"
+  local c0 t0 c1 t1
+  c0=$(completed); t0=$(date +%s.%N)
+  sleep $((DURATION - WARMUP))
+  c1=$(completed); t1=$(date +%s.%N)
+  wait "$gen" || true
+  local peak
+  peak=$(awk '/^VmHWM:/ {print $2}' "/proc/$PID/status")
+  stop_server
+  python3 -c "print(f'$1 round $2: {($c1-$c0)*$SPANS_PER_TRACE/($t1-$t0):.0f} evaluated spans/s, peak RSS {$peak/1024:.0f} MiB')" | tee -a "$WORK/results.txt"
+}
+
+for round in $(seq "$ROUNDS"); do
+  for b in $BACKENDS; do run "$b" "$round"; done
+done
+python3 - "$WORK/results.txt" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+) round \d+: (\d+) evaluated spans/s", line)
+    if m:
+        runs.setdefault(m[1], []).append(int(m[2]))
+base = statistics.median(runs.get("memory", [0])) or None
+for b, v in runs.items():
+    med = statistics.median(v)
+    ratio = f", {med / base:.0%} of memory" if base else ""
+    print(f"{b}: median {med:,.0f} spans/s ({min(v):,}–{max(v):,}){ratio}")
+PY
+echo "runs in $WORK" >&2
