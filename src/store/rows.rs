@@ -115,7 +115,7 @@ pub(crate) fn trace_row(r: &TraceRecord, stored_at: i64) -> TraceRow {
         root_start: root.map(|x| x.start_time_unix_nano as i64),
         root_end: root.map(|x| x.end_time_unix_nano as i64),
         binding: r.binding.as_ref().map(|b| binding_json(b).to_string()),
-        tool_calls: Json::Array(r.tool_calls.iter().map(tool_call_json).collect()).to_string(),
+        tool_calls: tool_calls_text(&r.tool_calls),
         content_captured: r.content_captured,
         span_count: i64::try_from(r.span_count).unwrap_or(i64::MAX),
     }
@@ -161,16 +161,36 @@ fn binding_of(text: &str) -> Option<Binding> {
     })
 }
 
-fn tool_call_json(c: &ToolCallSummary) -> Json {
-    json!({
-        "name": c.name,
-        "id": c.id,
-        "args": c.args.to_json(),
-        "output": c.output,
-        "span_id": c.span_id.to_hex(),
-        "start": c.start_time_unix_nano,
-        "end": c.end_time_unix_nano,
-    })
+/// A tool call's columns in the `tool_calls` JSON text ([`tool_call_of`]
+/// reads them back).
+#[derive(serde::Serialize)]
+struct ToolCallColumns<'a> {
+    name: &'a str,
+    id: Option<&'a str>,
+    args: Json,
+    output: &'a str,
+    span_id: String,
+    start: u64,
+    end: u64,
+}
+
+/// Serialized straight from the calls: building a `Value` of the whole
+/// list first and formatting it took half the writer's CPU.
+fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
+    let columns: Vec<ToolCallColumns<'_>> = calls
+        .iter()
+        .map(|c| ToolCallColumns {
+            name: &c.name,
+            id: c.id.as_deref(),
+            args: c.args.to_json(),
+            output: &c.output,
+            span_id: c.span_id.to_hex(),
+            start: c.start_time_unix_nano,
+            end: c.end_time_unix_nano,
+        })
+        .collect();
+    // Serializing strings, numbers and `Value`s cannot fail.
+    serde_json::to_string(&columns).unwrap_or_else(|_| "[]".to_owned())
 }
 
 fn tool_call_of(j: &Json) -> Option<ToolCallSummary> {
