@@ -89,11 +89,26 @@ pub struct Postgres {
 }
 
 fn err(e: postgres::Error) -> DbError {
-    // The server's message when there is one ("db error" alone says nothing).
-    match e.as_db_error() {
-        Some(db) => DbError::Query(format!("{}: {}", db.code().code(), db.message())),
-        None => DbError::Query(e.to_string()),
+    DbError::Query(describe(&e))
+}
+
+/// The server's message when there is one ("db error" alone says
+/// nothing), else the error with its causes ("error connecting to server:
+/// Connection refused").
+fn describe(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.code().code(), db.message());
     }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text = format!("{text}: {s_text}");
+        }
+        source = s.source();
+    }
+    text
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,7 +123,7 @@ impl Postgres {
         let (pg, what) = client_config(config)?;
         let mut client = pg.connect(NoTls).map_err(|e| DbError::Open {
             what: what.clone(),
-            message: err(e).to_string(),
+            message: describe(&e),
         })?;
         migrate(&mut client, &what)?;
         let last: i64 = client
@@ -215,7 +230,7 @@ fn redact(url: &str) -> String {
 fn migrate(client: &mut Client, what: &str) -> Result<(), DbError> {
     let open = |e: postgres::Error| DbError::Open {
         what: what.to_owned(),
-        message: err(e).to_string(),
+        message: describe(&e),
     };
     let mut tx = client.transaction().map_err(open)?;
     // Held to the commit: another replica starting now waits here.
@@ -737,14 +752,14 @@ fn listen_loop(config: &postgres::Config, what: &str, on_commit: &super::db::OnC
         let mut client = match config.connect(NoTls) {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(database = %what, error = %err(e), "cannot listen for other replicas' results; retrying");
+                tracing::warn!(database = %what, error = %describe(&e), "cannot listen for other replicas' results; retrying");
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 continue;
             }
         };
         if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
-            tracing::warn!(database = %what, error = %err(e), "LISTEN failed; retrying");
+            tracing::warn!(database = %what, error = %describe(&e), "LISTEN failed; retrying");
             std::thread::sleep(backoff);
             continue;
         }
@@ -774,7 +789,7 @@ fn listen_loop(config: &postgres::Config, what: &str, on_commit: &super::db::OnC
                 }
             }
             if let Some(e) = failed {
-                tracing::warn!(database = %what, error = %err(e), "the listening connection broke; reconnecting");
+                tracing::warn!(database = %what, error = %describe(&e), "the listening connection broke; reconnecting");
                 break;
             }
             if !on_commit(None) {
