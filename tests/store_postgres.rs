@@ -273,6 +273,11 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
         accepted.push(n);
     }
     pg.stop();
+    // A stored trace cannot be read now: 503 (retry), never 404 (unknown).
+    let (status, body_text) = body(&http, format!("http://{api}/traces/{:032x}/scores", 1)).await;
+    assert_eq!(status, 503, "{body_text}");
+    let (status, _) = body(&http, format!("http://{api}/traces?limit=5")).await;
+    assert_eq!(status, 503);
 
     let deadline = Instant::now() + WAIT;
     let refused = loop {

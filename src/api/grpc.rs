@@ -171,7 +171,8 @@ impl ScoresService for ScoresApi {
         request: Request<pb::GetScoresRequest>,
     ) -> Result<Response<pb::TraceScores>, Status> {
         let trace_id = parse_trace_id(&request.get_ref().trace_id)?;
-        match crate::store::get(&self.store, trace_id).await {
+        let read = crate::store::get(&self.store, trace_id).await;
+        match read.map_err(|e| ErrorKind::Unavailable.grpc_status(e.to_string()))? {
             Some(r) => Ok(Response::new(pb::TraceScores::from(r.as_ref()))),
             None => Err(ErrorKind::NotFound.grpc_status(format!("trace {trace_id} is not known"))),
         }
@@ -184,6 +185,7 @@ impl ScoresService for ScoresApi {
         let filter = self.list_filter(request.get_ref())?;
         let traces = crate::store::list(&self.store, filter)
             .await
+            .map_err(|e| ErrorKind::Unavailable.grpc_status(e.to_string()))?
             .iter()
             .map(|r| pb::TraceScores::from(r.as_ref()))
             .collect();

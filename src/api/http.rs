@@ -61,6 +61,13 @@ impl ApiError {
     }
 }
 
+/// A results database that cannot be read: 503, never "not known".
+impl From<store::ReadError> for ApiError {
+    fn from(e: store::ReadError) -> ApiError {
+        ApiError::new(ErrorKind::Unavailable, e.to_string())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, _, code) = self.kind.statuses();
@@ -191,7 +198,7 @@ async fn get_scores(
     let record = tokio::select! {
         r = wait_for_result(&st.store, trace_id, wait) => r,
         () = st.shutdown.cancelled() => store::get(&st.store, trace_id).await,
-    };
+    }?;
     match record {
         Some(r) => Ok(axum::Json(scores_json(&r))),
         None => Err(ApiError::new(
@@ -205,7 +212,7 @@ async fn wait_for_result(
     store: &Arc<dyn ResultStore>,
     id: TraceId,
     wait: Duration,
-) -> Option<Arc<TraceRecord>> {
+) -> Result<Option<Arc<TraceRecord>>, store::ReadError> {
     if wait.is_zero() {
         return store::get(store, id).await;
     }
@@ -213,11 +220,11 @@ async fn wait_for_result(
     // in between unseen; and only this trace's result wakes the wait (with
     // a broadcast, every long poll woke for every stored result).
     let rx = match store::result_or_wait(store, id).await? {
-        ResultOrWait::Ready(r) => return Some(r),
+        ResultOrWait::Ready(r) => return Ok(Some(r)),
         ResultOrWait::Wait(rx) => rx,
     };
     match tokio::time::timeout(wait, rx).await {
-        Ok(Ok(r)) => Some(r),
+        Ok(Ok(r)) => Ok(Some(r)),
         // Timed out: the trace as it stands (pending, or not known).
         _ => store::get(store, id).await,
     }
@@ -300,7 +307,7 @@ async fn get_trace(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<axum::Json<Json>> {
     let trace_id = parse_trace_id(&id)?;
-    let r = store::get(&st.store, trace_id).await.ok_or_else(|| {
+    let r = store::get(&st.store, trace_id).await?.ok_or_else(|| {
         ApiError::new(
             ErrorKind::NotFound,
             format!("trace {trace_id} is not known"),
@@ -379,7 +386,7 @@ async fn list_traces(
         since,
         limit,
     };
-    let records = store::list(&st.store, filter).await;
+    let records = store::list(&st.store, filter).await?;
     Ok(axum::Json(json!({
         "traces": records.iter().map(|r| scores_json(r)).collect::<Vec<_>>(),
     })))

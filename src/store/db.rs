@@ -25,7 +25,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::broadcast;
 
 use super::{
-    ListFilter, MemoryStore, OnStored, ResultOrWait, ResultStore, TraceRecord, TraceStatus,
+    ListFilter, MemoryStore, OnStored, ReadError, ResultOrWait, ResultStore, TraceRecord,
+    TraceStatus,
 };
 use crate::config::StoreConfig;
 use crate::span::TraceId;
@@ -296,14 +297,12 @@ impl DbStore {
         self.shared.stats.clone()
     }
 
-    fn db_get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
-        match self.shared.db.get(trace_id) {
-            Ok(r) => r.map(Arc::new),
-            Err(e) => {
-                tracing::warn!(error = %e, "reading a result failed");
-                None
-            }
-        }
+    fn db_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+        self.shared
+            .db
+            .get(trace_id)
+            .map(|r| r.map(Arc::new))
+            .map_err(|e| ReadError(e.to_string()))
     }
 }
 
@@ -327,6 +326,14 @@ impl Shared {
             Err(e) => tracing::warn!(error = %e, "reading another replica's result failed"),
         }
     }
+}
+
+/// The read, or (logged) nothing: for the infallible trait methods.
+fn logged<T: Default>(read: Result<T, ReadError>) -> T {
+    read.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "reading results failed");
+        T::default()
+    })
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -496,19 +503,25 @@ impl ResultStore for DbStore {
     }
 
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
-        if self.shared.db.shared() {
-            // Another replica may have stored a newer revision.
-            return self
-                .db_get(trace_id)
-                .or_else(|| self.shared.local.get(trace_id));
+        logged(self.try_get(trace_id))
+    }
+
+    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+        let local = self.shared.local.get(trace_id);
+        if !self.shared.db.shared() {
+            if let Some(r) = local.as_ref().filter(|r| r.status != TraceStatus::Pending) {
+                return Ok(Some(r.clone()));
+            }
         }
-        match self.shared.local.get(trace_id) {
-            Some(r) if r.status != TraceStatus::Pending => Some(r),
-            local => self.db_get(trace_id).or(local),
-        }
+        // With replicas, another one may have stored a newer revision.
+        Ok(self.db_get(trace_id)?.or(local))
     }
 
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>> {
+        logged(self.try_list(filter))
+    }
+
+    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
         // Traces still arriving are local; results are in the database.
         let mut out: Vec<Arc<TraceRecord>> =
             if filter.status.is_none_or(|s| s == TraceStatus::Pending)
@@ -526,13 +539,15 @@ impl ResultStore for DbStore {
                 Vec::new()
             };
         if filter.status != Some(TraceStatus::Pending) {
-            match self.shared.db.list(filter) {
-                Ok(records) => out.extend(records.into_iter().map(Arc::new)),
-                Err(e) => tracing::warn!(error = %e, "listing results failed"),
-            }
+            let records = self
+                .shared
+                .db
+                .list(filter)
+                .map_err(|e| ReadError(e.to_string()))?;
+            out.extend(records.into_iter().map(Arc::new));
         }
         out.truncate(filter.limit);
-        out
+        Ok(out)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>> {
@@ -540,21 +555,32 @@ impl ResultStore for DbStore {
     }
 
     fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait {
-        if self.shared.db.shared() {
-            if let Some(r) = self
-                .db_get(&trace_id)
-                .filter(|r| r.status != TraceStatus::Pending)
-            {
-                return ResultOrWait::Ready(r);
+        match self.try_result_or_wait(trace_id) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading results failed");
+                self.shared.local.result_or_wait(trace_id)
             }
         }
-        match self.shared.local.result_or_wait(trace_id) {
-            ResultOrWait::Ready(r) => ResultOrWait::Ready(r),
-            ResultOrWait::Wait(rx) => match self.db_get(&trace_id) {
-                Some(r) if r.status != TraceStatus::Pending => ResultOrWait::Ready(r),
-                _ => ResultOrWait::Wait(rx),
-            },
+    }
+
+    fn try_result_or_wait(&self, trace_id: TraceId) -> Result<ResultOrWait, ReadError> {
+        let done = |r: &Arc<TraceRecord>| r.status != TraceStatus::Pending;
+        if self.shared.db.shared() {
+            // Another replica may have stored it, or a newer revision.
+            if let Some(r) = self.db_get(&trace_id)?.filter(done) {
+                return Ok(ResultOrWait::Ready(r));
+            }
         }
+        // The waiter is registered before the database is read, so a
+        // commit in between wakes it.
+        Ok(match self.shared.local.result_or_wait(trace_id) {
+            ResultOrWait::Ready(r) => ResultOrWait::Ready(r),
+            ResultOrWait::Wait(rx) => match self.db_get(&trace_id)?.filter(done) {
+                Some(r) => ResultOrWait::Ready(r),
+                None => ResultOrWait::Wait(rx),
+            },
+        })
     }
 
     fn evict_expired(&self, now: Instant) -> usize {

@@ -20,32 +20,46 @@ pub use memory::MemoryStore;
 /// offer); it must not block.
 pub type OnStored = Box<dyn Fn(Arc<TraceRecord>) + Send + Sync>;
 
-/// [`ResultStore::get`] off the async threads (a database read blocks).
-pub async fn get(store: &Arc<dyn ResultStore>, trace_id: TraceId) -> Option<Arc<TraceRecord>> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || store.get(&trace_id))
+/// A read the results database could not answer: the API's 503 /
+/// `UNAVAILABLE`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the results database cannot be read now: {0}")]
+pub struct ReadError(pub String);
+
+/// Runs a blocking read on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    read: impl FnOnce() -> Result<T, ReadError> + Send + 'static,
+) -> Result<T, ReadError> {
+    tokio::task::spawn_blocking(read)
         .await
-        .ok()
-        .flatten()
+        .unwrap_or_else(|e| Err(ReadError(format!("the read failed: {e}"))))
 }
 
-/// [`ResultStore::list`] off the async threads.
-pub async fn list(store: &Arc<dyn ResultStore>, filter: ListFilter) -> Vec<Arc<TraceRecord>> {
+/// [`ResultStore::try_get`] off the async threads (a database read blocks).
+pub async fn get(
+    store: &Arc<dyn ResultStore>,
+    trace_id: TraceId,
+) -> Result<Option<Arc<TraceRecord>>, ReadError> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || store.list(&filter))
-        .await
-        .unwrap_or_default()
+    blocking(move || store.try_get(&trace_id)).await
 }
 
-/// [`ResultStore::result_or_wait`] off the async threads.
+/// [`ResultStore::try_list`] off the async threads.
+pub async fn list(
+    store: &Arc<dyn ResultStore>,
+    filter: ListFilter,
+) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+    let store = store.clone();
+    blocking(move || store.try_list(&filter)).await
+}
+
+/// [`ResultStore::try_result_or_wait`] off the async threads.
 pub async fn result_or_wait(
     store: &Arc<dyn ResultStore>,
     trace_id: TraceId,
-) -> Option<ResultOrWait> {
+) -> Result<ResultOrWait, ReadError> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || store.result_or_wait(trace_id))
-        .await
-        .ok()
+    blocking(move || store.try_result_or_wait(trace_id)).await
 }
 
 /// The store [`open`] made, and its writer's figures when it has a writer.
@@ -390,6 +404,20 @@ pub trait ResultStore: Send + Sync + 'static {
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;
+    /// [`get`](Self::get), with a database that cannot be read as an error
+    /// (the API answers it as unavailable, not as an unknown trace).
+    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+        Ok(self.get(trace_id))
+    }
+    /// [`list`](Self::list), with a database that cannot be read as an error.
+    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+        Ok(self.list(filter))
+    }
+    /// [`result_or_wait`](Self::result_or_wait), with a database that
+    /// cannot be read as an error.
+    fn try_result_or_wait(&self, trace_id: TraceId) -> Result<ResultOrWait, ReadError> {
+        Ok(self.result_or_wait(trace_id))
+    }
     /// Every record stored from now on.
     fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>>;
     /// The trace's result if it has one (any status but `pending`), else a

@@ -297,35 +297,53 @@ impl Pool {
     }
 
     /// Runs `f` on a pooled connection; a connection that broke is closed.
-    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T, DbError>) -> Result<T, DbError> {
-        let mut client = self.take()?;
-        let out = f(&mut client);
-        let mut state = lock(&self.state);
-        if client.is_closed() {
-            state.open -= 1;
-        } else {
-            state.idle.push(client);
+    /// An idle connection may have died with the server (a restart), which
+    /// its first use finds out: then `f` is tried once more on a new one.
+    fn with<T>(&self, mut f: impl FnMut(&mut Client) -> Result<T, DbError>) -> Result<T, DbError> {
+        let mut retried = false;
+        loop {
+            let (mut client, reused) = self.take()?;
+            let out = f(&mut client);
+            let broke = client.is_closed();
+            let mut state = lock(&self.state);
+            if broke {
+                state.open -= 1;
+            } else {
+                state.idle.push(client);
+            }
+            drop(state);
+            self.freed.notify_one();
+            if out.is_err() && broke && reused && !retried {
+                retried = true;
+                continue;
+            }
+            return out;
         }
-        drop(state);
-        self.freed.notify_one();
-        out
     }
 
-    fn take(&self) -> Result<Client, DbError> {
+    /// A connection, and whether it was idle in the pool (else new).
+    fn take(&self) -> Result<(Client, bool), DbError> {
         let deadline = Instant::now() + self.wait;
         let mut state = lock(&self.state);
         loop {
             if let Some(c) = state.idle.pop() {
-                return Ok(c);
+                if c.is_closed() {
+                    state.open -= 1;
+                    continue;
+                }
+                return Ok((c, true));
             }
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
-                return self.config.connect(NoTls).map_err(|e| {
-                    lock(&self.state).open -= 1;
-                    self.freed.notify_one();
-                    err(e)
-                });
+                return match self.config.connect(NoTls) {
+                    Ok(c) => Ok((c, false)),
+                    Err(e) => {
+                        lock(&self.state).open -= 1;
+                        self.freed.notify_one();
+                        Err(err(e))
+                    }
+                };
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {

@@ -57,7 +57,7 @@ pub async fn wait_for(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut updates = running.store.subscribe();
     loop {
-        if let Some(r) = toolscore::store::get(&running.store, trace).await {
+        if let Ok(Some(r)) = toolscore::store::get(&running.store, trace).await {
             if done(&r) {
                 return r;
             }
