@@ -313,7 +313,9 @@ fn bench_assembler(c: &mut Criterion) {
 
 /// Extraction, binding, the five evaluators of bench/config.yaml, the record,
 /// and dropping it: what an evaluation thread does per trace.
-fn bench_evaluate_ready(c: &mut Criterion) {
+/// The bench config's binder and the bench trace ready for evaluation
+/// (six tool calls, bound to the bench eval set's five evaluators).
+fn bench_ready() -> (Config, Binder, Ready) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
     let config = Config::load(&path).unwrap();
     let binder = Binder::load(&config, Some(&path)).unwrap();
@@ -326,6 +328,11 @@ fn bench_evaluate_ready(c: &mut Criterion) {
         root_arrived: None,
         due: Instant::now(),
     };
+    (config, binder, ready)
+}
+
+fn bench_evaluate_ready(c: &mut Criterion) {
+    let (config, binder, ready) = bench_ready();
     let record = evaluate_ready(
         &binder,
         &config.extract,
@@ -358,18 +365,7 @@ fn bench_evaluate_ready(c: &mut Criterion) {
 /// trace's CPU the store takes.
 fn bench_store(c: &mut Criterion) {
     use toolscore::store::Database;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
-    let config = Config::load(&path).unwrap();
-    let binder = Binder::load(&config, Some(&path)).unwrap();
-    let ready = Ready {
-        trace_id: toolscore::span::TraceId([1; 16]),
-        spans: std::sync::Arc::new(converted(trace_spans(1, 6))),
-        complete: true,
-        revision: 1,
-        reason: Reason::Complete,
-        root_arrived: None,
-        due: Instant::now(),
-    };
+    let (config, binder, ready) = bench_ready();
     let record = evaluate_ready(
         &binder,
         &config.extract,

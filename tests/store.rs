@@ -12,7 +12,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::process::{WAIT, body, results_survive_kill_9};
+use common::outage::{all_evaluated, send_until_refused, small_queues};
+use common::process::{WAIT, results_survive_kill_9};
 use common::records::{filters_agree_with_the_memory_store, record};
 use common::service::test_config;
 use toolscore::config::{StoreBackend, StoreConfig};
@@ -143,14 +144,6 @@ fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
     assert!(stderr.contains("schema version 99"), "{stderr}");
 }
 
-/// A root span alone: a complete trace, as OTLP/JSON.
-fn one_span_trace(n: u32) -> String {
-    format!(
-        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{n:032x}","spanId":"00000000000000{:02x}","name":"agent","startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#,
-        n % 251 + 1
-    )
-}
-
 /// The database cannot be written (another process holds its lock): the
 /// writer retries, `/readyz` says why, the queues fill and the receiver
 /// refuses with 503 + Retry-After; once the lock is released every trace
@@ -162,18 +155,7 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     config.store.backend = StoreBackend::Sqlite;
     config.store.sqlite.path = dir.path().join("results.db");
     config.store.sqlite.busy_timeout_ms = 20;
-    config.store.writer.queue_capacity = 4;
-    config.store.writer.max_batch = 2;
-    config.store.writer.retry_backoff_ms = 10;
-    config.evaluation.queue_capacity = 4;
-    config.assembler.max_traces = 64;
-    config.assembler.retry_after_secs = 3;
-    config
-        .evaluators
-        .inline
-        .push(common::service::count_evaluator(
-            serde_json::json!({"get_weather": [">=", 1]}),
-        ));
+    let config = small_queues(config);
     let running = common::service::start(config).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let api = running.api_addr.unwrap();
@@ -187,57 +169,11 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     let lock = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
 
-    let deadline = Instant::now() + WAIT;
     let mut accepted = Vec::new();
-    let refused = loop {
-        assert!(
-            Instant::now() < deadline,
-            "never refused ({} accepted)",
-            accepted.len()
-        );
-        let n = accepted.len() as u32 + 1;
-        let r = http
-            .post(&otlp)
-            .header("content-type", "application/json")
-            .body(one_span_trace(n))
-            .send()
-            .await
-            .unwrap();
-        match r.status().as_u16() {
-            200 => accepted.push(n),
-            // Refused: the buffer is full. Once the writer has failed too,
-            // what fills it is the database's outage.
-            503 => {
-                let (status, ready) = body(&http, format!("http://{api}/readyz")).await;
-                if status == 503 {
-                    break (r, ready);
-                }
-                // Traces still in their grace period; wait a little.
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => panic!("HTTP {other}: {}", r.text().await.unwrap()),
-        }
-    };
-    let (refused, ready) = refused;
-    assert_eq!(refused.headers()["retry-after"], "3");
-    assert!(ready.contains("results database"), "{ready}");
+    send_until_refused(&http, &otlp, api, &mut accepted).await;
 
     lock.execute_batch("COMMIT").unwrap();
-    for n in &accepted {
-        let id = format!("{n:032x}");
-        let (status, scores) = body(
-            &http,
-            format!("http://{api}/traces/{id}/scores?wait_ms=10000"),
-        )
-        .await;
-        assert_eq!(status, 200, "{id}: {scores}");
-        assert!(
-            scores.contains("\"status\":\"evaluated\""),
-            "{id}: {scores}"
-        );
-    }
-    let (status, _) = body(&http, format!("http://{api}/readyz")).await;
-    assert_eq!(status, 200, "ready again once the database is written");
+    all_evaluated(&http, api, &accepted).await;
     let rows: i64 = lock
         .query_row("SELECT count(*) FROM traces", [], |r| r.get(0))
         .unwrap();

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::conformance::{self, Case};
 use common::live::trace_of;
+use common::outage::{all_evaluated, one_span_trace, send_until_refused, small_queues};
 use common::pg::Pg;
 use common::process::{
     WAIT, body, conformance_config, read_case, ready, results_survive_kill_9, send_cases, serve,
@@ -224,14 +225,6 @@ async fn poll_connected(http: &reqwest::Client, api: std::net::SocketAddr) -> bo
         .is_some_and(|n| n >= 2.0)
 }
 
-/// A root span alone: a complete trace, as OTLP/JSON.
-fn one_span_trace(n: u32) -> String {
-    format!(
-        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{n:032x}","spanId":"00000000000000{:02x}","name":"agent","startTimeUnixNano":"1","endTimeUnixNano":"2"}}]}}]}}]}}"#,
-        n % 251 + 1
-    )
-}
-
 /// PostgreSQL stops mid-load: the writer retries, `/readyz` says why, the
 /// receivers refuse with 503 + Retry-After; once it is back every trace
 /// that was acknowledged has its result, stored once.
@@ -241,18 +234,7 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     let mut config = test_config();
     config.store = store_config(pg.database("outage"));
     config.store.postgres.connect_timeout_ms = 500;
-    config.store.writer.queue_capacity = 4;
-    config.store.writer.max_batch = 2;
-    config.store.writer.retry_backoff_ms = 10;
-    config.evaluation.queue_capacity = 4;
-    config.assembler.max_traces = 64;
-    config.assembler.retry_after_secs = 3;
-    config
-        .evaluators
-        .inline
-        .push(common::service::count_evaluator(
-            serde_json::json!({"get_weather": [">=", 1]}),
-        ));
+    let config = small_queues(config);
     let running = common::service::start(config).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let api = running.api_addr.unwrap();
@@ -260,16 +242,17 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let send = |n: u32| {
-        http.post(&otlp)
-            .header("content-type", "application/json")
-            .body(one_span_trace(n))
-            .send()
-    };
     let mut accepted = Vec::new();
     // Some traces stored before the outage.
     for n in 1..=20 {
-        assert_eq!(send(n).await.unwrap().status(), 200);
+        let r = http
+            .post(&otlp)
+            .header("content-type", "application/json")
+            .body(one_span_trace(n))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
         accepted.push(n);
     }
     pg.stop();
@@ -279,47 +262,10 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     let (status, _) = body(&http, format!("http://{api}/traces?limit=5")).await;
     assert_eq!(status, 503);
 
-    let deadline = Instant::now() + WAIT;
-    let refused = loop {
-        assert!(
-            Instant::now() < deadline,
-            "never refused ({} accepted)",
-            accepted.len()
-        );
-        let n = accepted.len() as u32 + 1;
-        let r = send(n).await.unwrap();
-        match r.status().as_u16() {
-            200 => accepted.push(n),
-            503 => {
-                let (status, ready) = body(&http, format!("http://{api}/readyz")).await;
-                if status == 503 {
-                    break (r, ready);
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => panic!("HTTP {other}: {}", r.text().await.unwrap()),
-        }
-    };
-    let (refused, ready) = refused;
-    assert_eq!(refused.headers()["retry-after"], "3");
-    assert!(ready.contains("results database"), "{ready}");
+    send_until_refused(&http, &otlp, api, &mut accepted).await;
 
     pg.start_again();
-    for n in &accepted {
-        let id = format!("{n:032x}");
-        let (status, scores) = body(
-            &http,
-            format!("http://{api}/traces/{id}/scores?wait_ms=10000"),
-        )
-        .await;
-        assert_eq!(status, 200, "{id}: {scores}");
-        assert!(
-            scores.contains("\"status\":\"evaluated\""),
-            "{id}: {scores}"
-        );
-    }
-    let (status, _) = body(&http, format!("http://{api}/readyz")).await;
-    assert_eq!(status, 200, "ready again once the database is back");
+    all_evaluated(&http, api, &accepted).await;
     let count = {
         let url = pg.url("outage");
         std::thread::spawn(move || {

@@ -96,7 +96,8 @@ impl Pg {
         self.dir.path().join("data")
     }
 
-    fn run(&self, tool: &str, args: &[&str]) {
+    /// One of the server's tools, as the user the server runs as.
+    fn command(&self, tool: &str) -> Command {
         let exe = self.bin.join(tool);
         let mut cmd = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -105,11 +106,12 @@ impl Pg {
         } else {
             Command::new(&exe)
         };
-        let out = cmd
-            .args(args)
-            .current_dir(self.dir.path())
-            .output()
-            .unwrap();
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let out = self.command(tool).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{tool} {args:?} failed: {}{}",
@@ -189,15 +191,8 @@ impl Pg {
 impl Drop for Pg {
     fn drop(&mut self) {
         let data = self.data();
-        let exe = self.bin.join("pg_ctl");
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&exe);
-            c
-        } else {
-            Command::new(&exe)
-        };
-        let _ = cmd
+        let _ = self
+            .command("pg_ctl")
             .args(["-D", data.to_str().unwrap_or(""), "-m", "immediate", "stop"])
             .output();
     }
