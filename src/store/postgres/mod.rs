@@ -10,10 +10,15 @@
 //! span may carry.
 
 use std::str::FromStr;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
 
 use postgres::{Client, NoTls, Row};
+
+mod listen;
+mod pool;
+
+use pool::Pool;
 
 use super::db::{Database, DbError, Written};
 use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
@@ -64,7 +69,7 @@ const MIGRATIONS: &[&str] = &[
 
 /// The channel commits are announced on; the payload is
 /// `<trace id hex>:<revision>`.
-const CHANNEL: &str = "toolscore_results";
+pub(super) const CHANNEL: &str = "toolscore_results";
 
 /// Advisory lock keys ("toolscore" in ASCII, then one per purpose): the
 /// replicas starting together migrate one at a time, and one prunes at a time.
@@ -88,14 +93,14 @@ pub struct Postgres {
     readers: Pool,
 }
 
-fn err(e: postgres::Error) -> DbError {
+pub(super) fn err(e: postgres::Error) -> DbError {
     DbError::Query(describe(&e))
 }
 
 /// The server's message when there is one ("db error" alone says
 /// nothing), else the error with its causes ("error connecting to server:
 /// Connection refused").
-fn describe(e: &postgres::Error) -> String {
+pub(super) fn describe(e: &postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         return format!("{}: {}", db.code().code(), db.message());
     }
@@ -111,7 +116,7 @@ fn describe(e: &postgres::Error) -> String {
     text
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every use is a whole statement or transaction: nothing half-done to poison.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -267,100 +272,6 @@ fn migrate(client: &mut Client, what: &str) -> Result<(), DbError> {
     tx.commit().map_err(open)
 }
 
-/// Read connections: at most `max` open, idle ones reused; a caller waits
-/// up to the connect timeout for one when all are busy.
-struct Pool {
-    config: postgres::Config,
-    max: usize,
-    wait: Duration,
-    state: Mutex<PoolState>,
-    freed: Condvar,
-}
-
-struct PoolState {
-    idle: Vec<Client>,
-    open: usize,
-}
-
-impl Pool {
-    fn new(config: postgres::Config, max: usize, wait: Duration) -> Pool {
-        Pool {
-            config,
-            max,
-            wait,
-            state: Mutex::new(PoolState {
-                idle: Vec::new(),
-                open: 0,
-            }),
-            freed: Condvar::new(),
-        }
-    }
-
-    /// Runs `f` on a pooled connection; a connection that broke is closed.
-    /// An idle connection may have died with the server (a restart), which
-    /// its first use finds out: then `f` is tried once more on a new one.
-    fn with<T>(&self, mut f: impl FnMut(&mut Client) -> Result<T, DbError>) -> Result<T, DbError> {
-        let mut retried = false;
-        loop {
-            let (mut client, reused) = self.take()?;
-            let out = f(&mut client);
-            let broke = client.is_closed();
-            let mut state = lock(&self.state);
-            if broke {
-                state.open -= 1;
-            } else {
-                state.idle.push(client);
-            }
-            drop(state);
-            self.freed.notify_one();
-            if out.is_err() && broke && reused && !retried {
-                retried = true;
-                continue;
-            }
-            return out;
-        }
-    }
-
-    /// A connection, and whether it was idle in the pool (else new).
-    fn take(&self) -> Result<(Client, bool), DbError> {
-        let deadline = Instant::now() + self.wait;
-        let mut state = lock(&self.state);
-        loop {
-            if let Some(c) = state.idle.pop() {
-                if c.is_closed() {
-                    state.open -= 1;
-                    continue;
-                }
-                return Ok((c, true));
-            }
-            if state.open < self.max {
-                state.open += 1;
-                drop(state);
-                return match self.config.connect(NoTls) {
-                    Ok(c) => Ok((c, false)),
-                    Err(e) => {
-                        lock(&self.state).open -= 1;
-                        self.freed.notify_one();
-                        Err(err(e))
-                    }
-                };
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(DbError::Query(format!(
-                    "all {} connections of store.postgres.pool_size are busy",
-                    self.max
-                )));
-            }
-            state = self
-                .freed
-                .wait_timeout(state, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
 fn bad_row(e: impl std::fmt::Display) -> DbError {
     DbError::Row(e.to_string())
 }
@@ -424,7 +335,7 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceReco
     }
     let ids: Vec<&[u8]> = records.iter().map(|r| &r.trace_id.0[..]).collect();
     let scores = client.query(SELECT_SCORES, &[&ids]).map_err(err)?;
-    let mut by_id: std::collections::HashMap<[u8; 16], usize> = records
+    let by_id: std::collections::HashMap<[u8; 16], usize> = records
         .iter()
         .enumerate()
         .map(|(i, r)| (r.trace_id.0, i))
@@ -438,7 +349,6 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceReco
         let score = rows::score_of(&record.trace_id, score_row_of(s)?).map_err(bad_row)?;
         record.scores.push(score);
     }
-    by_id.clear();
     Ok(records)
 }
 
@@ -758,62 +668,9 @@ impl Database for Postgres {
         let what = self.what.clone();
         std::thread::Builder::new()
             .name("toolscore-store-listen".into())
-            .spawn(move || listen_loop(&config, &what, &on_commit))
+            .spawn(move || listen::run(&config, &what, &on_commit))
             .map(|_| ())
             .map_err(|e| DbError::Query(format!("cannot start the listener thread: {e}")))
-    }
-}
-
-fn listen_loop(config: &postgres::Config, what: &str, on_commit: &super::db::OnCommit) {
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let mut client = match config.connect(NoTls) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(database = %what, error = %describe(&e), "cannot listen for other replicas' results; retrying");
-                std::thread::sleep(backoff);
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                continue;
-            }
-        };
-        if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
-            tracing::warn!(database = %what, error = %describe(&e), "LISTEN failed; retrying");
-            std::thread::sleep(backoff);
-            continue;
-        }
-        backoff = Duration::from_millis(100);
-        loop {
-            let mut notes = client.notifications();
-            let mut it = notes.timeout_iter(Duration::from_secs(1));
-            let mut failed = None;
-            loop {
-                match postgres::fallible_iterator::FallibleIterator::next(&mut it) {
-                    Ok(Some(n)) => {
-                        let Some((id, rev)) = n.payload().split_once(':') else {
-                            continue;
-                        };
-                        let (Ok(id), Ok(rev)) = (TraceId::parse_hex(id), rev.parse::<u32>()) else {
-                            continue;
-                        };
-                        if !on_commit(Some((id, rev))) {
-                            return; // the store is gone
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
-                }
-            }
-            if let Some(e) = failed {
-                tracing::warn!(database = %what, error = %describe(&e), "the listening connection broke; reconnecting");
-                break;
-            }
-            if !on_commit(None) {
-                return;
-            }
-        }
     }
 }
 
