@@ -80,6 +80,46 @@ fn an_older_revision_never_replaces_a_newer_one() {
     assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
 }
 
+/// A commit is published once on every replica: by its writer on its own
+/// replica (the listener skips its own announcements), by the listener on
+/// the others. Another replica's commit, announced after this one's, is the
+/// barrier: once it arrives, every earlier announcement has been handled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_commit_is_published_once_on_every_replica() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("once");
+    // Opening blocks on the client's own runtime: off the async threads.
+    let open = |url: String| tokio::task::spawn_blocking(move || postgres_store(&url));
+    let a = open(url.clone()).await.unwrap();
+    let mut updates = a.subscribe();
+    let mut seen = std::collections::HashMap::<TraceId, usize>::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut next = async |seen: &mut std::collections::HashMap<TraceId, usize>| {
+        let r = tokio::time::timeout_at(deadline, updates.recv())
+            .await
+            .expect("an update in time")
+            .unwrap();
+        *seen.entry(r.trace_id).or_default() += 1;
+        r.trace_id
+    };
+    for n in 1..=50u8 {
+        a.put(record(n, 1, &[("a", Some(1.0))]), Instant::now());
+    }
+    while seen.len() < 50 {
+        next(&mut seen).await;
+    }
+    let b = open(url).await.unwrap();
+    b.put(record(200, 1, &[("a", Some(0.5))]), Instant::now());
+    while next(&mut seen).await != TraceId([200; 16]) {}
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "published more than once: {twice:?}");
+    tokio::task::spawn_blocking(move || {
+        assert!(a.close(WAIT) && b.close(WAIT));
+    })
+    .await
+    .unwrap();
+}
+
 #[test]
 fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
     let Some(pg) = Pg::start() else { return };

@@ -1,6 +1,7 @@
 //! The listener: a thread on a connection of its own, `LISTEN`ing for the
 //! commits every replica announces, reconnecting with backoff.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use postgres::NoTls;
@@ -9,7 +10,10 @@ use super::{CHANNEL, describe};
 use crate::span::TraceId;
 use crate::store::db::OnCommit;
 
-pub(super) fn run(config: &postgres::Config, what: &str, on_commit: &OnCommit) {
+/// `own`: the server process of this process's writer connection, whose
+/// announcements are skipped (the writer published those commits itself;
+/// reading them back would cost a read each and publish them twice).
+pub(super) fn run(config: &postgres::Config, what: &str, own: &AtomicI32, on_commit: &OnCommit) {
     let mut backoff = Duration::from_millis(100);
     loop {
         let mut client = match config.connect(NoTls) {
@@ -33,6 +37,7 @@ pub(super) fn run(config: &postgres::Config, what: &str, on_commit: &OnCommit) {
             let mut failed = None;
             loop {
                 match postgres::fallible_iterator::FallibleIterator::next(&mut it) {
+                    Ok(Some(n)) if n.process_id() == own.load(Ordering::Relaxed) => {}
                     Ok(Some(n)) => {
                         let Some((id, rev)) = n.payload().split_once(':') else {
                             continue;

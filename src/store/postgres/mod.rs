@@ -10,6 +10,7 @@
 //! span may carry.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -90,7 +91,18 @@ pub struct Postgres {
     /// The writer's connection (one writer thread; reconnected after a
     /// failure) and the last `stored_at` it wrote (see [`Database::write`]).
     writer: Mutex<(Option<Client>, i64)>,
+    /// The writer connection's server process: the listener ignores the
+    /// commits it announces (this process has them already).
+    writer_pid: Arc<AtomicI32>,
     readers: Pool,
+}
+
+/// The server process serving `client`.
+fn backend_pid(client: &mut Client) -> Result<i32, DbError> {
+    Ok(client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .map_err(err)?
+        .get(0))
 }
 
 pub(super) fn err(e: postgres::Error) -> DbError {
@@ -131,6 +143,7 @@ impl Postgres {
             message: describe(&e),
         })?;
         migrate(&mut client, &what)?;
+        let writer_pid = Arc::new(AtomicI32::new(backend_pid(&mut client)?));
         let last: i64 = client
             .query_one(
                 "SELECT coalesce(max(stored_at), 0)::bigint FROM toolscore_traces",
@@ -143,6 +156,7 @@ impl Postgres {
             config: pg,
             what,
             writer: Mutex::new((Some(client), last)),
+            writer_pid,
         })
     }
 }
@@ -539,7 +553,12 @@ impl Database for Postgres {
         let (client, last) = &mut *guard;
         let c = match client {
             Some(c) if !c.is_closed() => c,
-            _ => client.insert(self.config.connect(NoTls).map_err(err)?),
+            _ => {
+                let mut new = self.config.connect(NoTls).map_err(err)?;
+                self.writer_pid
+                    .store(backend_pid(&mut new)?, Ordering::Relaxed);
+                client.insert(new)
+            }
         };
         let keep = newest_per_trace(batch);
         let first = unix_nanos(now).max(*last + 1);
@@ -666,9 +685,10 @@ impl Database for Postgres {
     fn listen(&self, on_commit: super::db::OnCommit) -> Result<(), DbError> {
         let config = self.config.clone();
         let what = self.what.clone();
+        let own = self.writer_pid.clone();
         std::thread::Builder::new()
             .name("toolscore-store-listen".into())
-            .spawn(move || listen::run(&config, &what, &on_commit))
+            .spawn(move || listen::run(&config, &what, &own, &on_commit))
             .map(|_| ())
             .map_err(|e| DbError::Query(format!("cannot start the listener thread: {e}")))
     }
