@@ -378,7 +378,7 @@ pub struct PostgresConfig {
     /// pool's connection.
     pub connect_timeout_ms: u64,
     /// Any statement running longer is cancelled by the server (an error:
-    /// a write is retried, a read answered unavailable).
+    /// a write is retried, a read answered unavailable); 0: no limit.
     pub statement_timeout_ms: u64,
 }
 

@@ -307,14 +307,16 @@ impl DbStore {
 }
 
 impl Shared {
-    /// Another process committed this revision (or this one did): makes it
-    /// this process's recent result, which wakes long polls and watchers,
-    /// unless it is already. The exporter is the committing process's.
+    /// Another process committed this revision: makes it this process's
+    /// recent result, which wakes long polls and watchers. Read only when
+    /// one of them is here (reads go to the shared database anyway), and not
+    /// when it is here already. The exporter is the committing process's.
     fn notified(&self, trace_id: TraceId, revision: u32) {
-        if self
-            .local
-            .get(&trace_id)
-            .is_some_and(|r| r.status != TraceStatus::Pending && r.revision >= revision)
+        if !self.local.is_awaited(&trace_id)
+            || self
+                .local
+                .get(&trace_id)
+                .is_some_and(|r| r.status != TraceStatus::Pending && r.revision >= revision)
         {
             return;
         }

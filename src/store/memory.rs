@@ -112,6 +112,12 @@ impl MemoryStore {
         Some(stored)
     }
 
+    /// Whether anyone here would see a record of this trace now: a long
+    /// poll waiting for it, or a watcher (subscriber) of every record.
+    pub(crate) fn is_awaited(&self, trace_id: &TraceId) -> bool {
+        self.updates.receiver_count() > 0 || self.lock().waiters.contains_key(trace_id)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave the map inconsistent
         // (every operation is a single insert/remove), so poisoning is ignored.

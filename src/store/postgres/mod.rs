@@ -152,7 +152,11 @@ impl Postgres {
             .map_err(err)?
             .get(0);
         Ok(Postgres {
-            readers: Pool::new(pg.clone(), config.pool_size.max(1), pg_connect_timeout(&pg)),
+            readers: Pool::new(
+                pg.clone(),
+                config.pool_size.max(1),
+                Duration::from_millis(config.connect_timeout_ms),
+            ),
             config: pg,
             what,
             writer: Mutex::new((Some(client), last)),
@@ -173,12 +177,6 @@ impl Drop for Postgres {
         }
         let _ = std::thread::spawn(move || drop(clients)).join();
     }
-}
-
-fn pg_connect_timeout(pg: &postgres::Config) -> Duration {
-    pg.get_connect_timeout()
-        .copied()
-        .unwrap_or(Duration::from_secs(5))
 }
 
 /// The client configuration from `store.postgres`: the URL, its password
