@@ -375,6 +375,23 @@ fn validate_config(yaml: &str) -> (Option<i32>, String) {
     )
 }
 
+/// A log filter whose span field value tracing-subscriber would compile as a
+/// regular expression for minutes (the `config_yaml` fuzz target's
+/// finding): `validate-config` refuses it at once, naming the key.
+#[test]
+fn a_log_filter_is_not_compiled_as_a_regex() {
+    let yaml = "telemetry:\n  log_level: 'ed n [[[[[[[[[[[Z[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ nn[ool grpc[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ nn[ool grpc: rs: grpc: &endpoi { 5  \"f!SalEtuv   500ed -  =       ..................................................................................................      \"!=rV U }'\n";
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(validate_config(yaml));
+    });
+    let (code, stderr) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("validate-config answers within a minute");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("telemetry.log_level"), "{stderr}");
+}
+
 /// Configuration the service used to take silently, or crash on later.
 #[test]
 fn configs_that_used_to_pass_are_refused_naming_the_key() {
