@@ -110,6 +110,49 @@ fn max_traces_is_enforced_in_the_database() {
     assert_eq!(reopened.count().unwrap(), 10);
 }
 
+/// Retention deletes the oldest traces with their scores, in chunks of the
+/// batch given, and a revision replaced by a newer one leaves no score rows
+/// behind (no foreign key does it for us).
+#[test]
+fn pruning_deletes_the_oldest_traces_with_their_scores() {
+    use toolscore::store::Database;
+    let dir = tempfile::tempdir().unwrap();
+    let config = toolscore::config::SqliteConfig {
+        path: dir.path().join("results.db"),
+        ..Default::default()
+    };
+    let db = Sqlite::open(&config).unwrap();
+    let t0 = std::time::SystemTime::now();
+    for n in 1..=200u8 {
+        let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
+        db.write(&[r], t0 + Duration::from_secs(u64::from(n))).unwrap();
+    }
+    // A newer revision of the first trace: stored last, so kept.
+    let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
+    db.write(&[newer], t0 + Duration::from_secs(1000)).unwrap();
+    let scores = |db_path: &Path| -> i64 {
+        rusqlite::Connection::open(db_path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM scores", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(scores(&config.path), 199 * 2 + 1);
+    // Past max_traces (50): 150 to delete, 100 at most a call.
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 100);
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 0);
+    assert_eq!(db.count().unwrap(), 50);
+    assert_eq!(scores(&config.path), 49 * 2 + 1);
+    assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap().revision, 2);
+    assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
+    // Stored before the retention cut (trace 170 at t0 + 170 s): gone.
+    assert_eq!(db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(), 19);
+    assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
+    assert_eq!(scores(&config.path), 30 * 2 + 1);
+}
+
 #[test]
 fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
     let dir = tempfile::tempdir().unwrap();

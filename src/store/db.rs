@@ -91,9 +91,11 @@ pub trait Database: Send + Sync + 'static {
 /// See [`Database::listen`]; false once the store is gone.
 pub type OnCommit = Box<dyn Fn(Option<(TraceId, u32)>) -> bool + Send>;
 
-/// Rows deleted per retention statement: a large backlog is pruned over
-/// several passes, never in one long transaction.
+/// Rows deleted per retention transaction, and the time a pass may take
+/// before it lets commits in: a large backlog is pruned over several
+/// passes, never in one long transaction.
 const PRUNE_BATCH: usize = 2_000;
+const PRUNE_PASS: Duration = Duration::from_millis(200);
 /// How often the writer enforces retention (between batches).
 const PRUNE_EVERY: Duration = Duration::from_secs(1);
 
@@ -458,11 +460,22 @@ impl Writer {
         let older = SystemTime::now()
             .checked_sub(self.retention)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        match s.db.prune(older, self.max_traces, PRUNE_BATCH) {
-            Ok(n) => {
-                s.stats.pruned.fetch_add(n, Ordering::Relaxed);
+        // In chunks of PRUNE_BATCH rows until nothing is past the bounds (a
+        // second's results can outnumber one chunk) or the pass's time is up.
+        let started = Instant::now();
+        while started.elapsed() < PRUNE_PASS {
+            match s.db.prune(older, self.max_traces, PRUNE_BATCH) {
+                Ok(n) => {
+                    s.stats.pruned.fetch_add(n, Ordering::Relaxed);
+                    if n < PRUNE_BATCH as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "enforcing retention failed; retried in a second");
+                    break;
+                }
             }
-            Err(e) => tracing::warn!(error = %e, "enforcing retention failed; retried in a second"),
         }
         if let Ok(n) = s.db.count() {
             s.stats.rows.store(n, Ordering::Relaxed);
