@@ -5,7 +5,9 @@
 # …), toolscore pinned to CPU 0 and the generator to CPU 1. Reports, per run,
 # the spans evaluated per second in the steady window (traces completed ×
 # the generator's spans a trace) and the server's peak RSS; the median per
-# backend and its ratio to memory's.
+# backend and its ratio to memory's. PIN=0 runs both unpinned (bench/e2e.sh's
+# default): the store's writer thread then has the second core when the
+# generator leaves it idle.
 #
 #   bench/store_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
 #   ROUNDS=5 DURATION=30 bench/store_ab.sh
@@ -23,6 +25,7 @@ DURATION=${DURATION:-20}
 WARMUP=${WARMUP:-8}
 CONCURRENCY=${CONCURRENCY:-16}
 BACKENDS=${BACKENDS:-memory sqlite postgres}
+if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
 GRPC=127.0.0.1:14317
 API=http://127.0.0.1:18080
 WORK=$(mktemp -d /tmp/toolscore-store-ab.XXXXXX)
@@ -74,10 +77,10 @@ completed() { curl -fs "$API/metrics" | awk '/^toolscore_traces_total\{outcome="
 run() {   # run BACKEND ROUND
   local config
   config=$(config_for "$1")
-  taskset -c 0 ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-  taskset -c 1 ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
+  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
     --concurrency "$CONCURRENCY" --duration-secs "$DURATION" --warmup-secs 0 \
     --json >"$WORK/$1-$2.json" &
   local gen=$!

@@ -91,11 +91,11 @@ pub trait Database: Send + Sync + 'static {
 /// See [`Database::listen`]; false once the store is gone.
 pub type OnCommit = Box<dyn Fn(Option<(TraceId, u32)>) -> bool + Send>;
 
-/// Rows deleted per retention transaction, and the time a pass may take
-/// before it lets commits in: a large backlog is pruned over several
-/// passes, never in one long transaction.
-const PRUNE_BATCH: usize = 2_000;
-const PRUNE_PASS: Duration = Duration::from_millis(200);
+/// Rows deleted per retention transaction, at most and at least: a pass
+/// deletes chunk after chunk, with the writer's commits between them, until
+/// nothing is past the bounds; a transaction stays short.
+const PRUNE_BATCH: usize = 1_000;
+const PRUNE_MIN: usize = 64;
 /// How often the writer enforces retention (between batches).
 const PRUNE_EVERY: Duration = Duration::from_secs(1);
 
@@ -357,8 +357,15 @@ impl Writer {
     fn run(self) {
         let mut batch = Vec::with_capacity(self.max_batch);
         let mut last_prune = Instant::now();
+        // A retention pass owes more chunks: they alternate with commits, each
+        // as large as the commit before it (at least PRUNE_MIN), so a second's
+        // deletions are spread over the second's commits instead of holding
+        // the results queued behind them.
+        let mut pruning = false;
+        let mut committed = 0;
         loop {
-            match self.rx.recv_timeout(PRUNE_EVERY) {
+            let wait = if pruning { Duration::ZERO } else { PRUNE_EVERY };
+            match self.rx.recv_timeout(wait) {
                 Ok(r) => batch.push(r),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -377,11 +384,16 @@ impl Writer {
                 if !self.commit(&batch) {
                     break;
                 }
+                committed = batch.len();
                 batch.clear();
             }
-            if last_prune.elapsed() >= PRUNE_EVERY {
+            if !pruning && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
-                self.prune();
+                pruning = true;
+            }
+            if pruning {
+                pruning = self.prune_chunk(committed.clamp(PRUNE_MIN, PRUNE_BATCH));
+                committed = 0;
             }
         }
         // Closing past the deadline: what is left is lost, and counted.
@@ -455,31 +467,29 @@ impl Writer {
         }
     }
 
-    fn prune(&self) {
+    /// Deletes one chunk of what is past retention or `max_traces`; whether
+    /// more is left.
+    fn prune_chunk(&self, rows: usize) -> bool {
         let s = &self.shared;
         let older = SystemTime::now()
             .checked_sub(self.retention)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        // In chunks of PRUNE_BATCH rows until nothing is past the bounds (a
-        // second's results can outnumber one chunk) or the pass's time is up.
-        let started = Instant::now();
-        while started.elapsed() < PRUNE_PASS {
-            match s.db.prune(older, self.max_traces, PRUNE_BATCH) {
-                Ok(n) => {
-                    s.stats.pruned.fetch_add(n, Ordering::Relaxed);
-                    if n < PRUNE_BATCH as u64 {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "enforcing retention failed; retried in a second");
-                    break;
-                }
+        let more = match s.db.prune(older, self.max_traces, rows) {
+            Ok(n) => {
+                s.stats.pruned.fetch_add(n, Ordering::Relaxed);
+                n >= rows as u64
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "enforcing retention failed; retried in a second");
+                false
+            }
+        };
+        if !more {
+            if let Ok(n) = s.db.count() {
+                s.stats.rows.store(n, Ordering::Relaxed);
             }
         }
-        if let Ok(n) = s.db.count() {
-            s.stats.rows.store(n, Ordering::Relaxed);
-        }
+        more
     }
 }
 

@@ -80,11 +80,19 @@ const MAX_IDLE_READERS: usize = 4;
 pub struct Sqlite {
     path: PathBuf,
     busy_timeout: Duration,
-    /// The connection and the last `stored_at` written: each record gets a
-    /// later one than the one before, so the newest-first order is the
-    /// commit order even within a batch or when the clock steps back.
-    writer: Mutex<(Connection, i64)>,
+    writer: Mutex<WriterState>,
     readers: Mutex<Vec<Connection>>,
+}
+
+struct WriterState {
+    conn: Connection,
+    /// The last `stored_at` written: each record gets a later one than the
+    /// one before, so the newest-first order is the commit order even
+    /// within a batch or when the clock steps back.
+    last: i64,
+    /// Rows in `traces`: this connection is the file's only writer, so it
+    /// keeps the count instead of counting the table at each retention step.
+    rows: i64,
 }
 
 fn err(e: rusqlite::Error) -> DbError {
@@ -124,15 +132,21 @@ impl Sqlite {
             });
         }
         migrate(&mut writer, &path)?;
-        let last: i64 = writer
-            .query_row("SELECT coalesce(max(stored_at), 0) FROM traces", [], |r| {
-                r.get(0)
-            })
+        let (last, rows): (i64, i64) = writer
+            .query_row(
+                "SELECT coalesce(max(stored_at), 0), count(*) FROM traces",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .map_err(|e| open_error(&path, e))?;
         Ok(Sqlite {
             path,
             busy_timeout,
-            writer: Mutex::new((writer, last)),
+            writer: Mutex::new(WriterState {
+                conn: writer,
+                last,
+                rows,
+            }),
             readers: Mutex::new(Vec::new()),
         })
     }
@@ -198,10 +212,18 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), DbError> {
     Ok(())
 }
 
+/// What [`write_one`] did with a record.
+#[derive(PartialEq)]
+enum Written1 {
+    Added,
+    Replaced,
+    /// A newer revision is stored.
+    Skipped,
+}
+
 /// Stores one record, replacing its trace's older revision (rows and
-/// scores, under the new `stored_at`), unless a newer revision is stored;
-/// whether it was.
-fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite::Result<bool> {
+/// scores, under the new `stored_at`), unless a newer revision is stored.
+fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite::Result<Written1> {
     let row = rows::trace_row(r, stored_at);
     let stored: Option<(i64, i64)> = tx
         .prepare_cached("SELECT stored_at, revision FROM traces WHERE trace_id = ?1")?
@@ -209,7 +231,7 @@ fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite:
         .optional()?;
     if let Some((at, revision)) = stored {
         if revision > row.revision {
-            return Ok(false);
+            return Ok(Written1::Skipped);
         }
         tx.prepare_cached("DELETE FROM scores WHERE stored_at = ?1")?
             .execute([at])?;
@@ -257,7 +279,11 @@ fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite:
             s.error,
         ])?;
     }
-    Ok(true)
+    Ok(if stored.is_some() {
+        Written1::Replaced
+    } else {
+        Written1::Added
+    })
 }
 
 /// A trace row (its columns in [`TRACE_COLUMNS`]' order) and its `stored_at`,
@@ -333,16 +359,20 @@ impl Database for Sqlite {
         now: SystemTime,
     ) -> Result<Written, DbError> {
         let mut guard = lock(&self.writer);
-        let (conn, last) = &mut *guard;
-        let mut at = unix_nanos(now).max(*last + 1);
-        let tx = conn.transaction().map_err(err)?;
+        let w = &mut *guard;
+        let mut at = unix_nanos(now).max(w.last + 1);
+        let tx = w.conn.transaction().map_err(err)?;
         let mut stored = Vec::with_capacity(batch.len());
+        let mut added = 0;
         for r in batch {
-            stored.push(write_one(&tx, r, at).map_err(err)?);
+            let written = write_one(&tx, r, at).map_err(err)?;
+            added += i64::from(written == Written1::Added);
+            stored.push(written != Written1::Skipped);
             at += 1;
         }
         tx.commit().map_err(err)?;
-        *last = at - 1;
+        w.last = at - 1;
+        w.rows += added;
         Ok(Written { stored })
     }
 
@@ -400,33 +430,30 @@ impl Database for Sqlite {
         max_traces: usize,
         batch: usize,
     ) -> Result<u64, DbError> {
-        let guard = lock(&self.writer);
-        let conn = &guard.0;
-        let limit = i64::try_from(batch).unwrap_or(i64::MAX);
-        // The oldest rows go, up to `limit`: those stored before `older_than`
-        // and those past `max_traces`. Both are a range of `stored_at`, the
-        // rowid: the `limit`-th row's key bounds it.
-        let count: i64 = conn
-            .query_row("SELECT count(*) FROM traces", [], |r| r.get(0))
-            .map_err(err)?;
-        let aged: i64 = conn
-            .prepare_cached("SELECT count(*) FROM traces WHERE stored_at < ?1")
-            .map_err(err)?
-            .query_row([unix_nanos(older_than)], |r| r.get(0))
-            .map_err(err)?;
-        let excess = count.saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX));
-        let doomed = aged.max(excess).min(limit);
-        if doomed <= 0 {
-            return Ok(0);
+        let mut guard = lock(&self.writer);
+        let w = &mut *guard;
+        // The oldest rows go, up to `batch`: those stored before
+        // `older_than` and those past `max_traces`. `stored_at` is the rowid,
+        // so both are a range of it, bounded by the n-th oldest row's key.
+        let nth_oldest = |n: i64| -> Result<i64, DbError> {
+            let at: Option<i64> = w
+                .conn
+                .prepare_cached("SELECT stored_at FROM traces ORDER BY stored_at LIMIT 1 OFFSET ?1")
+                .map_err(err)?
+                .query_row([n], |r| r.get(0))
+                .optional()
+                .map_err(err)?;
+            Ok(at.unwrap_or(i64::MAX))
+        };
+        let mut bound = unix_nanos(older_than);
+        let excess = w
+            .rows
+            .saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX));
+        if excess > 0 {
+            bound = bound.max(nth_oldest(excess)?);
         }
-        let bound: Option<i64> = conn
-            .prepare_cached("SELECT stored_at FROM traces ORDER BY stored_at LIMIT 1 OFFSET ?1")
-            .map_err(err)?
-            .query_row([doomed], |r| r.get(0))
-            .optional()
-            .map_err(err)?;
-        let bound = bound.unwrap_or(i64::MAX);
-        let tx = conn.unchecked_transaction().map_err(err)?;
+        bound = bound.min(nth_oldest(i64::try_from(batch).unwrap_or(i64::MAX))?);
+        let tx = w.conn.transaction().map_err(err)?;
         tx.prepare_cached("DELETE FROM scores WHERE stored_at < ?1")
             .map_err(err)?
             .execute([bound])
@@ -437,14 +464,11 @@ impl Database for Sqlite {
             .execute([bound])
             .map_err(err)?;
         tx.commit().map_err(err)?;
+        w.rows -= deleted as i64;
         Ok(deleted as u64)
     }
 
     fn count(&self) -> Result<u64, DbError> {
-        self.read(|conn| {
-            conn.query_row("SELECT count(*) FROM traces", [], |r| r.get::<_, i64>(0))
-                .map(|n| n.max(0) as u64)
-                .map_err(err)
-        })
+        Ok(lock(&self.writer).rows.max(0) as u64)
     }
 }
