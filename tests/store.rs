@@ -125,7 +125,8 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     let t0 = std::time::SystemTime::now();
     for n in 1..=200u8 {
         let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
-        db.write(&[r], t0 + Duration::from_secs(u64::from(n))).unwrap();
+        db.write(&[r], t0 + Duration::from_secs(u64::from(n)))
+            .unwrap();
     }
     // A newer revision of the first trace: stored last, so kept.
     let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
@@ -147,7 +148,10 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
     assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
     // Stored before the retention cut (trace 170 at t0 + 170 s): gone.
-    assert_eq!(db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(), 19);
+    assert_eq!(
+        db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(),
+        19
+    );
     assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
     assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
     assert_eq!(scores(&config.path), 30 * 2 + 1);
