@@ -694,42 +694,60 @@ impl Shard {
 
     /// Shutdown: emits every open trace (complete ones as complete; rootless
     /// ones per `on_timeout`) and pending revisions, then forgets everything.
+    #[cfg(test)]
     pub fn drain(&mut self) -> Vec<Ready> {
         let mut out = self.take_early();
-        let ids: Vec<TraceId> = self.traces.keys().copied().collect();
-        for id in ids {
-            let Some(b) = self.traces.get(&id) else {
-                continue;
-            };
-            let (complete, open) = (b.root_arrived.is_some(), matches!(b.state, State::Open));
-            let (root_arrived, due) = (b.root_arrived, b.deadline);
-            let (revision, emit) = match b.state {
-                State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
-                State::Emitted { revision } => (revision + 1, b.dirty),
-            };
-            if emit {
-                if let Some(spans) = self.spans_of(id) {
-                    match (open, complete) {
-                        (false, _) => self.counts.revised += 1,
-                        (true, true) => self.counts.completed += 1,
-                        (true, false) => self.counts.timed_out += 1,
-                    }
-                    out.push(Ready {
-                        trace_id: id,
-                        spans,
-                        complete,
-                        revision,
-                        reason: Reason::Shutdown,
-                        root_arrived,
-                        due,
-                    });
+        out.extend(
+            self.held_ids()
+                .into_iter()
+                .filter_map(|id| self.drain_one(id)),
+        );
+        out
+    }
+
+    /// Every trace held, in trace ID order: what shutdown drains, one
+    /// [`drain_one`](Self::drain_one) at a time, so that a full buffer is
+    /// decoded as the evaluation queue takes it, not all at once (which
+    /// doubled the process's memory).
+    pub fn held_ids(&self) -> Vec<TraceId> {
+        let mut ids: Vec<TraceId> = self.traces.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Shutdown, for one trace: emits it if open (a complete one as
+    /// complete; a rootless one per `on_timeout`) or holding a pending
+    /// revision, and forgets it.
+    pub fn drain_one(&mut self, id: TraceId) -> Option<Ready> {
+        let b = self.traces.get(&id)?;
+        let (complete, open) = (b.root_arrived.is_some(), matches!(b.state, State::Open));
+        let (root_arrived, due) = (b.root_arrived, b.deadline);
+        let (revision, emit) = match b.state {
+            State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
+            State::Emitted { revision } => (revision + 1, b.dirty),
+        };
+        let mut out = None;
+        if emit {
+            if let Some(spans) = self.spans_of(id) {
+                match (open, complete) {
+                    (false, _) => self.counts.revised += 1,
+                    (true, true) => self.counts.completed += 1,
+                    (true, false) => self.counts.timed_out += 1,
                 }
-            } else if open {
-                self.counts.timed_out_dropped += 1;
+                out = Some(Ready {
+                    trace_id: id,
+                    spans,
+                    complete,
+                    revision,
+                    reason: Reason::Shutdown,
+                    root_arrived,
+                    due,
+                });
             }
-            self.forget(id);
+        } else if open {
+            self.counts.timed_out_dropped += 1;
         }
-        out.sort_by_key(|r| r.trace_id);
+        self.forget(id);
         out
     }
 }

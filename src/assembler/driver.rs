@@ -214,9 +214,20 @@ async fn run_shard(
             .set(rx.len() as i64);
         publish(&shard, &label, &mut seen, &metrics);
     }
-    for ready in early.into_iter().chain(shard.drain()) {
-        if out.send(ready).await.is_err() {
-            break;
+    'drain: {
+        for ready in early.into_iter().chain(shard.take_early()) {
+            if out.send(ready).await.is_err() {
+                break 'drain;
+            }
+        }
+        for id in shard.held_ids() {
+            // Decoded only once the queue has room for it.
+            let Ok(permit) = out.reserve().await else {
+                break 'drain;
+            };
+            if let Some(ready) = shard.drain_one(id) {
+                permit.send(ready);
+            }
         }
     }
     publish(&shard, &label, &mut seen, &metrics);

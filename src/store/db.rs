@@ -502,11 +502,16 @@ impl ResultStore for DbStore {
     /// (backpressure). It is visible once committed, so this returns `None`.
     fn put(&self, record: TraceRecord, _now: Instant) -> Option<Arc<TraceRecord>> {
         let Some(tx) = lock(&self.queue).clone() else {
-            self.shared
+            // Past the shutdown deadline every later result comes here: one
+            // line for the first, the count in the metric.
+            let before = self
+                .shared
                 .stats
                 .dropped_shutdown
                 .fetch_add(1, Ordering::Relaxed);
-            tracing::error!(trace_id = %record.trace_id, "a result arrived after the store closed; it is lost");
+            if before == 0 {
+                tracing::error!(trace_id = %record.trace_id, "results arriving after the store closed are lost (counted in toolscore_store_results_dropped_shutdown_total)");
+            }
             return None;
         };
         self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
