@@ -215,6 +215,31 @@ fn drain_emits_complete_traces_and_rootless_ones_per_policy() {
     assert_eq!(s.bytes(), 0);
 }
 
+/// Shutdown takes one trace at a time: the others stay packed (their bytes
+/// still held) until their turn.
+#[test]
+fn drain_one_unpacks_only_the_trace_it_hands_over() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    for t in 1..=3 {
+        s.push(span(t, 1, None), t0);
+        s.push(span(t, 2, Some(1)), t0);
+    }
+    let ids = s.held_ids();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "in trace ID order");
+    let before = s.bytes();
+    let first = s.drain_one(ids[0]).unwrap();
+    assert_eq!((first.trace_id, first.spans.len()), (ids[0], 2));
+    assert_eq!(s.traces(), 2);
+    assert!(s.bytes() > 0 && s.bytes() < before);
+    assert!(s.drain_one(ids[0]).is_none(), "handed over once");
+    for id in &ids[1..] {
+        assert!(s.drain_one(*id).is_some());
+    }
+    assert_eq!((s.traces(), s.bytes()), (0, 0));
+}
+
 proptest! {
     /// For any interleaving and duplication of several traces' spans, each
     /// trace is emitted once with exactly its spans: nothing lost, nothing twice.
