@@ -358,7 +358,7 @@ impl Writer {
         let mut batch = Vec::with_capacity(self.max_batch);
         let mut last_prune = Instant::now();
         // A retention pass owes more chunks: they alternate with commits, each
-        // as large as the commit before it (at least PRUNE_MIN), so a second's
+        // as large as the commit before it (PRUNE_MIN to PRUNE_BATCH), so a second's
         // deletions are spread over the second's commits instead of holding
         // the results queued behind them.
         let mut pruning = false;
@@ -392,7 +392,12 @@ impl Writer {
                 pruning = true;
             }
             if pruning {
-                pruning = self.prune_chunk(committed.clamp(PRUNE_MIN, PRUNE_BATCH));
+                // Nothing committed (nothing waiting): the largest chunk.
+                let rows = match committed {
+                    0 => PRUNE_BATCH,
+                    n => n.clamp(PRUNE_MIN, PRUNE_BATCH),
+                };
+                pruning = self.prune_chunk(rows);
                 committed = 0;
             }
         }
