@@ -78,6 +78,16 @@ fn an_older_revision_never_replaces_a_newer_one() {
     let got = postgres_store(&url).get(&TraceId([1; 16])).unwrap();
     assert_eq!(*got, newer);
     assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
+    // A newer revision with fewer scores replaces the row and every score
+    // (only replaced traces' scores are deleted first; new ones have none).
+    let third = record(1, 3, &[("c", Some(0.25))]);
+    let c = postgres_store(&url);
+    c.put(third.clone(), Instant::now());
+    c.put(record(2, 1, &[("a", Some(1.0))]), Instant::now());
+    assert!(c.close(WAIT));
+    let reader = postgres_store(&url);
+    assert_eq!(*reader.get(&TraceId([1; 16])).unwrap(), third);
+    assert_eq!(reader.get(&TraceId([2; 16])).unwrap().scores.len(), 1);
 }
 
 /// A commit is published once on every replica: by its writer on its own

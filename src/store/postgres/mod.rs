@@ -436,7 +436,7 @@ impl Postgres {
                    content_captured = excluded.content_captured,
                    span_count = excluded.span_count
                  WHERE excluded.revision >= t.revision
-                 RETURNING trace_id"
+                 RETURNING trace_id, t.xmax::text = '0'"
             ),
             &[
                 &trace_id,
@@ -456,18 +456,32 @@ impl Postgres {
                 &span_count,
             ],
         )?;
-        let changed: std::collections::HashSet<Vec<u8>> =
-            changed.iter().filter_map(|r| r.try_get(0).ok()).collect();
+        // Each stored trace, and whether its row is new (a tuple the
+        // statement inserted has no `xmax`) or replaced a stored revision,
+        // whose scores go first. Only replaced ones are named to the DELETE:
+        // with all the batch's IDs it scanned the whole scores table (the
+        // planner's choice for a long `= ANY` array), a commit's main cost.
+        let changed: std::collections::HashMap<Vec<u8>, bool> = changed
+            .iter()
+            .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
+            .collect();
         let stored_ids: Vec<&[u8]> = trace_id
             .iter()
             .copied()
-            .filter(|id| changed.contains(*id))
+            .filter(|id| changed.contains_key(*id))
             .collect();
-        if !stored_ids.is_empty() {
+        let replaced: Vec<&[u8]> = stored_ids
+            .iter()
+            .copied()
+            .filter(|id| changed.get(*id) == Some(&false))
+            .collect();
+        if !replaced.is_empty() {
             tx.execute(
-                "DELETE FROM toolscore_scores WHERE trace_id = ANY($1)",
-                &[&stored_ids],
+                "DELETE FROM toolscore_scores WHERE trace_id IN (SELECT unnest($1::bytea[]))",
+                &[&replaced],
             )?;
+        }
+        if !stored_ids.is_empty() {
             let mut s_trace: Vec<&[u8]> = Vec::new();
             let mut s_idx: Vec<i64> = Vec::new();
             let mut s_evaluator: Vec<&[u8]> = Vec::new();
@@ -482,7 +496,7 @@ impl Postgres {
             let mut s_error: Vec<Option<&[u8]>> = Vec::new();
             for &i in keep {
                 let r = &batch[i];
-                if !changed.contains(&r.trace_id.0[..]) {
+                if !changed.contains_key(&r.trace_id.0[..]) {
                     continue;
                 }
                 for s in rows::score_rows(r) {
@@ -528,7 +542,7 @@ impl Postgres {
             let payloads: Vec<String> = keep
                 .iter()
                 .map(|&i| &batch[i])
-                .filter(|r| changed.contains(&r.trace_id.0[..]))
+                .filter(|r| changed.contains_key(&r.trace_id.0[..]))
                 .map(|r| format!("{}:{}", r.trace_id.to_hex(), r.revision))
                 .collect();
             tx.execute(
@@ -540,7 +554,7 @@ impl Postgres {
         Ok(batch
             .iter()
             .enumerate()
-            .map(|(i, r)| keep.binary_search(&i).is_ok() && changed.contains(&r.trace_id.0[..]))
+            .map(|(i, r)| keep.binary_search(&i).is_ok() && changed.contains_key(&r.trace_id.0[..]))
             .collect())
     }
 }
