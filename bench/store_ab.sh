@@ -49,7 +49,11 @@ start_pg() {
   PG_BIN=$bin
   PG_URL=postgres://toolscore@127.0.0.1:15432/postgres
 }
-stop_pg() { [[ -n "$PG_PID_DIR" ]] && as_pg "$PG_BIN/pg_ctl" -D "$PG_PID_DIR/data" -m fast stop >/dev/null 2>&1 || true; }
+stop_pg() {
+  [[ -n "$PG_PID_DIR" ]] || return 0
+  as_pg "$PG_BIN/pg_ctl" -D "$PG_PID_DIR/data" -m fast stop >/dev/null 2>&1 || true
+  rm -rf "$PG_PID_DIR"   # its data directory: gigabytes after a run
+}
 empty_pg() { psql "$PG_URL" -qc 'DROP TABLE IF EXISTS toolscore_scores, toolscore_traces, toolscore_schema' >/dev/null 2>&1; }
 if [[ " $BACKENDS " == *" postgres "* && -z "${PG_URL:-}" ]]; then start_pg; fi
 
