@@ -327,6 +327,7 @@ fn bench_ready() -> (Config, Binder, Ready) {
         reason: Reason::Complete,
         root_arrived: None,
         due: Instant::now(),
+        pin: Default::default(),
     };
     (config, binder, ready)
 }

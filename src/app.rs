@@ -44,6 +44,8 @@ pub enum AppError {
     Serve { what: &'static str, message: String },
     #[error(transparent)]
     Store(#[from] crate::store::DbError),
+    #[error("write-ahead log: {0}")]
+    Wal(#[from] crate::wal::WalError),
 }
 
 /// The bound listeners; bind first so a bad port fails before anything starts.
@@ -146,6 +148,13 @@ pub fn start(
         store.set_on_stored(Box::new(move |record| handle.offer(record)));
     }
     let metrics = Arc::new(metrics);
+    // Opened (and checked) before anything is served; replayed in `run`
+    // before the receivers open.
+    let wal = if config.wal.enabled {
+        Some(crate::wal::Wal::open(&config.wal, metrics.clone())?)
+    } else {
+        None
+    };
     let shutdown = CancellationToken::new();
     let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
     let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
@@ -164,7 +173,10 @@ pub fn start(
         store.clone(),
         metrics.clone(),
         shutdown.clone(),
-        exporter.map(|(handle, task)| (handle, task, exporter_stop)),
+        Optional {
+            exporter: exporter.map(|(handle, task)| (handle, task, exporter_stop)),
+            wal,
+        },
     ));
     Ok(Running {
         store,
@@ -189,6 +201,13 @@ type Exporter = (
     CancellationToken,
 );
 
+/// The stages a configuration may leave out.
+struct Optional {
+    exporter: Option<Exporter>,
+    /// The log, and what it holds from before this start.
+    wal: Option<(crate::wal::Wal, crate::wal::Replay)>,
+}
+
 async fn run(
     config: Config,
     binder: Arc<Binder>,
@@ -196,7 +215,7 @@ async fn run(
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
-    exporter: Option<Exporter>,
+    Optional { exporter, wal }: Optional,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
@@ -236,11 +255,33 @@ async fn run(
         .into_iter()
         .map(|t| supervise::watch("assembler", t, || (), &failed, &metrics))
         .collect();
+    let keep = config.kept_attributes();
+    let wal = match wal {
+        Some((wal, log)) => {
+            let started = std::time::Instant::now();
+            let done =
+                receiver::replay::replay(&wal, log, &handle, &store, &keep, &metrics, &shutdown)
+                    .await?;
+            if done.records > 0 {
+                tracing::info!(
+                    records = done.records,
+                    spans = done.spans,
+                    traces = done.traces,
+                    already_stored = done.already_stored,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "write-ahead log replayed"
+                );
+            }
+            Some(wal)
+        }
+        None => None,
+    };
     let ingest = Arc::new(receiver::Ingest {
         handle,
         metrics: metrics.clone(),
-        keep: config.kept_attributes(),
+        keep,
         retry_after: Duration::from_secs(a.retry_after_secs.max(1)),
+        wal: wal.clone(),
     });
     let mut servers = Vec::new();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -415,6 +456,10 @@ async fn run(
         .unwrap_or(false)
     {
         tracing::error!("the store did not commit every result before the shutdown deadline");
+    }
+    // Every result is committed: what the log still holds is for the next start.
+    if let Some(wal) = wal {
+        let _ = tokio::task::spawn_blocking(move || wal.close()).await;
     }
     // Results stored during the drain are exported, then the exporter flushes and stops.
     if let Some((_, task, stop)) = exporter {

@@ -83,6 +83,8 @@ pub struct Config {
     pub binding: BindingConfig,
     pub rules: Vec<RuleConfig>,
     pub store: StoreConfig,
+    /// The write-ahead log of accepted spans (`src/wal/`).
+    pub wal: WalConfig,
     pub evaluation: EvaluationConfig,
     pub api: ApiConfig,
     /// OTLP export of results to a downstream Collector (off by default).
@@ -103,6 +105,7 @@ impl Default for Config {
             binding: BindingConfig::default(),
             rules: Vec::new(),
             store: StoreConfig::default(),
+            wal: WalConfig::default(),
             evaluation: EvaluationConfig::default(),
             api: ApiConfig::default(),
             exporter: crate::exporter::ExporterConfig::default(),
@@ -341,6 +344,48 @@ pub enum StoreBackend {
     Memory,
 }
 
+/// The write-ahead log: a request is acknowledged only once its spans are
+/// in it, so a crash loses nothing acknowledged (README, "Durability").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WalConfig {
+    pub enabled: bool,
+    /// The log's directory, created when missing; relative to the working
+    /// directory. One process per directory.
+    pub dir: std::path::PathBuf,
+    /// The log's size on disk; past it, receivers refuse (retryable) until
+    /// segments whose traces are stored are deleted.
+    pub max_bytes: u64,
+    /// A segment is closed and a new one started past this size.
+    pub segment_bytes: u64,
+    /// When an append counts as done: written to the OS (`none`), or also
+    /// fsynced, by a shared fsync at most every `sync_interval_ms`
+    /// (`interval`) or by one per write (`always`).
+    pub sync: WalSync,
+    pub sync_interval_ms: u64,
+}
+
+impl Default for WalConfig {
+    fn default() -> Self {
+        WalConfig {
+            enabled: true,
+            dir: "toolscore-data/wal".into(),
+            max_bytes: 1 << 30,
+            segment_bytes: 64 << 20,
+            sync: WalSync::None,
+            sync_interval_ms: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WalSync {
+    None,
+    Interval,
+    Always,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SqliteConfig {
@@ -565,7 +610,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 40] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 43] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -596,6 +641,9 @@ impl Config {
             ("store.retention_secs", self.store.retention_secs, 365 * DAY_SECS),
             ("store.max_bytes", n(self.store.max_bytes), 1024 * GIB),
             ("store.sqlite.busy_timeout_ms", self.store.sqlite.busy_timeout_ms, HOUR_MS),
+            ("wal.max_bytes", self.wal.max_bytes, 1 << 50),
+            ("wal.segment_bytes", self.wal.segment_bytes, 1 << 40),
+            ("wal.sync_interval_ms", self.wal.sync_interval_ms, 60_000),
             ("store.postgres.pool_size", n(self.store.postgres.pool_size), 1_000),
             ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms, HOUR_MS),
             ("store.postgres.statement_timeout_ms", self.store.postgres.statement_timeout_ms, HOUR_MS),
@@ -638,6 +686,18 @@ impl Config {
             ("store.max_traces", self.store.max_traces),
             ("store.retention_secs", self.store.retention_secs as usize),
             ("store.max_bytes", self.store.max_bytes),
+            (
+                "wal.max_bytes",
+                usize::try_from(self.wal.max_bytes).unwrap_or(usize::MAX),
+            ),
+            (
+                "wal.segment_bytes",
+                usize::try_from(self.wal.segment_bytes).unwrap_or(usize::MAX),
+            ),
+            (
+                "wal.sync_interval_ms",
+                usize::try_from(self.wal.sync_interval_ms).unwrap_or(usize::MAX),
+            ),
             (
                 "store.writer.queue_capacity",
                 self.store.writer.queue_capacity,
@@ -709,6 +769,12 @@ impl Config {
             if v == 0 {
                 return Err((path.into(), "must be greater than 0".into()));
             }
+        }
+        if self.wal.segment_bytes > self.wal.max_bytes {
+            return Err((
+                "wal.segment_bytes".into(),
+                "must not exceed wal.max_bytes".into(),
+            ));
         }
         if self.store.backend == StoreBackend::Postgres {
             let url = &self.store.postgres.url;

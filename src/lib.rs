@@ -25,3 +25,4 @@ pub mod span;
 pub mod store;
 pub mod supervise;
 pub mod telemetry;
+pub mod wal;

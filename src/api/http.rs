@@ -542,6 +542,7 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
         reason: Reason::Complete,
         root_arrived: None,
         due: std::time::Instant::now(),
+        pin: Default::default(),
     };
     match json.get("evaluators") {
         None | Some(Json::Null) => Ok(evaluate_ready(

@@ -17,6 +17,7 @@ use foldhash::fast::RandomState;
 use super::compact::{Compact, Packed, Run};
 use crate::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
+use crate::wal::{Pin, Wal};
 
 /// The per-shard share of the assembler's bounds.
 #[derive(Debug, Clone)]
@@ -82,7 +83,7 @@ pub enum Reason {
 }
 
 /// A trace ready to be evaluated.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Ready {
     pub trace_id: TraceId,
     pub spans: Arc<Vec<Span>>,
@@ -96,6 +97,9 @@ pub struct Ready {
     /// When the trace was due for evaluation (its deadline: root + grace for
     /// a complete trace), for the due → scores latency.
     pub due: Instant,
+    /// The write-ahead log segments holding the spans of this revision:
+    /// kept until its result is stored (then dropped, which releases them).
+    pub pin: Pin,
 }
 
 #[derive(Debug)]
@@ -138,6 +142,8 @@ struct Buffer {
     state: State,
     /// A late span arrived since the last emission.
     dirty: bool,
+    /// The log segments of the spans not yet handed to evaluation.
+    pin: Pin,
 }
 
 /// Counters the shard keeps; the driver exports them as metrics.
@@ -323,7 +329,8 @@ impl Shard {
             self.counts.timed_out_dropped += 1;
         } else if let Some(spans) = self.spans_of(id) {
             self.counts.timed_out += 1;
-            let b = self.traces.get(&id);
+            let b = self.traces.get_mut(&id);
+            let due = b.as_ref().map_or(now, |b| b.deadline.min(now));
             self.early.push(Ready {
                 trace_id: id,
                 spans,
@@ -331,7 +338,8 @@ impl Shard {
                 revision: 1,
                 reason: Reason::TimedOut,
                 root_arrived: None,
-                due: b.map_or(now, |b| b.deadline.min(now)),
+                due,
+                pin: b.map(|b| std::mem::take(&mut b.pin)).unwrap_or_default(),
             });
         }
         self.forget(id);
@@ -556,6 +564,7 @@ impl Shard {
                         indexed: deadline,
                         state: State::Open,
                         dirty: false,
+                        pin: Pin::default(),
                     },
                 );
                 self.deadlines.insert((deadline, id));
@@ -572,6 +581,14 @@ impl Shard {
             self.set_deadline(id, d);
         }
         Push::Accepted
+    }
+
+    /// Keeps log `segment` of `wal` while trace `id`'s spans taken since its
+    /// last emission are not stored (called for each accepted span).
+    pub fn hold(&mut self, id: &TraceId, wal: &Wal, segment: u64) {
+        if let Some(b) = self.traces.get_mut(id) {
+            b.pin.hold(wal, segment);
+        }
     }
 
     /// Emits every trace whose deadline is at or before `now` (for tests and
@@ -655,6 +672,7 @@ impl Shard {
             reason,
             root_arrived: b.root_arrived,
             due: b.deadline,
+            pin: std::mem::take(&mut b.pin),
         };
         let released = if matches!(b.state, State::Open) {
             self.open -= 1;
@@ -734,6 +752,11 @@ impl Shard {
                     (true, true) => self.counts.completed += 1,
                     (true, false) => self.counts.timed_out += 1,
                 }
+                let pin = self
+                    .traces
+                    .get_mut(&id)
+                    .map(|b| std::mem::take(&mut b.pin))
+                    .unwrap_or_default();
                 out = Some(Ready {
                     trace_id: id,
                     spans,
@@ -742,6 +765,7 @@ impl Shard {
                     reason: Reason::Shutdown,
                     root_arrived,
                     due,
+                    pin,
                 });
             }
         } else if open {

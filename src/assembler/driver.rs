@@ -20,12 +20,15 @@ use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
 use crate::store::ResultStore;
 use crate::telemetry::{Metrics, ShardLabel};
+use crate::wal::Wal;
 
 /// Spans for one shard (indexes into a request's packed spans, which the
 /// shards of one request share) and where to send the verdicts.
 pub struct Batch {
     pub packed: Arc<Packed>,
     pub spans: Vec<usize>,
+    /// The log and segment the request is in: accepted spans' traces hold it.
+    pub logged: Option<(Wal, u64)>,
     pub reply: oneshot::Sender<Vec<Push>>,
 }
 
@@ -43,15 +46,24 @@ impl AssemblerHandle {
         self.senders.len()
     }
 
-    /// Submits a request's spans; returns one verdict per span, in order.
-    pub async fn submit(&self, packed: Packed) -> Vec<Push> {
+    /// Submits a request's spans (in write-ahead log segment `logged`, when
+    /// the log is on); returns one verdict per span, in order.
+    pub async fn submit(&self, packed: Packed, logged: Option<(&Wal, u64)>) -> Vec<Push> {
+        self.submit_shared(Arc::new(packed), logged).await
+    }
+
+    /// [`submit`](Self::submit) of spans the caller may submit again.
+    pub async fn submit_shared(
+        &self,
+        packed: Arc<Packed>,
+        logged: Option<(&Wal, u64)>,
+    ) -> Vec<Push> {
         let n = self.senders.len();
         let total = packed.len();
         let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (i, s) in packed.spans().iter().enumerate() {
             parts[shard_of(&s.trace_id, n)].push(i);
         }
-        let packed = Arc::new(packed);
         let mut verdicts = vec![Push::Full; total];
         let mut pending = Vec::new();
         for (shard, idx) in parts.into_iter().enumerate() {
@@ -62,6 +74,7 @@ impl AssemblerHandle {
             let batch = Batch {
                 packed: packed.clone(),
                 spans: idx.clone(),
+                logged: logged.map(|(wal, segment)| (wal.clone(), segment)),
                 reply: tx,
             };
             let sent =
@@ -166,8 +179,13 @@ async fn run_shard(
                     };
                     let known = shard.contains(&trace_id);
                     let v = shard.push_record(packed, i, run, now);
-                    if v == Push::Accepted && !known {
-                        new_traces.push(trace_id);
+                    if v == Push::Accepted {
+                        if !known {
+                            new_traces.push(trace_id);
+                        }
+                        if let Some((wal, segment)) = &batch.logged {
+                            shard.hold(&trace_id, wal, *segment);
+                        }
                     }
                     if run.spans == 0 {
                         shard.end_run(&trace_id);

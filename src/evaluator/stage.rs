@@ -401,7 +401,7 @@ pub async fn run(
             let _policy = crate::sched::Evaluating::enter();
             let mut batch = Vec::with_capacity(MAX_BATCH);
             while take_batch(&rx, &mut batch, &metrics) {
-                evaluate_batch(&batch, &binder, &extract_cfg, &*store, &metrics);
+                evaluate_batch(&mut batch, &binder, &extract_cfg, &*store, &metrics);
                 batch.clear();
             }
         }));
@@ -439,7 +439,7 @@ fn take_batch(
 /// Evaluates a batch of ready traces and stores the results (the store
 /// offers them for export once they can be read).
 fn evaluate_batch(
-    batch: &[Ready],
+    batch: &mut [Ready],
     binder: &Binder,
     extract_cfg: &ExtractConfig,
     store: &dyn ResultStore,
@@ -469,7 +469,9 @@ fn evaluate_batch(
         metrics.record_evaluation(&record, started.elapsed());
         // Stored as soon as it is ready (an uncontended lock), so no result
         // waits for the rest of its batch.
-        store.put(record, Instant::now());
+        // The log segments of its spans are released once it is stored.
+        let pin = std::mem::take(&mut ready.pin);
+        store.put_pinned(record, Instant::now(), pin);
         metrics.observe_scores_latency(ready);
     }
 }

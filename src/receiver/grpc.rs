@@ -20,7 +20,8 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use super::wire::{self, Decoded};
-use super::{Ingest, Refused, ingest};
+use super::{Ingest, Refused, ingest, log};
+use crate::wal::{Appended, Kind};
 
 const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
@@ -74,26 +75,36 @@ where
 
 struct Export(Arc<Ingest>);
 
-impl UnaryService<Decoded> for Export {
+/// A decoded request, and its append to the write-ahead log when it is on.
+struct Logged(Decoded, Option<Appended>);
+
+impl UnaryService<Logged> for Export {
     type Response = ExportTraceServiceResponse;
     type Future = BoxFuture<tonic::Response<Self::Response>, Status>;
 
-    fn call(&mut self, request: tonic::Request<Decoded>) -> Self::Future {
+    fn call(&mut self, request: tonic::Request<Logged>) -> Self::Future {
         let ctx = self.0.clone();
         Box::pin(async move {
-            match ingest(&ctx, "grpc", request.into_inner()).await {
+            let Logged(decoded, appended) = request.into_inner();
+            match ingest(&ctx, "grpc", decoded, appended).await {
                 Ok(done) => Ok(tonic::Response::new(done.response())),
-                Err(Refused::Unavailable { retry_after }) => Err(Status::with_error_details(
-                    Code::Unavailable,
-                    format!(
-                        "toolscore is at capacity; retry after {}s",
-                        retry_after.as_secs()
-                    ),
-                    ErrorDetails::with_retry_info(Some(retry_after)),
-                )),
-                Err(Refused::Invalid(msg)) => Err(Status::invalid_argument(msg)),
+                Err(refused) => Err(status_of(refused)),
             }
         })
+    }
+}
+
+fn status_of(refused: Refused) -> Status {
+    match refused {
+        Refused::Unavailable { retry_after } => Status::with_error_details(
+            Code::Unavailable,
+            format!(
+                "toolscore is at capacity; retry after {}s",
+                retry_after.as_secs()
+            ),
+            ErrorDetails::with_retry_info(Some(retry_after)),
+        ),
+        Refused::Invalid(msg) => Status::invalid_argument(msg),
     }
 }
 
@@ -104,7 +115,7 @@ struct SpanCodec {
 
 impl Codec for SpanCodec {
     type Encode = ExportTraceServiceResponse;
-    type Decode = Decoded;
+    type Decode = Logged;
     type Encoder = tonic_prost::ProstEncoder<ExportTraceServiceResponse>;
     type Decoder = SpanDecoder;
 
@@ -124,27 +135,32 @@ struct SpanDecoder {
 }
 
 impl Decoder for SpanDecoder {
-    type Item = Decoded;
+    type Item = Logged;
     type Error = Status;
 
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Decoded>, Status> {
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Logged>, Status> {
         let len = src.remaining();
         // tonic hands over one contiguous buffer per message; copy only if not.
-        let decoded = if src.chunk().len() == len {
-            let d = wire::decode_request(src.chunk(), &self.ctx.keep);
-            src.advance(len);
-            d
+        let copied;
+        let bytes = if src.chunk().len() == len {
+            src.chunk()
         } else {
-            let bytes = src.copy_to_bytes(len);
-            wire::decode_request(&bytes, &self.ctx.keep)
+            copied = src.copy_to_bytes(len);
+            &copied[..]
         };
-        match decoded {
-            Ok(d) => Ok(Some(d)),
+        let decoded = match wire::decode_request(bytes, &self.ctx.keep) {
+            Ok(d) => d,
             Err(e) => {
                 self.ctx.metrics.refuse("malformed");
-                Err(Status::invalid_argument(e.to_string()))
+                return Err(Status::invalid_argument(e.to_string()));
             }
+        };
+        // Logged from the message's own bytes: no copy but the log's.
+        let appended = log(&self.ctx, Kind::OtlpProtobuf, bytes).map_err(status_of)?;
+        if src.remaining() > 0 {
+            src.advance(src.remaining());
         }
+        Ok(Some(Logged(decoded, appended)))
     }
 }
 

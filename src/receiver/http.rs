@@ -14,7 +14,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
 use super::wire::{self, Decoded};
-use super::{Ingest, Refused, ingest};
+use super::{Ingest, Refused, ingest, log};
 use crate::assembler::compact::Packed;
 use crate::config::HttpReceiverConfig;
 use crate::span::{self, KeepAttributes};
@@ -188,7 +188,15 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
             return error(format, StatusCode::BAD_REQUEST, message);
         }
     };
-    match ingest(&st.ctx, "http", decoded).await {
+    let kind = match format {
+        Format::Protobuf => crate::wal::Kind::OtlpProtobuf,
+        Format::Json => crate::wal::Kind::OtlpJson,
+    };
+    let ingested = match log(&st.ctx, kind, &bytes) {
+        Ok(appended) => ingest(&st.ctx, "http", decoded, appended).await,
+        Err(refused) => Err(refused),
+    };
+    match ingested {
         Ok(done) => {
             let response = done.response();
             let body = match format {
@@ -236,6 +244,20 @@ fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
         return Err(Inflate::TooLarge);
     }
     Ok(Bytes::from(out))
+}
+
+/// A request's spans from its bytes (protobuf or OTLP JSON): what the
+/// receiver does, and what replaying the write-ahead log does again.
+pub fn decode_logged(
+    kind: crate::wal::Kind,
+    bytes: &[u8],
+    keep: &KeepAttributes,
+) -> Result<Decoded, String> {
+    let format = match kind {
+        crate::wal::Kind::OtlpProtobuf => Format::Protobuf,
+        crate::wal::Kind::OtlpJson => Format::Json,
+    };
+    decode(format, bytes, keep)
 }
 
 fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {

@@ -7,6 +7,7 @@
 
 pub mod grpc;
 pub mod http;
+pub mod replay;
 pub mod wire;
 
 use std::time::Duration;
@@ -18,6 +19,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use crate::assembler::{AssemblerHandle, Push};
 use crate::span::KeepAttributes;
 use crate::telemetry::{Metrics, ReceiverLabel};
+use crate::wal::{Appended, Kind, Wal, WalError};
 use wire::Decoded;
 
 /// A request's result when it was (at least partly) taken.
@@ -63,6 +65,36 @@ pub struct Ingest {
     pub keep: KeepAttributes,
     /// Suggested to clients refused because the assembler is full.
     pub retry_after: Duration,
+    /// The write-ahead log, when on: a request is answered only once it is in it.
+    pub wal: Option<Wal>,
+}
+
+/// Appends a request's bytes to the write-ahead log (when it is on), after
+/// they decoded and before they are taken: a log that cannot take them
+/// refuses the request, retryably.
+pub fn log(ctx: &Ingest, kind: Kind, bytes: &[u8]) -> Result<Option<Appended>, Refused> {
+    let Some(wal) = &ctx.wal else {
+        return Ok(None);
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    match wal.append(kind, now, bytes) {
+        Ok(appended) => Ok(Some(appended)),
+        Err(e) => Err(wal_refusal(ctx, &e)),
+    }
+}
+
+fn wal_refusal(ctx: &Ingest, e: &WalError) -> Refused {
+    if matches!(e, WalError::Full { .. }) {
+        ctx.metrics.refuse("wal_full");
+    } else {
+        ctx.metrics.refuse("wal_error");
+        tracing::warn!(error = %e, "refusing a request: the write-ahead log cannot take it");
+    }
+    Refused::Unavailable {
+        retry_after: ctx.retry_after,
+    }
 }
 
 /// Validates, submits and accounts for one request's spans.
@@ -70,6 +102,7 @@ pub async fn ingest(
     ctx: &Ingest,
     receiver: &'static str,
     decoded: Decoded,
+    logged: Option<Appended>,
 ) -> Result<Ingested, Refused> {
     let (handle, metrics, retry_after) = (&ctx.handle, &ctx.metrics, ctx.retry_after);
     let Decoded {
@@ -98,7 +131,23 @@ pub async fn ingest(
             reasons.join("; ")
         )));
     }
-    let verdicts = handle.submit(spans).await;
+    // Taken and logged at once; answered when both are done. The append's
+    // hold on its segment lasts until the shards hold it for their traces.
+    let mut logged = logged;
+    let hold = logged.as_mut().map(crate::wal::Appended::take_pin);
+    let segment = ctx.wal.as_ref().zip(logged.as_ref().map(|a| a.segment));
+    let durable = async {
+        match logged {
+            Some(a) => a.durable().await,
+            None => Ok(()),
+        }
+    };
+    let (verdicts, durable) = tokio::join!(handle.submit(spans, segment), durable);
+    drop(hold);
+    if let Err(e) = durable {
+        // Spans it took stay (a retry is de-duplicated); none is acknowledged.
+        return Err(wal_refusal(ctx, &e));
+    }
     let (mut accepted, mut dup, mut trace_full, mut late, mut full, mut quota) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     for v in &verdicts {

@@ -30,6 +30,7 @@ use super::{
 };
 use crate::config::StoreConfig;
 use crate::span::TraceId;
+use crate::wal::Pin;
 
 /// A database failure; the writer retries, reads answer it as unavailable.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -212,8 +213,9 @@ impl Collector for WriterStats {
     }
 }
 
-/// A result handed to the writer, and when.
-type Queued = (Arc<TraceRecord>, Instant);
+/// A result handed to the writer, when, and the write-ahead log segments
+/// its spans are in (released once it is committed).
+type Queued = (Arc<TraceRecord>, Instant, Pin);
 
 /// What the writer thread shares with the store.
 struct Shared {
@@ -419,7 +421,7 @@ impl Writer {
     /// the shutdown deadline passed first.
     fn commit(&self, queued: &[Queued]) -> bool {
         let s = &self.shared;
-        let batch: Vec<Arc<TraceRecord>> = queued.iter().map(|(r, _)| r.clone()).collect();
+        let batch: Vec<Arc<TraceRecord>> = queued.iter().map(|(r, ..)| r.clone()).collect();
         let mut backoff = self.backoff;
         loop {
             let started = Instant::now();
@@ -435,7 +437,7 @@ impl Writer {
                         *lock(&s.last_error) = None;
                     }
                     let now = Instant::now();
-                    for (_, since) in queued {
+                    for (_, since, _) in queued {
                         s.stats
                             .commit_wait
                             .observe(now.saturating_duration_since(*since).as_secs_f64());
@@ -503,9 +505,13 @@ impl ResultStore for DbStore {
         self.shared.local.mark_pending_many(trace_ids, now);
     }
 
+    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
+        self.put_pinned(record, now, Pin::default())
+    }
+
     /// Queues the record for the writer; blocks while the queue is full
     /// (backpressure). It is visible once committed, so this returns `None`.
-    fn put(&self, record: TraceRecord, _now: Instant) -> Option<Arc<TraceRecord>> {
+    fn put_pinned(&self, record: TraceRecord, _now: Instant, pin: Pin) -> Option<Arc<TraceRecord>> {
         let Some(tx) = lock(&self.queue).clone() else {
             // Past the shutdown deadline every later result comes here: one
             // line for the first, the count in the metric.
@@ -520,7 +526,7 @@ impl ResultStore for DbStore {
             return None;
         };
         self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
-        let record = (Arc::new(record), Instant::now());
+        let record = (Arc::new(record), Instant::now(), pin);
         let sent = match tx.try_send(record) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(r)) => tx.send(r).map_err(|e| e.0),

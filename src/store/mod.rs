@@ -109,6 +109,7 @@ use tokio::sync::broadcast;
 use crate::criteria::Binding;
 use crate::evaluator::{EvaluatorType, Outcome};
 use crate::span::{SpanId, TraceId};
+use crate::wal::Pin;
 
 /// Where a trace stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -401,6 +402,13 @@ pub trait ResultStore: Send + Sync + 'static {
     /// Stores a record, replacing an older revision, and publishes it.
     /// Returns the stored record, or `None` when a newer revision was kept.
     fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>>;
+    /// [`put`](Self::put), releasing the write-ahead log segments `pin`
+    /// holds only once the record is stored (committed, with a database).
+    fn put_pinned(&self, record: TraceRecord, now: Instant, pin: Pin) -> Option<Arc<TraceRecord>> {
+        let stored = self.put(record, now);
+        drop(pin);
+        stored
+    }
     fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;

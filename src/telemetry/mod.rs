@@ -110,6 +110,20 @@ pub struct Metrics {
     /// Panics caught in a stage, by stage. Any is a bug; `/readyz` and
     /// `/healthz` then fail.
     pub stage_panics: Family<StageLabel, Counter>,
+    /// The write-ahead log's size on disk (segments, and appends not yet written).
+    pub wal_bytes: Gauge,
+    pub wal_segments: Gauge,
+    /// From an append to its being written (and synced, per `wal.sync`).
+    pub wal_append_seconds: Histogram,
+    pub wal_fsync_seconds: Histogram,
+    /// Appends or fsyncs that failed (a full disk): their requests were refused.
+    pub wal_write_errors: Counter,
+    /// Spans read back from the log at start and handed to the assembler.
+    pub wal_replayed_spans: Counter,
+    /// Traces in the log at start, by what replay did with them.
+    pub wal_replayed_traces: Family<OutcomeLabel, Counter>,
+    /// Damaged log bytes (a torn or corrupt tail) set aside at start.
+    pub wal_quarantined_bytes: Counter,
 }
 
 impl Default for Metrics {
@@ -149,6 +163,14 @@ impl Metrics {
             connections_open: Family::default(),
             connections_refused: Family::default(),
             stage_panics: Family::default(),
+            wal_bytes: Gauge::default(),
+            wal_segments: Gauge::default(),
+            wal_append_seconds: Histogram::new(exponential_buckets(0.000_01, 2.0, 20)),
+            wal_fsync_seconds: Histogram::new(exponential_buckets(0.000_01, 2.0, 20)),
+            wal_write_errors: Counter::default(),
+            wal_replayed_spans: Counter::default(),
+            wal_replayed_traces: Family::default(),
+            wal_quarantined_bytes: Counter::default(),
         };
         registry.register(
             "spans_received",
@@ -265,6 +287,55 @@ impl Metrics {
             "Panics caught in a pipeline stage (a bug: /readyz and /healthz then fail)",
             m.stage_panics.clone(),
         );
+        registry.register_with_unit(
+            "wal",
+            "Size of the write-ahead log on disk",
+            Unit::Bytes,
+            m.wal_bytes.clone(),
+        );
+        registry.register(
+            "wal_segments",
+            "Segment files of the write-ahead log",
+            m.wal_segments.clone(),
+        );
+        registry.register_with_unit(
+            "wal_append",
+            "Time from an append to the write-ahead log to its being written (and synced, per wal.sync)",
+            Unit::Seconds,
+            m.wal_append_seconds.clone(),
+        );
+        registry.register_with_unit(
+            "wal_fsync",
+            "Time one fsync of the write-ahead log took",
+            Unit::Seconds,
+            m.wal_fsync_seconds.clone(),
+        );
+        registry.register(
+            "wal_write_errors",
+            "Writes or fsyncs of the write-ahead log that failed (their requests were refused)",
+            m.wal_write_errors.clone(),
+        );
+        registry.register(
+            "wal_replayed_spans",
+            "Spans read back from the write-ahead log at start",
+            m.wal_replayed_spans.clone(),
+        );
+        registry.register(
+            "wal_replayed_traces",
+            "Traces found in the write-ahead log at start, by what replay did with them",
+            m.wal_replayed_traces.clone(),
+        );
+        registry.register_with_unit(
+            "wal_quarantined",
+            "Damaged write-ahead log bytes set aside at start",
+            Unit::Bytes,
+            m.wal_quarantined_bytes.clone(),
+        );
+        for outcome in ["reassembled", "already_stored"] {
+            let _ = m
+                .wal_replayed_traces
+                .get_or_create(&OutcomeLabel { outcome });
+        }
         for stage in STAGES {
             let _ = m.stage_panics.get_or_create(&StageLabel { stage });
         }
@@ -293,6 +364,8 @@ impl Metrics {
             "all_spans_invalid",
             "timeout",
             "service_quota",
+            "wal_full",
+            "wal_error",
         ] {
             let _ = m.requests_refused.get_or_create(&ReasonLabel { reason });
         }

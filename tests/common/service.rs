@@ -26,6 +26,8 @@ pub fn test_config() -> Config {
     // Each test's results in its own process memory; the database backends
     // have their own tests (tests/store.rs).
     c.store.backend = toolscore::config::StoreBackend::Memory;
+    // Likewise the write-ahead log (tests/wal.rs).
+    c.wal.enabled = false;
     c
 }
 

@@ -251,7 +251,8 @@ fn check_objects(docs: &[Json]) {
 
 /// The results store the rendered config names is where the pod has it: the
 /// SQLite file in the mounted data volume (a claim only in a StatefulSet),
-/// no data volume for the other backends, several replicas only on
+/// the write-ahead log there too, no data volume for the other backends
+/// without the log, several replicas only on
 /// PostgreSQL, and the password file in the mounted Secret's item.
 fn check_storage(docs: &[Json]) {
     let config = config_of(docs);
@@ -274,10 +275,19 @@ fn check_storage(docs: &[Json]) {
             "a claim iff a StatefulSet"
         );
     } else {
-        assert!(data_mount.is_none(), "{backend}: a data volume is mounted");
-        assert!(volumes.iter().all(|v| v["name"] != "data"), "{backend}");
         assert!(claims.is_none(), "{backend}: volumeClaimTemplates");
         assert_eq!(w["kind"], "Deployment", "{backend}");
+    }
+    // The write-ahead log (on unless the config turns it off) is in the data
+    // volume, with every backend; without it, only SQLite has the volume.
+    if config["wal"]["enabled"] != false {
+        let dir = config["wal"]["dir"].as_str().expect("wal.dir");
+        let mount = data_mount.expect("the write-ahead log without the data volume");
+        assert!(dir.starts_with(&format!("{}/", mount["mountPath"].as_str().unwrap())));
+        assert!(volumes.iter().any(|v| v["name"] == "data") || claims.is_some());
+    } else if backend != "sqlite" {
+        assert!(data_mount.is_none(), "{backend}: a data volume is mounted");
+        assert!(volumes.iter().all(|v| v["name"] != "data"), "{backend}");
     }
     if backend != "postgres" {
         assert!(w["spec"]["replicas"] == 1, "several replicas on {backend}");
@@ -774,7 +784,7 @@ fn the_default_render_is_one_stateful_pod_probed_on_the_api_port() {
     // puts it.
     let claim = &w["spec"]["volumeClaimTemplates"][0];
     assert_eq!(claim["metadata"]["name"], "data");
-    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "2Gi");
+    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "3Gi");
     assert_eq!(claim["spec"]["accessModes"], json!(["ReadWriteOnce"]));
     let mounts = &w["spec"]["template"]["spec"]["containers"][0]["volumeMounts"];
     assert!(
@@ -798,7 +808,7 @@ fn the_default_render_is_one_stateful_pod_probed_on_the_api_port() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|v| v["name"] == "data" && v["emptyDir"]["sizeLimit"] == "2Gi"),
+            .any(|v| v["name"] == "data" && v["emptyDir"]["sizeLimit"] == "3Gi"),
         "{volumes}"
     );
     let pod = &w["spec"]["template"]["spec"];

@@ -104,6 +104,9 @@ password file where the pod mounts the Secret's key.
 {{- if eq $backend "sqlite" }}
 {{- $_ := set $fileDefaults.store "sqlite" (dict "path" "/var/lib/toolscore/results.db") }}
 {{- end }}
+{{- if eq (include "toolscore.wal" .) "true" }}
+{{- $_ := set $fileDefaults "wal" (dict "dir" "/var/lib/toolscore/wal") }}
+{{- end }}
 {{- $evaluatorFiles := ternary (dict "evaluators" (dict "files" (list "evaluators/*.json"))) (dict) (not (empty .Values.evaluators)) }}
 {{- $evalSetFiles := ternary (dict "eval_sets" (dict "files" (list "eval-sets/*.json"))) (dict) (not (empty .Values.evalSets)) }}
 {{- $receivers := dict "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpGrpc))) "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpHttp))) }}
@@ -274,8 +277,16 @@ memory, or SQLite in an emptyDir, a Deployment.
 
 {{/*
 "true" when the pod has the data volume at /var/lib/toolscore: the SQLite
-backend keeps its file there. PostgreSQL and memory write nothing to disk.
+backend keeps its file there, and the write-ahead log (on unless
+`config.wal.enabled` is false) its segments.
 */}}
 {{- define "toolscore.dataVolume" -}}
-{{- if eq (include "toolscore.backend" .) "sqlite" }}true{{ end }}
+{{- if or (eq (include "toolscore.backend" .) "sqlite") (eq (include "toolscore.wal" .) "true") }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the write-ahead log is on (toolscore's default).
+*/}}
+{{- define "toolscore.wal" -}}
+{{- include "toolscore.configValue" (list .Values.config (list "wal" "enabled") true) }}
 {{- end }}

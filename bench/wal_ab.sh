@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The write-ahead log's A/B: the same closed-loop load (toolscore-loadgen
+# --mode max) against `toolscore serve --config bench/config.yaml` with the
+# log off, on with `wal.sync: none`, and on with `sync: interval` (10 ms), ROUNDS
+# times alternately, toolscore pinned to CPU 0 and the generator to CPU 1
+# (PIN=0: both unpinned). The store is BACKEND (memory by default: the log
+# is then the only disk I/O, the strictest reference). Reports, per run, the
+# spans evaluated per second in the steady window, the p99 of the log's
+# append latency (toolscore_wal_append_seconds) and the generator's request
+# latency; the median per variant and its ratio to the log off. Each run
+# starts on an empty log.
+#
+#   bench/wal_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
+#   ROUNDS=5 VARIANTS="off none" bench/wal_ab.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-20}
+WARMUP=${WARMUP:-8}
+CONCURRENCY=${CONCURRENCY:-16}
+BACKEND=${BACKEND:-memory}
+VARIANTS=${VARIANTS:-off none interval}
+RATE=${RATE:-}
+if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
+GRPC=127.0.0.1:14317
+API=http://127.0.0.1:18080
+WORK=$(mktemp -d /tmp/toolscore-wal-ab.XXXXXX)
+SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
+
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
+fi
+
+PID=
+stop_server() { [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=; }
+trap 'stop_server; rm -rf "$WORK/wal" target/tmp/bench-results.db*' EXIT
+
+config_for() {   # config_for VARIANT → path
+  local out="$WORK/config-$1.yaml" enabled=true sync=$1
+  rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
+  [[ $1 == off ]] && { enabled=false; sync=none; }
+  sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
+      -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
+      -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
+      -e "s|^  dir: target/tmp/bench-wal|  dir: $WORK/wal|" bench/config.yaml >"$out"
+  echo "$out"
+}
+
+metric() { curl -fs "$API/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+completed() { metric 'toolscore_traces_total{outcome="completed"}'; }
+
+run() {   # run VARIANT ROUND
+  local config
+  config=$(config_for "$1")
+  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+  local mode=(--mode max --concurrency "$CONCURRENCY")
+  [[ -n "$RATE" ]] && mode=(--mode rate --spans-per-sec "$RATE")
+  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" "${mode[@]}" \
+    --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
+  local gen=$!
+  sleep "$WARMUP"
+  local c0 t0 c1 t1
+  c0=$(completed); t0=$(date +%s.%N)
+  sleep $((DURATION - WARMUP))
+  c1=$(completed); t1=$(date +%s.%N)
+  wait "$gen" || true
+  curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
+  stop_server
+  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" <<'PY' | tee -a "$WORK/results.txt"
+import json, re, sys
+v, rnd, c0, c1, t0, t1, spt, metrics, gen = sys.argv[1:]
+rate = (float(c1) - float(c0)) * float(spt) / (float(t1) - float(t0))
+buckets = []
+for line in open(metrics):
+    m = re.match(r'toolscore_wal_append_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
+    if m:
+        buckets.append((float("inf") if m[1] == "+Inf" else float(m[1]), float(m[2])))
+p99 = "-"
+if buckets and buckets[-1][1] > 0:
+    total = buckets[-1][1]
+    p99 = next(f"{le * 1000:.2f} ms" for le, n in buckets if n >= 0.99 * total)
+try:
+    g = json.load(open(gen))
+    lat = g.get("latency_ms", {})
+    req = f"request p50 {lat.get('p50', '-')} ms p99 {lat.get('p99', '-')} ms"
+except Exception:
+    req = "request latency -"
+print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}")
+PY
+}
+
+for round in $(seq "$ROUNDS"); do
+  for v in $VARIANTS; do run "$v" "$round"; done
+done
+python3 - "$WORK/results.txt" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+) round \d+: (\d+) evaluated spans/s", line)
+    if m:
+        runs.setdefault(m[1], []).append(int(m[2]))
+base = statistics.median(runs.get("off", [0])) or None
+for v, r in runs.items():
+    med = statistics.median(r)
+    ratio = f", {med / base:.0%} of off" if base else ""
+    print(f"{v}: median {med:,.0f} spans/s ({min(r):,}–{max(r):,}){ratio}")
+PY
+echo "runs in $WORK" >&2

@@ -1,0 +1,161 @@
+//! Start-up replay of the write-ahead log: the receivers take the logged
+//! requests again, in the order they were logged, before they open to
+//! clients. A trace already stored (a committed result, from before the
+//! crash or restart) is skipped: it is not evaluated, stored or exported
+//! twice. The others are assembled anew, their deadlines counted from now,
+//! and keep holding the segments they are in until their results are stored.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use foldhash::fast::RandomState;
+use tokio_util::sync::CancellationToken;
+
+use super::http::decode_logged;
+use crate::assembler::compact::Packed;
+use crate::assembler::{AssemblerHandle, Push};
+use crate::span::{KeepAttributes, TraceId};
+use crate::store::{ResultStore, TraceStatus};
+use crate::telemetry::{Metrics, OutcomeLabel};
+use crate::wal::{Replay, Wal, WalError};
+
+/// How long replay waits before offering again spans the assembler refused
+/// as full (evaluation is catching up).
+const FULL_BACKOFF: Duration = Duration::from_millis(20);
+
+/// What replay did, for the start-up log line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Replayed {
+    pub records: u64,
+    pub spans: u64,
+    pub traces: u64,
+    pub already_stored: u64,
+    /// Logged requests that no longer decode (a damaged record that passed
+    /// its checksum cannot be, so: a bug); counted and skipped.
+    pub undecodable: u64,
+}
+
+/// Replays every logged request into the assembler; then segments nothing
+/// holds may be deleted.
+pub async fn replay(
+    wal: &Wal,
+    mut log: Replay,
+    handle: &AssemblerHandle,
+    store: &Arc<dyn ResultStore>,
+    keep: &KeepAttributes,
+    metrics: &Metrics,
+    stop: &CancellationToken,
+) -> Result<Replayed, WalError> {
+    let mut done = Replayed::default();
+    // Per trace: whether its result is stored. Bounded by the traces in the log.
+    let mut stored: HashMap<TraceId, bool, RandomState> = HashMap::default();
+    loop {
+        let (next, back) = tokio::task::spawn_blocking(move || {
+            let next = log.next_segment();
+            (next, log)
+        })
+        .await
+        .map_err(|e| WalError::Io {
+            what: "replay".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        log = back;
+        let Some(records) = next else { break };
+        for record in records? {
+            done.records += 1;
+            let decoded = match decode_logged(record.kind, &record.payload, keep) {
+                Ok(d) => d,
+                Err(e) => {
+                    done.undecodable += 1;
+                    tracing::error!(segment = record.segment, error = %e, "a logged request does not decode; its spans are skipped");
+                    continue;
+                }
+            };
+            let packed = decoded.spans;
+            let mut skip = false;
+            for span in packed.spans() {
+                let id = span.trace_id;
+                if let std::collections::hash_map::Entry::Vacant(e) = stored.entry(id) {
+                    let s = already_stored(store, id).await;
+                    e.insert(s);
+                    done.traces += 1;
+                    done.already_stored += u64::from(s);
+                    metrics
+                        .wal_replayed_traces
+                        .get_or_create(&OutcomeLabel {
+                            outcome: if s { "already_stored" } else { "reassembled" },
+                        })
+                        .inc();
+                }
+                skip |= stored.get(&id).copied().unwrap_or(false);
+            }
+            // The spans of traces already stored are left out.
+            let packed = if skip {
+                let spans = match packed.decode() {
+                    Ok(spans) => spans,
+                    Err(e) => {
+                        done.undecodable += 1;
+                        tracing::error!(segment = record.segment, error = %e, "a logged request does not decode; its spans are skipped");
+                        continue;
+                    }
+                };
+                let kept: Vec<_> = spans
+                    .into_iter()
+                    .filter(|s| !stored.get(&s.trace_id).copied().unwrap_or(false))
+                    .collect();
+                Packed::from_spans(&kept, &[])
+            } else {
+                packed
+            };
+            if packed.is_empty() {
+                continue;
+            }
+            done.spans += packed.len() as u64;
+            metrics.wal_replayed_spans.inc_by(packed.len() as u64);
+            if !submit_all(handle, packed, wal, record.segment, stop).await {
+                // Shutting down: what is left stays in the log for the next start.
+                return Ok(done);
+            }
+        }
+    }
+    wal.replay_done();
+    Ok(done)
+}
+
+/// Whether the trace's result is committed (not merely pending).
+async fn already_stored(store: &Arc<dyn ResultStore>, id: TraceId) -> bool {
+    match crate::store::get(store, id).await {
+        Ok(Some(r)) => r.status != TraceStatus::Pending,
+        // Unreadable: evaluate it again rather than lose it.
+        Ok(None) | Err(_) => false,
+    }
+}
+
+/// Submits spans until the assembler has taken them all (nothing logged is
+/// dropped because evaluation is behind); false if `stop` fired first.
+async fn submit_all(
+    handle: &AssemblerHandle,
+    packed: Packed,
+    wal: &Wal,
+    segment: u64,
+    stop: &CancellationToken,
+) -> bool {
+    let packed = std::sync::Arc::new(packed);
+    loop {
+        let verdicts = handle
+            .submit_shared(packed.clone(), Some((wal, segment)))
+            .await;
+        if !verdicts
+            .iter()
+            .any(|v| matches!(v, Push::Full | Push::ServiceFull))
+        {
+            return true;
+        }
+        // Those taken come back as duplicates.
+        tokio::select! {
+            () = tokio::time::sleep(FULL_BACKOFF) => {}
+            () = stop.cancelled() => return false,
+        }
+    }
+}
