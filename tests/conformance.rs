@@ -84,10 +84,10 @@ fn scores_do_not_depend_on_span_order() {
             }
             let kind = conformance::evaluator_type(case);
             let mut ev = Evaluator::with_defaults("conformance", kind);
-            if let Some(cfg) = case.config.as_dict() {
-                if let Ok(c) = evaluator::parse_config(kind, cfg, "config") {
-                    ev.config = c;
-                }
+            if let Some(cfg) = case.config.as_dict()
+                && let Ok(c) = evaluator::parse_config(kind, cfg, "config")
+            {
+                ev.config = c;
             }
             let calls = extract::extract(&spans, &ExtractConfig::default());
             let criteria = match &case.criteria {

@@ -2,6 +2,8 @@
 //! `toolscore serve` at any moment, is evaluated exactly once after the
 //! restart, and scores as it would have without the crash.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 mod common;
 
 use std::collections::HashMap;

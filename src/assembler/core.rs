@@ -461,10 +461,10 @@ impl Shard {
             Some(s) if new_trace && quota > 0 => Some(s.clone()),
             _ => None,
         };
-        if let Some(s) = &service {
-            if self.per_service.get(s).copied().unwrap_or(0) >= quota {
-                return Push::ServiceFull;
-            }
+        if let Some(s) = &service
+            && self.per_service.get(s).copied().unwrap_or(0) >= quota
+        {
+            return Push::ServiceFull;
         }
         let need = size
             + if new_trace {

@@ -433,31 +433,32 @@ async fn send_one(shared: &Arc<Shared>, grpc: &mut tonic::client::Grpc<Channel>)
             if shared.keep_ids {
                 st.accepted_starts.push(start);
             }
-            if let Some((client, api, every)) = &shared.probe {
-                if measured && start / shared.template.traces as u64 % (*every).max(1) == 0 {
-                    let last = start + shared.template.traces as u64 - 1;
-                    let url = format!(
-                        "{api}/traces/{}{last:016x}/scores?wait_ms=10000",
-                        const_hex::encode(shared.nonce)
-                    );
-                    let (client, acked, sh) = (client.clone(), Instant::now(), Arc::clone(shared));
-                    shared.probes.lock().await.spawn(async move {
-                        let ok = match client.get(&url).send().await {
-                            Ok(r) => r.bytes().await.is_ok_and(|b| {
-                                serde_json::from_slice::<serde_json::Value>(&b)
-                                    .is_ok_and(|j| j["status"] == "evaluated")
-                            }),
-                            Err(_) => false,
-                        };
-                        let took = acked.elapsed();
-                        let mut st = sh.stats.lock().await;
-                        if ok {
-                            st.probe_us.push(took.as_micros() as u64);
-                        } else {
-                            st.probe_failed += 1;
-                        }
-                    });
-                }
+            if let Some((client, api, every)) = &shared.probe
+                && measured
+                && (start / shared.template.traces as u64).is_multiple_of((*every).max(1))
+            {
+                let last = start + shared.template.traces as u64 - 1;
+                let url = format!(
+                    "{api}/traces/{}{last:016x}/scores?wait_ms=10000",
+                    const_hex::encode(shared.nonce)
+                );
+                let (client, acked, sh) = (client.clone(), Instant::now(), Arc::clone(shared));
+                shared.probes.lock().await.spawn(async move {
+                    let ok = match client.get(&url).send().await {
+                        Ok(r) => r.bytes().await.is_ok_and(|b| {
+                            serde_json::from_slice::<serde_json::Value>(&b)
+                                .is_ok_and(|j| j["status"] == "evaluated")
+                        }),
+                        Err(_) => false,
+                    };
+                    let took = acked.elapsed();
+                    let mut st = sh.stats.lock().await;
+                    if ok {
+                        st.probe_us.push(took.as_micros() as u64);
+                    } else {
+                        st.probe_failed += 1;
+                    }
+                });
             }
         }
         Err(status) => {

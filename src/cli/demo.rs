@@ -183,13 +183,13 @@ pub async fn send_and_watch(args: &DemoArgs) -> Result<DemoOutcome, DemoError> {
                 endpoint: args.otlp_endpoint.clone(),
                 reason: format!("{}: {}", e.code(), e.message()),
             })?;
-        if let Some(p) = response.into_inner().partial_success {
-            if p.rejected_spans > 0 {
-                return Err(DemoError::Rejected {
-                    rejected: p.rejected_spans,
-                    message: p.error_message,
-                });
-            }
+        if let Some(p) = response.into_inner().partial_success
+            && p.rejected_spans > 0
+        {
+            return Err(DemoError::Rejected {
+                rejected: p.rejected_spans,
+                message: p.error_message,
+            });
         }
     }
 

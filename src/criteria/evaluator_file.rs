@@ -160,10 +160,10 @@ pub fn build(
             ev.default_criteria = Some(c);
         }
     }
-    if kind != EvaluatorType::ToolCorrectness {
-        if let Some(t) = config.get_str("threshold") {
-            ev.threshold = Some(lax_float(t, &join(prefix, "threshold"))?);
-        }
+    if kind != EvaluatorType::ToolCorrectness
+        && let Some(t) = config.get_str("threshold")
+    {
+        ev.threshold = Some(lax_float(t, &join(prefix, "threshold"))?);
     }
     Ok(ev)
 }

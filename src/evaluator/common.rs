@@ -487,10 +487,11 @@ pub fn lax_int(v: &Value, path: &str) -> Result<Int, Invalid> {
         Value::Str(s) => {
             let t = s.trim();
             let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
-            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-                if let Ok(i) = t.replace('_', "").parse::<i64>() {
-                    return Ok(Int::Small(i));
-                }
+            if !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+                && let Ok(i) = t.replace('_', "").parse::<i64>()
+            {
+                return Ok(Int::Small(i));
             }
             Err(Invalid::new(
                 path,

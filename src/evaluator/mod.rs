@@ -187,11 +187,11 @@ impl Evaluator {
     /// Scores `calls` against validated criteria.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
         let mut outcome = self.score(calls, criteria);
-        if let (Some(t), Some(score)) = (self.threshold, outcome.score) {
-            if outcome.threshold.is_none() {
-                outcome.threshold = Some(t);
-                outcome.passed = Some(score >= t);
-            }
+        if let (Some(t), Some(score)) = (self.threshold, outcome.score)
+            && outcome.threshold.is_none()
+        {
+            outcome.threshold = Some(t);
+            outcome.passed = Some(score >= t);
         }
         outcome
     }

@@ -248,10 +248,10 @@ fn rule_matches(rule: &Rule, root: Option<&Span>, spans: &[Span]) -> bool {
             return false;
         }
     }
-    if let Some(p) = &rule.root_span_name {
-        if !root.is_some_and(|r| p.matches(&r.name)) {
-            return false;
-        }
+    if let Some(p) = &rule.root_span_name
+        && !root.is_some_and(|r| p.matches(&r.name))
+    {
+        return false;
     }
     rule.attributes.iter().all(|(k, v)| {
         spans

@@ -183,13 +183,12 @@ impl Table {
             if slots[i].is_none() {
                 return Some(i);
             }
-            if i + LINEAR_PROBES <= mask {
-                if let Some(off) = slots[i + 1..=i + LINEAR_PROBES]
+            if i + LINEAR_PROBES <= mask
+                && let Some(off) = slots[i + 1..=i + LINEAR_PROBES]
                     .iter()
                     .position(Option::is_none)
-                {
-                    return Some(i + 1 + off);
-                }
+            {
+                return Some(i + 1 + off);
             }
             perturb >>= PERTURB_SHIFT;
             i = i.wrapping_mul(5).wrapping_add(1).wrapping_add(perturb) & mask;

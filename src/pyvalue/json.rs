@@ -668,10 +668,10 @@ fn hex4(digits: &[u8]) -> Option<u32> {
 /// `int(text)` for JSON's `-?(0|[1-9][0-9]*)`.
 fn parse_decimal_int(text: &str, start: usize) -> Result<Int, Scan> {
     let digits = text.trim_start_matches('-').len();
-    if digits <= 18 {
-        if let Ok(i) = text.parse::<i64>() {
-            return Ok(Int::Small(i));
-        }
+    if digits <= 18
+        && let Ok(i) = text.parse::<i64>()
+    {
+        return Ok(Int::Small(i));
     }
     if digits > MAX_INT_DIGITS {
         return Err(Scan::Err(Fail::new(

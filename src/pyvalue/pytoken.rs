@@ -328,10 +328,10 @@ impl Tokenizer {
             self.pos += 1;
         }
         let name: String = self.c[start..self.pos].iter().collect();
-        if matches!(self.peek(), Some('\'' | '"')) {
-            if let Some((b, r, f)) = string_prefix(&name) {
-                return self.string(b, r, f);
-            }
+        if matches!(self.peek(), Some('\'' | '"'))
+            && let Some((b, r, f)) = string_prefix(&name)
+        {
+            return self.string(b, r, f);
         }
         if let Some(bad) = self.peek().filter(|c| !c.is_ascii() && !is_id_continue(*c)) {
             if !super::repr::is_printable(bad) {
@@ -546,10 +546,10 @@ impl Tokenizer {
 
     fn finish_int(&mut self, start: usize) -> Result<Tok, String> {
         let text = self.clean_text(start, self.pos);
-        if text.len() <= 18 {
-            if let Ok(i) = text.parse::<i64>() {
-                return Ok(Tok::Int(Int::Small(i)));
-            }
+        if text.len() <= 18
+            && let Ok(i) = text.parse::<i64>()
+        {
+            return Ok(Tok::Int(Int::Small(i)));
         }
         if text.len() > MAX_INT_DIGITS {
             return self.err(format!(

@@ -447,10 +447,10 @@ impl Writer {
                             continue;
                         }
                         s.stats.committed.fetch_add(1, Ordering::Relaxed);
-                        if let Some(r) = s.local.put_shared(r.clone(), now) {
-                            if let Some(hook) = s.on_stored.get() {
-                                hook(r);
-                            }
+                        if let Some(r) = s.local.put_shared(r.clone(), now)
+                            && let Some(hook) = s.on_stored.get()
+                        {
+                            hook(r);
                         }
                     }
                     return true;
@@ -491,10 +491,8 @@ impl Writer {
                 false
             }
         };
-        if !more {
-            if let Ok(n) = s.db.count() {
-                s.stats.rows.store(n, Ordering::Relaxed);
-            }
+        if !more && let Ok(n) = s.db.count() {
+            s.stats.rows.store(n, Ordering::Relaxed);
         }
         more
     }
@@ -549,10 +547,10 @@ impl ResultStore for DbStore {
 
     fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
         let local = self.shared.local.get(trace_id);
-        if !self.shared.db.shared() {
-            if let Some(r) = local.as_ref().filter(|r| r.status != TraceStatus::Pending) {
-                return Ok(Some(r.clone()));
-            }
+        if !self.shared.db.shared()
+            && let Some(r) = local.as_ref().filter(|r| r.status != TraceStatus::Pending)
+        {
+            return Ok(Some(r.clone()));
         }
         // With replicas, another one may have stored a newer revision.
         Ok(self.db_get(trace_id)?.or(local))

@@ -139,12 +139,12 @@ impl MemoryStore {
         {
             return None;
         }
-        if record.status != TraceStatus::Pending {
-            if let Some(waiters) = inner.waiters.remove(&record.trace_id) {
-                for w in waiters {
-                    // A waiter that gave up has dropped its receiver: nothing to do.
-                    let _ = w.send(record.clone());
-                }
+        if record.status != TraceStatus::Pending
+            && let Some(waiters) = inner.waiters.remove(&record.trace_id)
+        {
+            for w in waiters {
+                // A waiter that gave up has dropped its receiver: nothing to do.
+                let _ = w.send(record.clone());
             }
         }
         self.insert(inner, record.clone(), now);
@@ -266,10 +266,10 @@ impl ResultStore for MemoryStore {
             if f.evaluator.is_some() && scores.peek().is_none() {
                 continue;
             }
-            if let Some(max) = f.max_score {
-                if !scores.any(|s| s.outcome.score.is_some_and(|v| v <= max)) {
-                    continue;
-                }
+            if let Some(max) = f.max_score
+                && !scores.any(|s| s.outcome.score.is_some_and(|v| v <= max))
+            {
+                continue;
             }
             out.push(r.clone());
         }
@@ -282,10 +282,10 @@ impl ResultStore for MemoryStore {
 
     fn result_or_wait(&self, trace_id: TraceId) -> ResultOrWait {
         let mut inner = self.lock();
-        if let Some(e) = inner.map.get(&trace_id) {
-            if e.record.status != TraceStatus::Pending {
-                return ResultOrWait::Ready(e.record.clone());
-            }
+        if let Some(e) = inner.map.get(&trace_id)
+            && e.record.status != TraceStatus::Pending
+        {
+            return ResultOrWait::Ready(e.record.clone());
         }
         // Waiters whose poll ended (timeout, client gone) are swept once as
         // many have been added since the last sweep as were left by it (and

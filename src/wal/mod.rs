@@ -394,10 +394,10 @@ impl Owner {
         let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
         self.shared.lock().closed = true;
         self.shared.wake.notify_all();
-        if let Some(t) = thread.take() {
-            if t.join().is_err() {
-                tracing::error!("the write-ahead log's writer thread panicked");
-            }
+        if let Some(t) = thread.take()
+            && t.join().is_err()
+        {
+            tracing::error!("the write-ahead log's writer thread panicked");
         }
         // Everything is written: another process may take the directory.
         drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()).take());

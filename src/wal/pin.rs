@@ -113,10 +113,10 @@ impl Pin {
 
 impl Drop for Pin {
     fn drop(&mut self) {
-        if let Some(shared) = &self.shared {
-            if !self.segments.is_empty() {
-                shared.release(&self.segments);
-            }
+        if let Some(shared) = &self.shared
+            && !self.segments.is_empty()
+        {
+            shared.release(&self.segments);
         }
     }
 }

@@ -76,10 +76,10 @@ pub fn serve(config: &Config, dir: &Path) -> Serve {
 pub async fn ready(http: &reqwest::Client, api: SocketAddr) {
     let deadline = Instant::now() + WAIT;
     loop {
-        if let Ok(r) = http.get(format!("http://{api}/readyz")).send().await {
-            if r.status() == 200 {
-                return;
-            }
+        if let Ok(r) = http.get(format!("http://{api}/readyz")).send().await
+            && r.status() == 200
+        {
+            return;
         }
         assert!(Instant::now() < deadline, "toolscore did not become ready");
         tokio::time::sleep(Duration::from_millis(25)).await;

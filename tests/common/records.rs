@@ -15,13 +15,13 @@ use super::process::WAIT;
 /// with these scores (`None`: an error).
 pub fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {
     let mut r = TraceRecord::pending(TraceId([n; 16]));
-    r.status = if n % 3 == 0 {
+    r.status = if n.is_multiple_of(3) {
         TraceStatus::TimedOut
     } else {
         TraceStatus::Evaluated
     };
     r.revision = revision;
-    r.complete = n % 3 != 0;
+    r.complete = !n.is_multiple_of(3);
     r.evaluated_at = Some(SystemTime::now());
     r.scores = scores
         .iter()

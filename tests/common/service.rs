@@ -59,10 +59,10 @@ pub async fn wait_for(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut updates = running.store.subscribe();
     loop {
-        if let Ok(Some(r)) = toolscore::store::get(&running.store, trace).await {
-            if done(&r) {
-                return r;
-            }
+        if let Ok(Some(r)) = toolscore::store::get(&running.store, trace).await
+            && done(&r)
+        {
+            return r;
         }
         match tokio::time::timeout_at(deadline, updates.recv()).await {
             Ok(_) => {}

@@ -196,10 +196,10 @@ fn client_config(config: &PostgresConfig) -> Result<(postgres::Config, String), 
             ),
         })?;
         pg.password(text.trim_end_matches(['\r', '\n']));
-    } else if pg.get_password().is_none() {
-        if let Ok(p) = std::env::var("PGPASSWORD") {
-            pg.password(p);
-        }
+    } else if pg.get_password().is_none()
+        && let Ok(p) = std::env::var("PGPASSWORD")
+    {
+        pg.password(p);
     }
     pg.connect_timeout(Duration::from_millis(config.connect_timeout_ms))
         .application_name("toolscore")
