@@ -448,6 +448,13 @@ async fn run(
             "evaluation did not drain before the shutdown deadline; some results are lost"
         );
     }
+    // The log closes before the store: a result the store then fails to
+    // commit (its deadline passed) releases its segments into a closed log,
+    // which keeps them for the next start instead of deleting them. (Results
+    // committed meanwhile are found stored then, and their segments go.)
+    if let Some(wal) = wal {
+        let _ = tokio::task::spawn_blocking(move || wal.close()).await;
+    }
     // Evaluated results are committed before the exporter's last flush.
     let left = deadline.saturating_duration_since(tokio::time::Instant::now());
     let closing = store.clone();
@@ -456,10 +463,6 @@ async fn run(
         .unwrap_or(false)
     {
         tracing::error!("the store did not commit every result before the shutdown deadline");
-    }
-    // Every result is committed: what the log still holds is for the next start.
-    if let Some(wal) = wal {
-        let _ = tokio::task::spawn_blocking(move || wal.close()).await;
     }
     // Results stored during the drain are exported, then the exporter flushes and stops.
     if let Some((_, task, stop)) = exporter {

@@ -25,6 +25,12 @@ fn default_config_on_ephemeral_ports() -> Config {
     c.api.grpc.endpoint = test.api.grpc.endpoint;
     c.assembler.grace_after_root_ms = 20;
     c.shutdown_timeout_ms = 5_000;
+    // The embedded store and write-ahead log, in a directory per test (a
+    // log's directory is one process's; a database left by another build
+    // is not this test's business).
+    let dir = tempfile::tempdir().unwrap().keep();
+    c.store.sqlite.path = dir.join("results.db");
+    c.wal.dir = dir.join("wal");
     c
 }
 

@@ -136,3 +136,202 @@ fn kill_9(pid: u32) {
         .args(["-9", &pid.to_string()])
         .status();
 }
+
+/// An OTLP/HTTP protobuf request of one rootless trace (`trace`) with
+/// `spans` tool spans whose arguments take `pad` bytes each: it stays
+/// buffered (and its log segment held) until its idle timeout.
+fn rootless(trace: u8, spans: u8, pad: usize) -> Vec<u8> {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+    use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use prost::Message;
+    let attr = |k: &str, v: String| KeyValue {
+        key: k.into(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(v)),
+        }),
+        ..KeyValue::default()
+    };
+    let spans = (1..=spans)
+        .map(|id| Span {
+            trace_id: vec![trace; 16],
+            span_id: vec![0, 0, 0, 0, 0, 0, trace, id],
+            parent_span_id: vec![0, 0, 0, 0, 0, 0, trace, 0xff],
+            name: format!("tool-{id}"),
+            start_time_unix_nano: 1_000 + u64::from(id),
+            end_time_unix_nano: 2_000,
+            attributes: vec![
+                attr("gen_ai.tool.name", "search".into()),
+                attr("gen_ai.tool.call.arguments", "x".repeat(pad)),
+            ],
+            ..Span::default()
+        })
+        .collect();
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            scope_spans: vec![ScopeSpans {
+                spans,
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    }
+    .encode_to_vec()
+}
+
+async fn post(
+    http: &reqwest::Client,
+    addr: std::net::SocketAddr,
+    body: Vec<u8>,
+) -> reqwest::Response {
+    http.post(format!("http://{addr}/v1/traces"))
+        .header("content-type", "application/x-protobuf")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn metric(running: &toolscore::app::Running, name: &str) -> f64 {
+    series(&running.metrics.encode(), name)
+}
+
+/// At `wal.max_bytes` the receivers refuse, retryably (503 + Retry-After,
+/// UNAVAILABLE + RetryInfo), counted as `wal_full`; nothing is acknowledged
+/// that the log cannot hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_log_refuses_retryably() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = common::service::test_config();
+    config.wal.enabled = true;
+    config.wal.dir = dir.path().join("wal");
+    config.wal.max_bytes = 64 << 10;
+    config.wal.segment_bytes = 16 << 10;
+    let running = common::service::start(config).await;
+    let http = reqwest::Client::new();
+    let addr = running.http_addr.unwrap();
+    let mut accepted = 0;
+    let refused = loop {
+        let r = post(&http, addr, rootless(accepted + 1, 4, 1_000)).await;
+        if r.status() != 200 {
+            break r;
+        }
+        accepted += 1;
+        assert!(accepted < 100, "never refused");
+    };
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    // 64 KiB of ~4 KiB requests: about 15 taken, none past the bound.
+    assert!((10..=16).contains(&accepted), "{accepted} requests taken");
+    assert_eq!(
+        metric(
+            &running,
+            "toolscore_requests_refused_total{reason=\"wal_full\"}"
+        ),
+        1.0
+    );
+    assert!(metric(&running, "toolscore_wal_bytes") <= f64::from(64 << 10));
+    running.stop().await.unwrap();
+}
+
+/// A full disk (a 1 MiB tmpfs the test mounts, nearly filled beforehand):
+/// the requests whose writes fail are refused (503), the service stays up,
+/// and once space returns the next requests are taken; after `kill -9`
+/// every acknowledged request is replayed, nothing quarantined.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_and_recovers_when_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "cannot mount a tmpfs (the test needs root): required under CI=true"
+        );
+        println!("skipped: cannot mount a tmpfs (not root)");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    // Leave about 140 KiB free.
+    let filler = mnt.join("filler");
+    std::fs::write(&filler, vec![0u8; 900 << 10]).unwrap();
+
+    let mut config = common::service::test_config();
+    config.wal.enabled = true;
+    config.wal.dir = mnt.join("wal");
+    config.wal.max_bytes = 64 << 20; // the disk fills first
+    config.wal.segment_bytes = 32 << 10;
+    config.assembler.idle_timeout_secs = 600;
+    config.assembler.max_trace_age_secs = 600;
+    let http = reqwest::Client::new();
+    let mut s = serve(&config, dir.path());
+    ready(&http, s.api).await;
+    let mut acked = 0u32;
+    let mut trace = 0u8;
+    let refused = loop {
+        trace += 1;
+        assert!(trace < 200, "never refused");
+        let r = post(&http, s.otlp_http, rootless(trace, 4, 1_000)).await;
+        if r.status() != 200 {
+            break r;
+        }
+        acked += 1;
+    };
+    assert_eq!(refused.status(), 503, "{}", refused.text().await.unwrap());
+    let metrics = body(&http, format!("http://{}/metrics", s.api)).await.1;
+    assert!(series(&metrics, "toolscore_wal_write_errors_total") >= 1.0);
+    assert!(
+        series(
+            &metrics,
+            "toolscore_requests_refused_total{reason=\"wal_error\"}"
+        ) >= 1.0
+    );
+    let (health, _) = body(&http, format!("http://{}/healthz", s.api)).await;
+    assert_eq!(health, 200, "the service is still up");
+
+    // Space returns: the next requests are taken.
+    std::fs::remove_file(&filler).unwrap();
+    for _ in 0..3 {
+        trace += 1;
+        let r = post(&http, s.otlp_http, rootless(trace, 4, 1_000)).await;
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        acked += 1;
+    }
+    s.kill();
+
+    let again = serve(&config, dir.path());
+    ready(&http, again.api).await;
+    let metrics = body(&http, format!("http://{}/metrics", again.api)).await.1;
+    let replayed = series(
+        &metrics,
+        "toolscore_wal_replayed_traces_total{outcome=\"reassembled\"}",
+    );
+    assert!(
+        replayed >= f64::from(acked),
+        "{replayed} traces replayed, {acked} acknowledged"
+    );
+    assert_eq!(
+        series(&metrics, "toolscore_wal_quarantined_bytes_total"),
+        0.0
+    );
+}
+
+fn series(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}

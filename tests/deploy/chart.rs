@@ -945,14 +945,20 @@ fn several_replicas_on_postgres_render_a_deployment_behind_the_headless_service_
     assert!(deployment["spec"].get("serviceName").is_none());
     let pod = &deployment["spec"]["template"];
     let volumes = pod["spec"]["volumes"].as_array().unwrap();
-    assert!(volumes.iter().all(|v| v["name"] != "data"), "{volumes:?}");
+    // Each pod's write-ahead log in its own emptyDir, nothing shared.
+    let data: Vec<_> = volumes.iter().filter(|v| v["name"] == "data").collect();
+    assert!(
+        data.len() == 1 && data[0]["emptyDir"].is_object(),
+        "{volumes:?}"
+    );
     let mounts = pod["spec"]["containers"][0]["volumeMounts"]
         .as_array()
         .unwrap();
     assert!(
         mounts
             .iter()
-            .all(|m| m["mountPath"] != "/var/lib/toolscore"),
+            .filter(|m| m["mountPath"] == "/var/lib/toolscore")
+            .all(|m| m["name"] == "data"),
         "{mounts:?}"
     );
     let secret = volumes
@@ -1099,7 +1105,7 @@ fn postgres_without_a_url_or_with_tls_is_refused() {
 /// file, and the password itself goes nowhere else; PostgreSQL needs no
 /// data volume, so one replica is a Deployment without a claim.
 #[test]
-fn postgres_with_an_existing_secret_mounts_the_password_file_and_no_data_volume() {
+fn postgres_with_an_existing_secret_mounts_the_password_file_and_only_the_log_volume() {
     let secret = "postgres: {existingSecret: pg-credentials, passwordKey: pg-password}";
     let docs = render(&[ON_POSTGRES, secret]);
     check_objects(&docs);
@@ -1119,7 +1125,12 @@ fn postgres_with_an_existing_secret_mounts_the_password_file_and_no_data_volume(
     assert!(w["spec"].get("volumeClaimTemplates").is_none());
     let pod = &w["spec"]["template"]["spec"];
     let volumes = pod["volumes"].as_array().unwrap();
-    assert!(volumes.iter().all(|v| v["name"] != "data"), "{volumes:?}");
+    // The data volume is the write-ahead log's emptyDir only.
+    let data: Vec<_> = volumes.iter().filter(|v| v["name"] == "data").collect();
+    assert!(
+        data.len() == 1 && data[0]["emptyDir"].is_object(),
+        "{volumes:?}"
+    );
     let volume = volumes
         .iter()
         .find(|v| v["secret"].is_object())
@@ -1133,7 +1144,13 @@ fn postgres_with_an_existing_secret_mounts_the_password_file_and_no_data_volume(
         })
     );
     let mounts = container(&docs)["volumeMounts"].as_array().unwrap();
-    assert!(mounts.iter().all(|m| m["name"] != "data"), "{mounts:?}");
+    assert!(
+        mounts
+            .iter()
+            .filter(|m| m["name"] == "data")
+            .all(|m| m["mountPath"] == "/var/lib/toolscore"),
+        "{mounts:?}"
+    );
     let mount = mounts
         .iter()
         .find(|m| m["name"] == volume["name"])
@@ -1213,10 +1230,14 @@ fn postgres_with_an_existing_secret_mounts_the_password_file_and_no_data_volume(
             .all(|v| v.get("secret").is_none()),
         "{volumes}"
     );
-    // The memory backend has no data volume either; SQLite keeps its own.
+    // The memory backend has the log's volume only, and none without the
+    // log; SQLite keeps its own.
     let docs = render(&["config: {store: {backend: memory}}"]);
     check_objects(&docs);
     assert_eq!(workload(&docs)["kind"], "Deployment");
+    assert_eq!(config_of(&docs)["wal"]["dir"], "/var/lib/toolscore/wal");
+    let docs = render(&["config: {store: {backend: memory}, wal: {enabled: false}}"]);
+    check_objects(&docs);
     assert!(
         container(&docs)["volumeMounts"]
             .as_array()

@@ -318,12 +318,12 @@ fn container_config_is_the_default_with_listeners_on_all_interfaces() {
     let differ: Vec<&str> = LISTENERS
         .iter()
         .copied()
-        .chain(["store.sqlite.path"])
+        .chain(["store.sqlite.path", "wal.dir"])
         .collect();
     assert_eq!(
         without(container.clone(), &differ),
         without(default, &differ),
-        "config/container.yaml must be config/default.yaml with only the endpoints and the database path changed"
+        "config/container.yaml must be config/default.yaml with only the endpoints, the database path and the log directory changed"
     );
     // The database is in the image's volume, a directory the user owns.
     assert_eq!(
