@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::conformance::{self, Case};
 use common::live::{case_spans, trace_of};
-use common::process::{body, conformance_config, grpc_exporter, ready, serve};
+use common::process::{body, conformance_config, grpc_exporter, read_case, ready, serve};
 use common::service::span_data;
 use opentelemetry_sdk::trace::SpanExporter as _;
 use toolscore::config::{StoreBackend, WalSync};
@@ -104,6 +104,72 @@ async fn acknowledged_traces_survive_a_crash_loop() {
         "{} of {} traces acknowledged over {ITERATIONS} crashes; all evaluated once",
         acked.len(),
         cases.len()
+    );
+}
+
+/// A late span acknowledged after its trace's result was stored, then
+/// `kill -9` before the next revision is: after the restart the trace is
+/// evaluated again with every span (revision 2, the reference's score),
+/// from the log, which kept the trace's earlier spans while it could still
+/// take late ones. Traces without late spans keep their revision 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_span_cut_off_by_a_crash_makes_its_revision_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut config, cases) = conformance_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    config.wal.enabled = true;
+    config.wal.dir = dir.path().join("wal");
+    // Long enough for the kill to come before the late span's revision.
+    config.assembler.grace_after_root_ms = 1_500;
+    let case = cases
+        .iter()
+        .find(|c| case_spans(c).iter().filter(|s| s.parent.is_some()).count() >= 2)
+        .expect("a case with two child spans");
+    let other = cases.iter().find(|c| c.id != case.id).unwrap();
+    let mut spans = case_spans(case);
+    let at = spans.iter().rposition(|s| s.parent.is_some()).unwrap();
+    let late = spans.remove(at);
+    let http = reqwest::Client::new();
+    let mut s = serve(&config, dir.path());
+    ready(&http, s.api).await;
+    let exporter = grpc_exporter(s.otlp_grpc);
+    exporter
+        .export(spans.iter().map(span_data).collect())
+        .await
+        .unwrap();
+    exporter
+        .export(case_spans(other).iter().map(span_data).collect())
+        .await
+        .unwrap();
+    let id = trace_of(case).to_hex();
+    let url = |api| format!("http://{api}/traces/{id}/scores?wait_ms=15000");
+    let first: serde_json::Value = serde_json::from_str(&body(&http, url(s.api)).await.1).unwrap();
+    assert_eq!(first["revision"], 1, "{first}");
+    let (_, other_before) = read_case(&http, s.api, other).await;
+    exporter.export(vec![span_data(&late)]).await.unwrap();
+    s.kill();
+
+    let again = serve(&config, dir.path());
+    ready(&http, again.api).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let got = loop {
+        let got: serde_json::Value =
+            serde_json::from_str(&body(&http, url(again.api)).await.1).unwrap();
+        if got["revision"] == 2 {
+            break got;
+        }
+        assert!(std::time::Instant::now() < deadline, "no revision 2: {got}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    conformance::judge_json(case, &got["scores"][0]).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+    let (_, trace) = body(&http, format!("http://{}/traces/{id}", again.api)).await;
+    let trace: serde_json::Value = serde_json::from_str(&trace).unwrap();
+    assert_eq!(trace["span_count"], spans.len() + 1, "{trace}");
+    let (_, other_after) = read_case(&http, again.api, other).await;
+    assert_eq!(
+        other_after, other_before,
+        "a trace without late spans is unchanged"
     );
 }
 

@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             reason: Reason::Complete,
             root_arrived: None,
             due: Instant::now(),
+            pin: Default::default(),
         };
         let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
         let _ = toolscore::api::http::scores_json(&record);

@@ -91,6 +91,7 @@ pub fn api() -> &'static Api {
                 reason: Reason::Complete,
                 root_arrived: None,
                 due: Instant::now(),
+                pin: Default::default(),
             };
             let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
             store.put(record, Instant::now());

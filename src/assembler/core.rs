@@ -107,8 +107,9 @@ enum State {
     /// Waiting for the root (deadline: idle/age timeout) or for the grace
     /// period after it (deadline: root + grace).
     Open,
-    /// Emitted with this revision; kept for late spans until the deadline.
-    Emitted { revision: u32 },
+    /// Emitted with this revision, of this many spans; kept for late spans
+    /// until the deadline. A span beyond those makes a new revision.
+    Emitted { revision: u32, spans: usize },
 }
 
 /// Open traces with more spans than this keep a span-ID set for
@@ -142,7 +143,9 @@ struct Buffer {
     state: State,
     /// A late span arrived since the last emission.
     dirty: bool,
-    /// The log segments of the spans not yet handed to evaluation.
+    /// The log segments of its spans, held while the trace is buffered
+    /// (its results hold them too, until stored): a restart finds every
+    /// span of a trace that can still take late spans.
     pin: Pin,
 }
 
@@ -522,13 +525,13 @@ impl Shard {
                             new_deadline = Some(open_deadline(b.first_seen, now, &self.limits));
                         }
                     }
-                    State::Emitted { .. } => {
+                    State::Emitted { spans, .. } => {
                         // Re-evaluate after a grace period, so a burst of late spans
                         // gives one revision.
                         if is_root && b.root_arrived.is_none() {
                             b.root_arrived = Some(now);
                         }
-                        if !b.dirty {
+                        if !b.dirty && b.held.span_count() > spans {
                             b.dirty = true;
                             new_deadline = Some(now + self.limits.grace);
                         }
@@ -583,8 +586,58 @@ impl Shard {
         Push::Accepted
     }
 
-    /// Keeps log `segment` of `wal` while trace `id`'s spans taken since its
-    /// last emission are not stored (called for each accepted span).
+    /// A trace whose result (`revision`, of `spans` spans) was stored before
+    /// a restart, as an evaluated one kept for late spans: its spans read
+    /// back from the log come next, and only spans beyond those make a new
+    /// revision. Nothing if the trace is already buffered.
+    pub fn restore(&mut self, id: TraceId, revision: u32, spans: usize, now: Instant) {
+        if self.traces.contains_key(&id) {
+            return;
+        }
+        let held = Compact::default();
+        let bytes = held_bytes(&held);
+        let deadline = now + self.limits.late_window;
+        self.traces.insert(
+            id,
+            Buffer {
+                held,
+                encoded: 0,
+                ids: None,
+                bytes,
+                first_seen: now,
+                last_seen: now,
+                service: None,
+                root_arrived: None,
+                deadline,
+                indexed: deadline,
+                state: State::Emitted { revision, spans },
+                dirty: false,
+                pin: Pin::default(),
+            },
+        );
+        self.deadlines.insert((deadline, id));
+        self.emitted_order.push_back((now, id));
+        self.bytes += bytes;
+    }
+
+    /// Forgets the evaluated trace kept longest for late spans (its late
+    /// window cut short, as when memory runs short): the log asks, when it
+    /// fills. False when none is left.
+    pub fn evict_emitted(&mut self) -> bool {
+        while let Some((_, id)) = self.emitted_order.pop_front() {
+            if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty)
+            {
+                self.forget(id);
+                self.tombstone(id);
+                self.counts.evicted_emitted += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Keeps log `segment` of `wal` while trace `id` is buffered (called for
+    /// each accepted span).
     pub fn hold(&mut self, id: &TraceId, wal: &Wal, segment: u64) {
         if let Some(b) = self.traces.get_mut(id) {
             b.pin.hold(wal, segment);
@@ -644,7 +697,7 @@ impl Shard {
                 }
                 Some(ready)
             }
-            State::Emitted { revision } if b.dirty => {
+            State::Emitted { revision, .. } if b.dirty => {
                 let ready = self.emit(id, now, revision + 1, Reason::Revised)?;
                 self.counts.revised += 1;
                 Some(ready)
@@ -672,7 +725,7 @@ impl Shard {
             reason,
             root_arrived: b.root_arrived,
             due: b.deadline,
-            pin: std::mem::take(&mut b.pin),
+            pin: b.pin.share(),
         };
         let released = if matches!(b.state, State::Open) {
             self.open -= 1;
@@ -680,7 +733,10 @@ impl Shard {
         } else {
             None
         };
-        b.state = State::Emitted { revision };
+        b.state = State::Emitted {
+            revision,
+            spans: b.held.span_count(),
+        };
         b.dirty = false;
         b.deadline = now + late_window;
         b.held.seal();
@@ -742,7 +798,7 @@ impl Shard {
         let (root_arrived, due) = (b.root_arrived, b.deadline);
         let (revision, emit) = match b.state {
             State::Open => (1, complete || self.limits.on_timeout == OnTimeout::Evaluate),
-            State::Emitted { revision } => (revision + 1, b.dirty),
+            State::Emitted { revision, .. } => (revision + 1, b.dirty),
         };
         let mut out = None;
         if emit {

@@ -18,9 +18,22 @@ use tokio_util::sync::CancellationToken;
 use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
+use crate::span::TraceId;
 use crate::store::ResultStore;
 use crate::telemetry::{Metrics, ShardLabel};
 use crate::wal::Wal;
+
+/// What a shard's queue carries.
+pub enum Command {
+    Push(Batch),
+    /// A trace stored before a restart, as replay found it: see
+    /// [`Shard::restore`].
+    Restore {
+        trace_id: TraceId,
+        revision: u32,
+        spans: usize,
+    },
+}
 
 /// Spans for one shard (indexes into a request's packed spans, which the
 /// shards of one request share) and where to send the verdicts.
@@ -37,7 +50,7 @@ pub struct Batch {
 /// [`spawn`] fires, whichever comes first.
 #[derive(Clone)]
 pub struct AssemblerHandle {
-    senders: Arc<[mpsc::Sender<Batch>]>,
+    senders: Arc<[mpsc::Sender<Command>]>,
     send_timeout: Duration,
 }
 
@@ -77,8 +90,11 @@ impl AssemblerHandle {
                 logged: logged.map(|(wal, segment)| (wal.clone(), segment)),
                 reply: tx,
             };
-            let sent =
-                tokio::time::timeout(self.send_timeout, self.senders[shard].send(batch)).await;
+            let sent = tokio::time::timeout(
+                self.send_timeout,
+                self.senders[shard].send(Command::Push(batch)),
+            )
+            .await;
             if matches!(sent, Ok(Ok(()))) {
                 pending.push((idx, rx));
             }
@@ -94,6 +110,25 @@ impl AssemblerHandle {
         verdicts
     }
 }
+
+impl AssemblerHandle {
+    /// Restores a trace stored before a restart (replay), ahead of its spans.
+    pub async fn restore(&self, trace_id: TraceId, revision: u32, spans: usize) {
+        let shard = shard_of(&trace_id, self.senders.len());
+        let command = Command::Restore {
+            trace_id,
+            revision,
+            spans,
+        };
+        if let Some(tx) = self.senders.get(shard) {
+            // A stopped shard: shutting down; the log keeps the trace.
+            let _ = tx.send(command).await;
+        }
+    }
+}
+
+/// Evaluated traces a shard forgets per batch while the log is past half full.
+const EVICT_UNDER_PRESSURE: usize = 8;
 
 /// Starts one task per shard; returns the handle and the task handles.
 /// When `drain` fires, each shard closes its queue (a later submit is
@@ -137,7 +172,7 @@ pub fn spawn(
 async fn run_shard(
     index: usize,
     mut shard: Shard,
-    mut rx: mpsc::Receiver<Batch>,
+    mut rx: mpsc::Receiver<Command>,
     // The evaluation queue, and how long the shard may wait for room in it.
     (out, hold): (mpsc::Sender<Ready>, Duration),
     store: Arc<dyn ResultStore>,
@@ -166,8 +201,15 @@ async fn run_shard(
                 rx.close();
                 closed = true;
             }
-            batch = rx.recv() => {
-                let Some(batch) = batch else { break };
+            command = rx.recv() => {
+                let batch = match command {
+                    None => break,
+                    Some(Command::Push(batch)) => batch,
+                    Some(Command::Restore { trace_id, revision, spans }) => {
+                        shard.restore(trace_id, revision, spans, Instant::now().into_std());
+                        continue;
+                    }
+                };
                 let now = Instant::now().into_std();
                 let mut verdicts = Vec::with_capacity(batch.spans.len());
                 new_traces.clear();
@@ -194,6 +236,19 @@ async fn run_shard(
                 }
                 // One store lock per batch, not per trace.
                 store.mark_pending_many(&new_traces, now);
+                // A log past half full: the evaluated traces kept longest
+                // stop waiting for late spans, so their segments can go. A
+                // few a batch: segments are deleted a moment later, by the
+                // log's thread, and the log's size lags behind.
+                if let Some((wal, _)) = &batch.logged
+                    && wal.under_pressure()
+                {
+                    for _ in 0..EVICT_UNDER_PRESSURE {
+                        if !shard.evict_emitted() {
+                            break;
+                        }
+                    }
+                }
                 // The receiver may have given up (timeout): nothing to do then.
                 let _ = batch.reply.send(verdicts);
                 // Idle traces timed out to make room go to evaluation next.

@@ -119,6 +119,39 @@ fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
     assert_eq!(s.counts.revised, 1);
 }
 
+/// Replay after a restart: a trace whose revision 2 (three spans) was
+/// stored comes back as evaluated; its three spans read back from the log
+/// make no new revision, a fourth (a late span whose revision the crash cut
+/// off) makes revision 3 of all four.
+#[test]
+fn a_restored_trace_is_re_evaluated_only_for_spans_beyond_its_stored_result() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    s.restore(TraceId([1; 16]), 2, 3, t0);
+    assert_eq!(s.open_traces(), 0, "restored as evaluated");
+    for id in [2, 1, 3] {
+        let parent = (id != 1).then_some(1);
+        assert_eq!(s.push(span(1, id, parent), t0), Push::Accepted);
+    }
+    assert!(
+        s.expire(t0 + Duration::from_secs(5)).is_empty(),
+        "its stored result's spans make no revision"
+    );
+    let late = t0 + Duration::from_secs(6);
+    assert_eq!(s.push(span(1, 4, Some(1)), late), Push::Accepted);
+    let r = s.expire(late + Duration::from_secs(1));
+    assert_eq!(r.len(), 1);
+    assert_eq!((r[0].revision, r[0].reason), (3, Reason::Revised));
+    assert_eq!(ids(&r[0].spans), BTreeSet::from([1, 2, 3, 4]));
+    assert!(r[0].complete, "the root came back from the log");
+    assert_eq!((s.counts.completed, s.counts.revised), (0, 1));
+    // Restored again, or evicted: nothing else changes.
+    s.restore(TraceId([1; 16]), 1, 1, late);
+    assert!(s.evict_emitted());
+    assert!(!s.evict_emitted());
+    assert_eq!(s.traces(), 0);
+}
+
 #[test]
 fn a_rootless_trace_times_out_incomplete_or_is_dropped() {
     let t0 = Instant::now();

@@ -1,11 +1,14 @@
 //! Start-up replay of the write-ahead log: the receivers take the logged
 //! requests again, in the order they were logged, before they open to
 //! clients. A trace already stored (a committed result, from before the
-//! crash or restart) is skipped: it is not evaluated, stored or exported
-//! twice. The others are assembled anew, their deadlines counted from now,
-//! and keep holding the segments they are in until their results are stored.
+//! crash or restart) goes back into the assembler as an evaluated trace kept
+//! for late spans: it is not evaluated, stored or exported again unless the
+//! log holds spans beyond its result's (late spans whose revision the crash
+//! cut off), which make the next revision. The others are assembled anew,
+//! their deadlines counted from now, and keep holding the segments they are
+//! in until their results are stored.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,8 +51,8 @@ pub async fn replay(
     stop: &CancellationToken,
 ) -> Result<Replayed, WalError> {
     let mut done = Replayed::default();
-    // Per trace: whether its result is stored. Bounded by the traces in the log.
-    let mut stored: HashMap<TraceId, bool, RandomState> = HashMap::default();
+    // The traces seen so far: bounded by the traces in the log.
+    let mut seen: HashSet<TraceId, RandomState> = HashSet::default();
     loop {
         let (next, back) = tokio::task::spawn_blocking(move || {
             let next = log.next_segment();
@@ -73,41 +76,27 @@ pub async fn replay(
                 }
             };
             let packed = decoded.spans;
-            let mut skip = false;
             for span in packed.spans() {
                 let id = span.trace_id;
-                if let std::collections::hash_map::Entry::Vacant(e) = stored.entry(id) {
-                    let s = already_stored(store, id).await;
-                    e.insert(s);
-                    done.traces += 1;
-                    done.already_stored += u64::from(s);
-                    metrics
-                        .wal_replayed_traces
-                        .get_or_create(&OutcomeLabel {
-                            outcome: if s { "already_stored" } else { "reassembled" },
-                        })
-                        .inc();
+                if !seen.insert(id) {
+                    continue;
                 }
-                skip |= stored.get(&id).copied().unwrap_or(false);
-            }
-            // The spans of traces already stored are left out.
-            let packed = if skip {
-                let spans = match packed.decode() {
-                    Ok(spans) => spans,
-                    Err(e) => {
-                        done.undecodable += 1;
-                        tracing::error!(segment = record.segment, error = %e, "a logged request does not decode; its spans are skipped");
-                        continue;
+                done.traces += 1;
+                let outcome = match stored_result(store, id).await {
+                    // Kept for late spans: its logged spans are its result's,
+                    // unless the log holds more (a revision the crash cut off).
+                    Some((revision, spans)) => {
+                        handle.restore(id, revision, spans).await;
+                        done.already_stored += 1;
+                        "already_stored"
                     }
+                    None => "reassembled",
                 };
-                let kept: Vec<_> = spans
-                    .into_iter()
-                    .filter(|s| !stored.get(&s.trace_id).copied().unwrap_or(false))
-                    .collect();
-                Packed::from_spans(&kept, &[])
-            } else {
-                packed
-            };
+                metrics
+                    .wal_replayed_traces
+                    .get_or_create(&OutcomeLabel { outcome })
+                    .inc();
+            }
             if packed.is_empty() {
                 continue;
             }
@@ -123,12 +112,12 @@ pub async fn replay(
     Ok(done)
 }
 
-/// Whether the trace's result is committed (not merely pending).
-async fn already_stored(store: &Arc<dyn ResultStore>, id: TraceId) -> bool {
+/// The revision and span count of the trace's committed result, if any.
+async fn stored_result(store: &Arc<dyn ResultStore>, id: TraceId) -> Option<(u32, usize)> {
     match crate::store::get(store, id).await {
-        Ok(Some(r)) => r.status != TraceStatus::Pending,
+        Ok(Some(r)) if r.status != TraceStatus::Pending => Some((r.revision, r.span_count)),
         // Unreadable: evaluate it again rather than lose it.
-        Ok(None) | Err(_) => false,
+        _ => None,
     }
 }
 

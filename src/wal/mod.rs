@@ -370,6 +370,14 @@ impl Wal {
         self.owner.close();
     }
 
+    /// Whether the log holds more than half its `max_bytes`: the assembler
+    /// then stops keeping evaluated traces for late spans (their segments
+    /// go), before receivers have to refuse.
+    pub fn under_pressure(&self) -> bool {
+        let st = self.owner.shared.lock();
+        st.bytes() > self.owner.shared.max_bytes / 2
+    }
+
     /// Bytes on disk plus appended and not yet written.
     pub fn bytes(&self) -> u64 {
         self.owner.shared.lock().bytes()

@@ -77,6 +77,22 @@ impl Pin {
         self.segments.is_empty()
     }
 
+    /// Another pin on the same segments (each held once more): a trace's
+    /// buffer keeps its segments for late spans while its result, which
+    /// holds them too, waits to be stored.
+    pub fn share(&self) -> Pin {
+        let Some(shared) = &self.shared else {
+            return Pin::default();
+        };
+        for s in &self.segments {
+            shared.hold(*s);
+        }
+        Pin {
+            shared: Some(Arc::clone(shared)),
+            segments: self.segments.clone(),
+        }
+    }
+
     /// Moves every hold of `other` into this pin.
     pub fn merge(&mut self, mut other: Pin) {
         let theirs_segments = std::mem::take(&mut other.segments);
