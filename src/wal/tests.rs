@@ -241,6 +241,33 @@ fn held_segments_survive_and_go_with_their_last_pin_but_the_head_stays() {
 }
 
 #[test]
+fn a_shared_pin_keeps_its_segments_until_both_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.segment_bytes = 100;
+    cfg.max_bytes = 400;
+    let (wal, _) = open(&cfg);
+    let exists = |s| segment_file(dir.path(), s).exists();
+    put(&wal, &[0; 60]);
+    let mut buffer = wal.pin();
+    buffer.hold(&wal, 1);
+    let result = buffer.share();
+    assert!(Pin::default().share().is_empty());
+    put(&wal, &[0; 60]);
+    put(&wal, &[0; 60]);
+    assert!(wal.under_pressure(), "{} of 400 bytes", wal.bytes());
+    wal.replay_done();
+    wait_until("segment 2 is deleted", || !exists(2));
+    drop(result);
+    put(&wal, &[0; 60]);
+    wait_until("segment 3 is deleted", || !exists(3));
+    assert!(exists(1), "still held by the buffer's pin");
+    drop(buffer);
+    wait_until("segment 1 is deleted", || !exists(1));
+    assert!(!wal.under_pressure(), "{} of 400 bytes", wal.bytes());
+}
+
+#[test]
 fn merging_a_duplicate_hold_releases_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
