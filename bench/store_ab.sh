@@ -103,17 +103,5 @@ run() {   # run BACKEND ROUND
 for round in $(seq "$ROUNDS"); do
   for b in $BACKENDS; do run "$b" "$round"; done
 done
-python3 - "$WORK/results.txt" <<'PY'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+) round \d+: (\d+) evaluated spans/s", line)
-    if m:
-        runs.setdefault(m[1], []).append(int(m[2]))
-base = statistics.median(runs.get("memory", [0])) or None
-for b, v in runs.items():
-    med = statistics.median(v)
-    ratio = f", {med / base:.0%} of memory" if base else ""
-    print(f"{b}: median {med:,.0f} spans/s ({min(v):,}–{max(v):,}){ratio}")
-PY
+python3 bench/ab_summary.py "$WORK/results.txt" memory
 echo "runs in $WORK" >&2

@@ -95,17 +95,5 @@ PY
 for round in $(seq "$ROUNDS"); do
   for v in $VARIANTS; do run "$v" "$round"; done
 done
-python3 - "$WORK/results.txt" <<'PY'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+) round \d+: (\d+) evaluated spans/s", line)
-    if m:
-        runs.setdefault(m[1], []).append(int(m[2]))
-base = statistics.median(runs.get("off", [0])) or None
-for v, r in runs.items():
-    med = statistics.median(r)
-    ratio = f", {med / base:.0%} of off" if base else ""
-    print(f"{v}: median {med:,.0f} spans/s ({min(r):,}–{max(r):,}){ratio}")
-PY
+python3 bench/ab_summary.py "$WORK/results.txt" off
 echo "runs in $WORK" >&2

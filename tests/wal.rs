@@ -18,6 +18,17 @@ use toolscore::config::{StoreBackend, WalSync};
 
 const ITERATIONS: usize = 20;
 
+/// The conformance cases' config with results in SQLite and the log on,
+/// both in `dir`.
+fn durable_config(dir: &std::path::Path) -> (toolscore::config::Config, Vec<Case>) {
+    let (mut config, cases) = conformance_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.join("results.db");
+    config.wal.enabled = true;
+    config.wal.dir = dir.join("wal");
+    (config, cases)
+}
+
 /// 20 rounds of: start on the same database and log, read what the earlier
 /// rounds stored (a result once seen never changes: not evaluated or stored
 /// twice), send a share of the conformance cases (a trace a request, or
@@ -30,11 +41,7 @@ const ITERATIONS: usize = 20;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_traces_survive_a_crash_loop() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut config, cases) = conformance_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
-    config.wal.enabled = true;
-    config.wal.dir = dir.path().join("wal");
+    let (mut config, cases) = durable_config(dir.path());
     config.wal.sync = WalSync::None;
     // Small segments, so rounds rotate and delete them.
     config.wal.segment_bytes = 16 << 10;
@@ -131,11 +138,7 @@ async fn acknowledged_traces_survive_a_crash_loop() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_span_cut_off_by_a_crash_makes_its_revision_after_the_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut config, cases) = conformance_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
-    config.wal.enabled = true;
-    config.wal.dir = dir.path().join("wal");
+    let (mut config, cases) = durable_config(dir.path());
     // Long enough for the kill to come before the late span's revision.
     config.assembler.grace_after_root_ms = 1_500;
     let case = cases
