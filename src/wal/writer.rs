@@ -26,6 +26,7 @@ pub(super) fn spawn(shared: Arc<Shared>) -> io::Result<JoinHandle<()>> {
 struct Writer {
     shared: Arc<Shared>,
     file: Option<OpenSegment>,
+    /// When the last fsync started.
     last_sync: Instant,
     /// A segment left after a failed truncation; its queued groups fail.
     abandoned: Option<u64>,
@@ -230,7 +231,10 @@ impl Writer {
         shared
             .fsyncs
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.last_sync = Instant::now();
+        // Intervals run from fsync start to fsync start: an fsync slower
+        // than the interval is followed by the next at once, not after
+        // another interval.
+        self.last_sync = started;
         let waiters = std::mem::take(&mut open.unsynced);
         match result {
             Ok(()) => {
