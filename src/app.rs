@@ -46,6 +46,8 @@ pub enum AppError {
     Store(#[from] crate::store::DbError),
     #[error("write-ahead log: {0}")]
     Wal(#[from] crate::wal::WalError),
+    #[error(transparent)]
+    Security(#[from] crate::security::SecurityError),
 }
 
 /// The bound listeners; bind first so a bad port fails before anything starts.
@@ -130,6 +132,8 @@ pub fn start(
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
     let mut metrics = Metrics::new();
+    let security = crate::security::Security::load(&config, &metrics)?;
+    crate::security::warn_exposed(&config);
     let exporter_stop = CancellationToken::new();
     let exporter = config
         .exporter
@@ -176,6 +180,7 @@ pub fn start(
         Optional {
             exporter: exporter.map(|(handle, task)| (handle, task, exporter_stop)),
             wal,
+            security,
         },
     ));
     Ok(Running {
@@ -206,6 +211,8 @@ struct Optional {
     exporter: Option<Exporter>,
     /// The log, and what it holds from before this start.
     wal: Option<(crate::wal::Wal, crate::wal::Replay)>,
+    /// Each listener's TLS and token check.
+    security: crate::security::Security,
 }
 
 async fn run(
@@ -215,7 +222,11 @@ async fn run(
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
-    Optional { exporter, wal }: Optional,
+    Optional {
+        exporter,
+        wal,
+        security,
+    }: Optional,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
@@ -295,8 +306,14 @@ async fn run(
             .await;
         let g = &config.receivers.grpc;
         // (The header deadline is HTTP/1.1's; gRPC calls have their timeout.)
-        let limits = metrics.connection_limits("otlp_grpc", g.max_connections, Duration::ZERO);
-        let incoming = crate::net::limited_incoming(listener, limits);
+        let limits = metrics
+            .connection_limits("otlp_grpc", g.max_connections, Duration::ZERO)
+            .with_tls(security.otlp_grpc.tls.clone());
+        let incoming = crate::net::limited_incoming(listener, limits, shutdown.clone());
+        let auth = crate::auth::GrpcAuthLayer::new(
+            security.otlp_grpc.guard.clone(),
+            crate::security::otlp_grpc_scope,
+        );
         let stop = shutdown.clone();
         let streams = g.max_concurrent_streams;
         let timeout = Duration::from_millis(g.request_timeout_ms);
@@ -306,6 +323,7 @@ async fn run(
                 .timeout(timeout)
                 .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
                 .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+                .layer(auth)
                 .layer(tower::util::MapResponseLayer::new(
                     receiver::grpc::oversize_is_resource_exhausted,
                 ))
@@ -328,12 +346,24 @@ async fn run(
     }
     if let Some(listener) = listeners.http {
         let h = &config.receivers.http;
-        let router = receiver::http::router(ingest.clone(), h);
-        let limits = metrics.connection_limits(
-            "otlp_http",
-            h.max_connections,
-            Duration::from_millis(h.read_header_timeout_ms),
-        );
+        let mut router = receiver::http::router(ingest.clone(), h);
+        if let Some(guard) = security.otlp_http.guard.clone() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::new(crate::auth::HttpGuard {
+                    guard,
+                    scope_of: Box::new(|_, _| Some(crate::auth::Scope::Ingest)),
+                    refuse: receiver::http::refuse_auth,
+                }),
+                crate::auth::http_guard,
+            ));
+        }
+        let limits = metrics
+            .connection_limits(
+                "otlp_http",
+                h.max_connections,
+                Duration::from_millis(h.read_header_timeout_ms),
+            )
+            .with_tls(security.otlp_http.tls.clone());
         let stop = shutdown.clone();
         let served = async move {
             crate::net::serve_http(listener, router, limits, stop)
@@ -362,6 +392,7 @@ async fn run(
     if let Some(listener) = listeners.api_grpc {
         let task = serve_grpc_api(
             listener,
+            security.api_grpc.clone(),
             &config,
             store.clone(),
             metrics.clone(),
@@ -380,15 +411,30 @@ async fn run(
             config: config.api.clone(),
             shutdown: shutdown.clone(),
         });
+        let mut router = crate::api::http::router(state);
+        if let Some(guard) = security.api_http.guard.clone() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::new(crate::auth::HttpGuard {
+                    guard,
+                    scope_of: Box::new(crate::security::api_http_scope(
+                        config.api.http.auth.public_metrics,
+                    )),
+                    refuse: crate::api::http::refuse_auth,
+                }),
+                crate::auth::http_guard,
+            ));
+        }
         let router = crate::api::http::with_timeout(
-            crate::api::http::router(state),
+            router,
             Duration::from_millis(config.api.request_timeout_ms),
         );
-        let limits = metrics.connection_limits(
-            "api_http",
-            config.api.max_connections,
-            Duration::from_millis(config.api.read_header_timeout_ms),
-        );
+        let limits = metrics
+            .connection_limits(
+                "api_http",
+                config.api.max_connections,
+                Duration::from_millis(config.api.read_header_timeout_ms),
+            )
+            .with_tls(security.api_http.tls.clone());
         let stop = api_stop.clone();
         let served = async move {
             crate::net::serve_http(listener, router, limits, stop)
@@ -400,6 +446,8 @@ async fn run(
         };
         supervise::spawn("api_http", served, panicked("HTTP API"), &failed, &metrics)
     });
+    // Certificates and token files are re-read until the last listener stops.
+    security.spawn_reloads(&api_stop);
     let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
     tracing::info!(shards, workers, "toolscore is running");
 
@@ -526,6 +574,7 @@ const HTTP2_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// The gRPC query API with its own health service and reflection.
 fn serve_grpc_api(
     listener: TcpListener,
+    security: crate::security::ListenerSecurity,
     config: &Config,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
@@ -541,8 +590,11 @@ fn serve_grpc_api(
         message: e.to_string(),
     })?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
-    let limits = metrics.connection_limits("api_grpc", config.api.max_connections, Duration::ZERO);
-    let incoming = crate::net::limited_incoming(listener, limits);
+    let limits = metrics
+        .connection_limits("api_grpc", config.api.max_connections, Duration::ZERO)
+        .with_tls(security.tls);
+    let incoming = crate::net::limited_incoming(listener, limits, stop.clone());
+    let auth = crate::auth::GrpcAuthLayer::new(security.guard, crate::security::api_grpc_scope);
     let timeout = Duration::from_millis(config.api.request_timeout_ms);
     Ok(tokio::spawn(async move {
         health_reporter
@@ -571,6 +623,7 @@ fn serve_grpc_api(
             .timeout(timeout)
             .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
             .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+            .layer(auth)
             .layer(tower::util::MapResponseLayer::new(
                 grpc::decode_error_is_invalid_argument,
             ))

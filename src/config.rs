@@ -87,6 +87,8 @@ pub struct Config {
     pub wal: WalConfig,
     pub evaluation: EvaluationConfig,
     pub api: ApiConfig,
+    /// The bearer tokens of listeners with `auth.enabled` (`src/auth/`).
+    pub auth: crate::auth::AuthConfig,
     /// OTLP export of results to a downstream Collector (off by default).
     pub exporter: crate::exporter::ExporterConfig,
     pub telemetry: TelemetryConfig,
@@ -108,6 +110,7 @@ impl Default for Config {
             wal: WalConfig::default(),
             evaluation: EvaluationConfig::default(),
             api: ApiConfig::default(),
+            auth: crate::auth::AuthConfig::default(),
             exporter: crate::exporter::ExporterConfig::default(),
             telemetry: TelemetryConfig::default(),
             shutdown_timeout_ms: 20_000,
@@ -141,6 +144,10 @@ pub struct GrpcReceiverConfig {
     /// An export call must be answered within this (`CANCELLED` past it),
     /// which also ends a stream whose message never arrives.
     pub request_timeout_ms: u64,
+    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
+    pub tls: Option<crate::tls::ServerTlsConfig>,
+    /// Bearer tokens with the listener's scope (`auth.tokens`).
+    pub auth: crate::auth::ListenerAuthConfig,
 }
 
 impl Default for GrpcReceiverConfig {
@@ -152,6 +159,8 @@ impl Default for GrpcReceiverConfig {
             max_concurrent_streams: 16,
             max_connections: 1024,
             request_timeout_ms: 30_000,
+            tls: None,
+            auth: crate::auth::ListenerAuthConfig::default(),
         }
     }
 }
@@ -173,6 +182,10 @@ pub struct HttpReceiverConfig {
     pub read_header_timeout_ms: u64,
     /// A request's body must arrive whole within this (408 past it).
     pub read_timeout_ms: u64,
+    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
+    pub tls: Option<crate::tls::ServerTlsConfig>,
+    /// Bearer tokens with the listener's scope (`auth.tokens`).
+    pub auth: crate::auth::ListenerAuthConfig,
 }
 
 impl Default for HttpReceiverConfig {
@@ -185,6 +198,8 @@ impl Default for HttpReceiverConfig {
             max_connections: 1024,
             read_header_timeout_ms: 10_000,
             read_timeout_ms: 30_000,
+            tls: None,
+            auth: crate::auth::ListenerAuthConfig::default(),
         }
     }
 }
@@ -511,6 +526,12 @@ pub struct ApiListener {
     #[serde(default = "enabled")]
     pub enabled: bool,
     pub endpoint: SocketAddr,
+    #[serde(default)]
+    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
+    pub tls: Option<crate::tls::ServerTlsConfig>,
+    /// Bearer tokens with the listener's scope (`auth.tokens`).
+    #[serde(default)]
+    pub auth: crate::auth::ListenerAuthConfig,
 }
 
 fn enabled() -> bool {
@@ -523,10 +544,14 @@ impl Default for ApiConfig {
             http: ApiListener {
                 enabled: true,
                 endpoint: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                tls: None,
+                auth: crate::auth::ListenerAuthConfig::default(),
             },
             grpc: ApiListener {
                 enabled: true,
                 endpoint: SocketAddr::from(([127, 0, 0, 1], 8081)),
+                tls: None,
+                auth: crate::auth::ListenerAuthConfig::default(),
             },
             request_timeout_ms: 30_000,
             max_wait_ms: 25_000,

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod app;
 pub mod assembler;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod criteria;
@@ -21,8 +22,10 @@ pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;
 pub mod sched;
+pub mod security;
 pub mod span;
 pub mod store;
 pub mod supervise;
 pub mod telemetry;
+pub mod tls;
 pub mod wal;

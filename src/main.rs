@@ -136,6 +136,8 @@ fn validate(file: &std::path::Path) -> ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(|(config, base)| {
             toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
+            // Certificates, keys, CA bundles and token sources exist and parse.
+            toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
             Ok(())
         });
     match result {

@@ -3,7 +3,9 @@
 //! listeners a deadline for each request's headers, which also closes a
 //! keep-alive connection left idle that long. `axum::serve` offers neither,
 //! and its connection tasks outlive it; here they belong to the serving
-//! task, so aborting it cuts every connection off.
+//! task, so aborting it cuts every connection off. With TLS, each
+//! connection's handshake runs in its own task, under a deadline, so a slow
+//! or silent client holds only its own slot.
 
 use std::io;
 use std::pin::Pin;
@@ -21,9 +23,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+
+use crate::tls::ServerTls;
 
 /// One listener's bounds and the metrics that count against them.
 #[derive(Clone)]
@@ -35,6 +39,42 @@ pub struct Limits {
     /// Connections closed at once because `max_connections` were open.
     pub refused: Counter,
     pub open: Gauge,
+    /// Set: the listener speaks only TLS.
+    pub tls: Option<Arc<ServerTls>>,
+}
+
+impl Limits {
+    pub fn with_tls(self, tls: Option<Arc<ServerTls>>) -> Limits {
+        Limits { tls, ..self }
+    }
+}
+
+/// An accepted connection, after its TLS handshake if the listener has TLS.
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+/// Runs the TLS handshake if the listener has TLS; a failed or late one is
+/// counted and the connection dropped (the client sees it closed).
+async fn handshake(stream: TcpStream, tls: Option<&ServerTls>) -> Option<Conn> {
+    let Some(tls) = tls else {
+        return Some(Conn::Plain(stream));
+    };
+    let accepted = tokio::time::timeout(tls.handshake_timeout(), tls.acceptor().accept(stream));
+    match accepted.await {
+        Ok(Ok(stream)) => Some(Conn::Tls(Box::new(stream))),
+        Ok(Err(e)) => {
+            tls.metrics.handshake_failures.inc();
+            tracing::debug!(error = %e, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tls.metrics.handshake_failures.inc();
+            tracing::debug!("TLS handshake timed out");
+            None
+        }
+    }
 }
 
 /// A place among a listener's `max_connections`, held while the
@@ -104,14 +144,18 @@ pub async fn serve_http(
         );
         let stop = stop.clone();
         let header_timeout = limits.read_header_timeout;
+        let tls = limits.tls.clone();
         connections.spawn(async move {
             let _slot = slot;
+            let Some(io) = handshake(stream, tls.as_deref()).await else {
+                return;
+            };
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .keep_alive(true);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let connection = builder.serve_connection(TokioIo::new(io), service);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
@@ -127,23 +171,49 @@ pub async fn serve_http(
 }
 
 /// The accepted connections of a gRPC listener, at most `max_connections`
-/// open at once, for tonic's `serve_with_incoming_shutdown`.
+/// open at once, for tonic's `serve_with_incoming_shutdown`. A task accepts
+/// (and shakes hands, with TLS) until `stop` or until tonic drops the stream.
 pub fn limited_incoming(
     listener: TcpListener,
     limits: Limits,
+    stop: CancellationToken,
 ) -> impl Stream<Item = io::Result<Limited>> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
-    tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |accepted| {
-        match accepted {
-            Ok(io) => Slot::take(&permits, &limits).map(|slot| Ok(Limited { io, _slot: slot })),
-            Err(e) => Some(Err(e)),
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let permits = Arc::new(Semaphore::new(limits.max_connections));
+        let mut handshakes = JoinSet::new();
+        loop {
+            let stream = tokio::select! {
+                () = stop.cancelled() => return,
+                () = tx.closed() => return,
+                Some(_) = handshakes.join_next(), if !handshakes.is_empty() => continue,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+            };
+            let Some(slot) = Slot::take(&permits, &limits) else {
+                continue;
+            };
+            let tls = limits.tls.clone();
+            let tx = tx.clone();
+            handshakes.spawn(async move {
+                if let Some(io) = handshake(stream, tls.as_deref()).await {
+                    let _ = tx.send(Ok(Limited { io, _slot: slot })).await;
+                }
+            });
         }
-    })
+    });
+    tokio_stream::wrappers::ReceiverStream::new(rx)
 }
 
-/// A TCP connection holding its place among the listener's connections.
+/// A connection holding its place among the listener's connections.
 pub struct Limited {
-    io: TcpStream,
+    io: Conn,
     _slot: Slot,
 }
 
@@ -151,7 +221,10 @@ impl tonic::transport::server::Connected for Limited {
     type ConnectInfo = tonic::transport::server::TcpConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.io.connect_info()
+        match &self.io {
+            Conn::Plain(tcp) => tcp.connect_info(),
+            Conn::Tls(tls) => tls.get_ref().0.connect_info(),
+        }
     }
 }
 
@@ -192,5 +265,63 @@ impl AsyncWrite for Limited {
 
     fn is_write_vectored(&self) -> bool {
         self.io.is_write_vectored()
+    }
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(io) => Pin::new(io).poll_read(cx, buf),
+            Conn::Tls(io) => Pin::new(io.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(io) => Pin::new(io).poll_write(cx, buf),
+            Conn::Tls(io) => Pin::new(io.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(io) => Pin::new(io).poll_flush(cx),
+            Conn::Tls(io) => Pin::new(io.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(io) => Pin::new(io).poll_shutdown(cx),
+            Conn::Tls(io) => Pin::new(io.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            Conn::Tls(io) => Pin::new(io.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Conn::Plain(io) => io.is_write_vectored(),
+            Conn::Tls(io) => io.is_write_vectored(),
+        }
     }
 }

@@ -92,6 +92,19 @@ impl IntoResponse for ApiError {
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// A request refused for its token, in the API's error shape, with no
+/// detail on what was wrong with it.
+pub fn refuse_auth(failure: crate::auth::Failure, _: &http::HeaderMap) -> Response {
+    match failure {
+        crate::auth::Failure::Forbidden => ApiError::new(
+            ErrorKind::PermissionDenied,
+            "the token does not allow this request",
+        ),
+        _ => ApiError::new(ErrorKind::Unauthenticated, "authentication required"),
+    }
+    .into_response()
+}
+
 /// axum's `Query`, with its rejections (`wait_ms=-1`, `limit=abc`, a
 /// repeated key) in the API's error shape instead of axum's plain text.
 struct ApiQuery<T>(T);

@@ -12,6 +12,10 @@ pub enum ErrorKind {
     InvalidArgument,
     NotFound,
     MethodNotAllowed,
+    /// No valid bearer token.
+    Unauthenticated,
+    /// A valid token without the scope the call needs.
+    PermissionDenied,
     PayloadTooLarge,
     Unavailable,
     DeadlineExceeded,
@@ -25,6 +29,10 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => (400, tonic::Code::InvalidArgument, "invalid_argument"),
             ErrorKind::NotFound => (404, tonic::Code::NotFound, "not_found"),
             ErrorKind::MethodNotAllowed => (405, tonic::Code::Unimplemented, "method_not_allowed"),
+            ErrorKind::Unauthenticated => (401, tonic::Code::Unauthenticated, "unauthenticated"),
+            ErrorKind::PermissionDenied => {
+                (403, tonic::Code::PermissionDenied, "permission_denied")
+            }
             ErrorKind::PayloadTooLarge => {
                 (413, tonic::Code::ResourceExhausted, "payload_too_large")
             }

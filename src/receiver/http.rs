@@ -67,10 +67,30 @@ fn format_of(headers: &HeaderMap) -> Option<Format> {
     }
 }
 
+/// A request refused for its token: `UNAUTHENTICATED` (401) or
+/// `PERMISSION_DENIED` (403), in the request's encoding, with no detail.
+pub fn refuse_auth(failure: crate::auth::Failure, headers: &HeaderMap) -> Response {
+    let format = format_of(headers).unwrap_or(Format::Json);
+    match failure {
+        crate::auth::Failure::Forbidden => error(
+            format,
+            StatusCode::FORBIDDEN,
+            "the token does not allow export".into(),
+        ),
+        _ => error(
+            format,
+            StatusCode::UNAUTHORIZED,
+            "authentication required".into(),
+        ),
+    }
+}
+
 /// An OTLP error response: `google.rpc.Status` in the request's encoding.
 fn error(format: Format, status: StatusCode, message: String) -> Response {
     let code = match status {
         StatusCode::BAD_REQUEST => 3,
+        StatusCode::UNAUTHORIZED => 16,
+        StatusCode::FORBIDDEN => 7,
         StatusCode::REQUEST_TIMEOUT => 4,
         StatusCode::PAYLOAD_TOO_LARGE => 8,
         StatusCode::SERVICE_UNAVAILABLE => 14,

@@ -41,6 +41,12 @@ pub struct ListenerLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AuthFailureLabel {
+    pub listener: &'static str,
+    pub reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ShardLabel {
     pub shard: String,
 }
@@ -107,6 +113,14 @@ pub struct Metrics {
     /// Connections closed at once because the listener's `max_connections`
     /// were open, by listener.
     pub connections_refused: Family<ListenerLabel, Counter>,
+    /// TLS handshakes that failed or timed out, by listener.
+    pub tls_handshake_failures: Family<ListenerLabel, Counter>,
+    /// Certificate files re-read and taken, by listener.
+    pub tls_reloads: Family<ListenerLabel, Counter>,
+    /// Certificate files changed but unusable (the previous kept), by listener.
+    pub tls_reload_failures: Family<ListenerLabel, Counter>,
+    /// Requests refused for their token, by listener and reason.
+    pub auth_failures: Family<AuthFailureLabel, Counter>,
     /// Panics caught in a stage, by stage. Any is a bug; `/readyz` and
     /// `/healthz` then fail.
     pub stage_panics: Family<StageLabel, Counter>,
@@ -162,6 +176,10 @@ impl Metrics {
             watch_subscribers_dropped: Counter::default(),
             connections_open: Family::default(),
             connections_refused: Family::default(),
+            tls_handshake_failures: Family::default(),
+            tls_reloads: Family::default(),
+            tls_reload_failures: Family::default(),
+            auth_failures: Family::default(),
             stage_panics: Family::default(),
             wal_bytes: Gauge::default(),
             wal_segments: Gauge::default(),
@@ -283,6 +301,26 @@ impl Metrics {
             m.connections_refused.clone(),
         );
         registry.register(
+            "tls_handshake_failures",
+            "TLS handshakes that failed or timed out, by listener",
+            m.tls_handshake_failures.clone(),
+        );
+        registry.register(
+            "tls_reloads",
+            "Certificate files read again and served from then on, by listener",
+            m.tls_reloads.clone(),
+        );
+        registry.register(
+            "tls_reload_failures",
+            "Certificate files changed but unusable (the previous are still served), by listener",
+            m.tls_reload_failures.clone(),
+        );
+        registry.register(
+            "auth_failures",
+            "Requests refused for their bearer token, by listener and reason",
+            m.auth_failures.clone(),
+        );
+        registry.register(
             "stage_panics",
             "Panics caught in a pipeline stage (a bug: /readyz and /healthz then fail)",
             m.stage_panics.clone(),
@@ -401,7 +439,30 @@ impl Metrics {
             read_header_timeout,
             refused: self.connections_refused.get_or_create(&label).clone(),
             open: self.connections_open.get_or_create(&label).clone(),
+            tls: None,
         }
+    }
+
+    /// A listener's TLS counters.
+    pub fn tls_metrics(&self, listener: &'static str) -> crate::tls::TlsMetrics {
+        let label = ListenerLabel { listener };
+        crate::tls::TlsMetrics {
+            handshake_failures: self.tls_handshake_failures.get_or_create(&label).clone(),
+            reloads: self.tls_reloads.get_or_create(&label).clone(),
+            reload_failures: self.tls_reload_failures.get_or_create(&label).clone(),
+        }
+    }
+
+    /// A listener's token failure counters, in [`crate::auth::Failure::ALL`]'s order.
+    pub fn auth_failures(&self, listener: &'static str) -> [Counter; 4] {
+        crate::auth::Failure::ALL.map(|f| {
+            self.auth_failures
+                .get_or_create(&AuthFailureLabel {
+                    listener,
+                    reason: f.reason(),
+                })
+                .clone()
+        })
     }
 
     pub fn stage_panicked(&self, stage: &'static str) {

@@ -10,6 +10,7 @@ pub mod conformance;
 pub mod live;
 pub mod outage;
 pub mod pg;
+pub mod pki;
 pub mod process;
 pub mod records;
 pub mod service;

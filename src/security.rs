@@ -1,0 +1,235 @@
+//! Each listener's TLS and token check, loaded from the configuration at
+//! start-up (and by `validate-config`), so a missing or unparsable file is
+//! a start-up error naming its key, never a failure on the first client.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http::Method;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{Guard, ListenerAuthConfig, Scope, Tokens};
+use crate::config::Config;
+use crate::telemetry::Metrics;
+use crate::tls::{ServerTls, ServerTlsConfig};
+
+/// A listener's security that cannot be loaded; names the key path.
+#[derive(Debug, thiserror::Error)]
+pub enum SecurityError {
+    #[error("{key}.tls: {source}")]
+    Tls {
+        key: &'static str,
+        source: crate::tls::TlsError,
+    },
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthError),
+    #[error("{key}.auth.enabled: no token in `auth.tokens` grants the `{scope}` scope it needs")]
+    NoScope {
+        key: &'static str,
+        scope: &'static str,
+    },
+}
+
+/// One listener's TLS (if on) and token check (if on).
+#[derive(Clone, Default)]
+pub struct ListenerSecurity {
+    pub tls: Option<Arc<ServerTls>>,
+    pub guard: Option<Guard>,
+}
+
+/// The security of every listener.
+#[derive(Default)]
+pub struct Security {
+    pub otlp_grpc: ListenerSecurity,
+    pub otlp_http: ListenerSecurity,
+    pub api_http: ListenerSecurity,
+    pub api_grpc: ListenerSecurity,
+    tokens: Option<Arc<Tokens>>,
+}
+
+/// A listener's configuration as this module sees it.
+struct Listener<'a> {
+    name: &'static str,
+    key: &'static str,
+    endpoint: SocketAddr,
+    tls: &'a Option<ServerTlsConfig>,
+    auth: &'a ListenerAuthConfig,
+    alpn: &'static [u8],
+    /// The scope its main calls need.
+    scope: Scope,
+}
+
+fn listeners(config: &Config) -> [Listener<'_>; 4] {
+    let (r, a) = (&config.receivers, &config.api);
+    [
+        Listener {
+            name: "otlp_grpc",
+            key: "receivers.grpc",
+            endpoint: r.grpc.endpoint,
+            tls: &r.grpc.tls,
+            auth: &r.grpc.auth,
+            alpn: b"h2",
+            scope: Scope::Ingest,
+        },
+        Listener {
+            name: "otlp_http",
+            key: "receivers.http",
+            endpoint: r.http.endpoint,
+            tls: &r.http.tls,
+            auth: &r.http.auth,
+            alpn: b"http/1.1",
+            scope: Scope::Ingest,
+        },
+        Listener {
+            name: "api_http",
+            key: "api.http",
+            endpoint: a.http.endpoint,
+            tls: &a.http.tls,
+            auth: &a.http.auth,
+            alpn: b"http/1.1",
+            scope: Scope::Read,
+        },
+        Listener {
+            name: "api_grpc",
+            key: "api.grpc",
+            endpoint: a.grpc.endpoint,
+            tls: &a.grpc.tls,
+            auth: &a.grpc.auth,
+            alpn: b"h2",
+            scope: Scope::Read,
+        },
+    ]
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Ingest => "ingest",
+        Scope::Read => "read",
+        Scope::Evaluate => "evaluate",
+        Scope::Metrics => "metrics",
+    }
+}
+
+impl Security {
+    /// Reads every certificate, key, CA bundle and token source the
+    /// configuration names.
+    pub fn load(config: &Config, metrics: &Metrics) -> Result<Security, SecurityError> {
+        let all = listeners(config);
+        let tokens = if all.iter().any(|l| l.auth.enabled) {
+            Some(Arc::new(Tokens::load(&config.auth)?))
+        } else {
+            None
+        };
+        let mut out = Security {
+            tokens: tokens.clone(),
+            ..Security::default()
+        };
+        for l in &all {
+            let tls = match l.tls {
+                Some(tls) => Some(Arc::new(
+                    ServerTls::load(l.name, tls, &[l.alpn], metrics.tls_metrics(l.name))
+                        .map_err(|source| SecurityError::Tls { key: l.key, source })?,
+                )),
+                None => None,
+            };
+            let guard = match &tokens {
+                Some(tokens) if l.auth.enabled => {
+                    let granted = config
+                        .auth
+                        .tokens
+                        .iter()
+                        .any(|t| t.scopes.contains(&l.scope));
+                    if !granted {
+                        return Err(SecurityError::NoScope {
+                            key: l.key,
+                            scope: scope_name(l.scope),
+                        });
+                    }
+                    Some(Guard::new(
+                        Arc::clone(tokens),
+                        l.name,
+                        metrics.auth_failures(l.name),
+                    ))
+                }
+                _ => None,
+            };
+            let slot = match l.name {
+                "otlp_grpc" => &mut out.otlp_grpc,
+                "otlp_http" => &mut out.otlp_http,
+                "api_http" => &mut out.api_http,
+                _ => &mut out.api_grpc,
+            };
+            *slot = ListenerSecurity { tls, guard };
+        }
+        Ok(out)
+    }
+
+    /// Re-reads certificates and token files on their intervals until `stop`.
+    pub fn spawn_reloads(&self, stop: &CancellationToken) {
+        for l in [
+            &self.otlp_grpc,
+            &self.otlp_http,
+            &self.api_http,
+            &self.api_grpc,
+        ] {
+            if let Some(tls) = &l.tls {
+                tokio::spawn(Arc::clone(tls).watch(stop.clone()));
+            }
+        }
+        if let Some(tokens) = &self.tokens {
+            tokio::spawn(Arc::clone(tokens).watch(stop.clone()));
+        }
+    }
+}
+
+/// Warns, naming each, about enabled listeners reachable beyond this host
+/// without TLS or without tokens.
+pub fn warn_exposed(config: &Config) {
+    let enabled = [
+        config.receivers.grpc.enabled,
+        config.receivers.http.enabled,
+        config.api.http.enabled,
+        config.api.grpc.enabled,
+    ];
+    for (l, on) in listeners(config).iter().zip(enabled) {
+        if !on || l.endpoint.ip().is_loopback() {
+            continue;
+        }
+        let missing = match (l.tls.is_some(), l.auth.enabled) {
+            (true, true) => continue,
+            (false, true) => "TLS",
+            (true, false) => "authentication",
+            (false, false) => "TLS or authentication",
+        };
+        tracing::warn!(
+            listener = l.key,
+            endpoint = %l.endpoint,
+            "{} listens beyond this host without {missing}: set `{}.tls` and `{}.auth`",
+            l.key,
+            l.key,
+            l.key
+        );
+    }
+}
+
+/// The scope of an HTTP API request: health probes are open, `/metrics`
+/// per `public_metrics`, `POST /v1/evaluate` needs `evaluate`, the rest `read`.
+pub fn api_http_scope(public_metrics: bool) -> impl Fn(&Method, &str) -> Option<Scope> {
+    move |method, path| match path {
+        "/healthz" | "/readyz" => None,
+        "/metrics" if public_metrics => None,
+        "/metrics" => Some(Scope::Metrics),
+        "/v1/evaluate" if method == Method::POST => Some(Scope::Evaluate),
+        _ => Some(Scope::Read),
+    }
+}
+
+/// The scope of a gRPC call: health checks are open; the receiver's calls
+/// need `ingest`, the query API's (and reflection) `read`.
+pub fn otlp_grpc_scope(path: &str) -> Option<Scope> {
+    (!path.starts_with("/grpc.health.v1.Health/")).then_some(Scope::Ingest)
+}
+
+pub fn api_grpc_scope(path: &str) -> Option<Scope> {
+    (!path.starts_with("/grpc.health.v1.Health/")).then_some(Scope::Read)
+}
