@@ -246,6 +246,66 @@ fn check_objects(docs: &[Json]) {
     }
     if find(docs, "ConfigMap", RELEASE).is_some() {
         check_storage(docs);
+        check_secret_files(docs);
+    }
+}
+
+/// The listeners' (`api.*`, `receivers.*`) `tls:` blocks of a rendered config.
+fn tls_blocks(config: &Json) -> Vec<(String, &Json)> {
+    ["receivers.grpc", "receivers.http", "api.http", "api.grpc"]
+        .iter()
+        .filter_map(|l| {
+            let (a, b) = l.split_once('.').unwrap();
+            let tls = &config[a][b]["tls"];
+            tls.is_object().then(|| ((*l).to_owned(), tls))
+        })
+        .collect()
+}
+
+/// Every file the rendered config names for TLS (`cert_file`, `key_file`,
+/// `client_ca_file`) and for tokens (`auth.tokens[].file`) is in a Secret
+/// mounted read-only as a whole directory (a subPath never sees the Secret
+/// change, and toolscore re-reads these files), under the key the file is
+/// named after.
+fn check_secret_files(docs: &[Json]) {
+    let config = config_of(docs);
+    let pod = &workload(docs)["spec"]["template"]["spec"];
+    let mounts = container(docs)["volumeMounts"].as_array().unwrap();
+    let volumes = pod["volumes"].as_array().unwrap();
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (listener, tls) in tls_blocks(&config) {
+        for key in ["cert_file", "key_file", "client_ca_file"] {
+            if let Some(file) = tls[key].as_str() {
+                files.push((format!("{listener}.tls.{key}"), file.to_owned()));
+            }
+        }
+    }
+    for (i, token) in config["auth"]["tokens"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(file) = token["file"].as_str() {
+            files.push((format!("auth.tokens[{i}].file"), file.to_owned()));
+        }
+    }
+    for (key, file) in files {
+        let (dir, _) = file.rsplit_once('/').unwrap();
+        let mount = mounts
+            .iter()
+            .find(|m| m["mountPath"] == dir)
+            .unwrap_or_else(|| panic!("{key}: nothing mounted at {dir}"));
+        assert_eq!(mount["readOnly"], true, "{key}");
+        assert!(mount.get("subPath").is_none(), "{key}: a subPath");
+        let volume = volumes
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .unwrap_or_else(|| panic!("{key}: no volume {}", mount["name"]));
+        assert!(
+            volume["secret"]["secretName"].is_string(),
+            "{key}: {volume}"
+        );
     }
 }
 
@@ -312,6 +372,46 @@ fn check_storage(docs: &[Json]) {
 /// Writes the rendered config and the mounted files as the pod sees them
 /// (config.yaml, evaluators/, eval-sets/), and returns the config's path.
 fn write_pod_files(docs: &[Json], dir: &Path) -> PathBuf {
+    write_pod_files_with(docs, dir, &BTreeMap::new())
+}
+
+/// Secrets' content (name → key → content) for [`write_pod_files_with`].
+pub(super) type Secrets = BTreeMap<&'static str, BTreeMap<&'static str, String>>;
+
+/// The Secrets the value sets name, with content toolscore can load: a
+/// certificate for the Service's name (its own CA), a token per key.
+pub(super) fn secret_fixtures() -> Secrets {
+    let cert =
+        rcgen::generate_simple_self_signed(vec![format!("{RELEASE}.{NAMESPACE}.svc")]).unwrap();
+    let tls = BTreeMap::from([
+        ("tls.crt", cert.cert.pem()),
+        ("tls.key", cert.signing_key.serialize_pem()),
+        ("ca.crt", cert.cert.pem()),
+    ]);
+    let tokens = BTreeMap::from([
+        (
+            "ingest",
+            "# the Collector\ningest-token-1\n\ningest-token-2\n".to_owned(),
+        ),
+        ("read", "read-token\n".to_owned()),
+        ("evaluate", "evaluate-token\n".to_owned()),
+        ("metrics", "metrics-token\n".to_owned()),
+    ]);
+    BTreeMap::from([
+        ("toolscore-tls", tls),
+        ("toolscore-tokens", tokens),
+        (
+            "toolscore-postgres",
+            BTreeMap::from([("password", "pw".to_owned())]),
+        ),
+    ])
+}
+
+/// [`write_pod_files`], plus the Secret volumes `secrets` has content for,
+/// each mounted where the pod mounts it (its `items`, else every key); the
+/// config's absolute paths under the config's folder (/etc/toolscore/…)
+/// then name the files written here, so toolscore reads those.
+fn write_pod_files_with(docs: &[Json], dir: &Path, secrets: &Secrets) -> PathBuf {
     let pod = &workload(docs)["spec"]["template"]["spec"];
     let c = container(docs);
     let args: Vec<&str> = c["args"]
@@ -333,14 +433,40 @@ fn write_pod_files(docs: &[Json], dir: &Path) -> PathBuf {
         else {
             continue;
         };
-        let Some(cm) = volume["configMap"]["name"].as_str() else {
-            continue;
-        };
-        let cm = find(docs, "ConfigMap", cm).unwrap();
         let mount_path = Path::new(mount["mountPath"].as_str().unwrap());
         let Ok(rel) = mount_path.strip_prefix(base) else {
             continue;
         };
+        if let Some(content) = volume["secret"]["secretName"]
+            .as_str()
+            .and_then(|name| secrets.get(name))
+        {
+            assert!(mount.get("subPath").is_none(), "{mount}");
+            std::fs::create_dir_all(dir.join(rel)).unwrap();
+            let items: Vec<(String, String)> = match volume["secret"]["items"].as_array() {
+                Some(items) => items
+                    .iter()
+                    .map(|i| {
+                        (
+                            i["key"].as_str().unwrap().to_owned(),
+                            i["path"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect(),
+                None => content
+                    .keys()
+                    .map(|k| ((*k).to_owned(), (*k).to_owned()))
+                    .collect(),
+            };
+            for (key, path) in items {
+                std::fs::write(dir.join(rel).join(path), &content[key.as_str()]).unwrap();
+            }
+            continue;
+        }
+        let Some(cm) = volume["configMap"]["name"].as_str() else {
+            continue;
+        };
+        let cm = find(docs, "ConfigMap", cm).unwrap();
         match mount["subPath"].as_str() {
             Some(key) => {
                 let content = cm["data"][key].as_str().unwrap();
@@ -354,7 +480,17 @@ fn write_pod_files(docs: &[Json], dir: &Path) -> PathBuf {
             }
         }
     }
-    dir.join(config_path.strip_prefix(base).unwrap())
+    let config_file = dir.join(config_path.strip_prefix(base).unwrap());
+    if !secrets.is_empty() {
+        let text = std::fs::read_to_string(&config_file).unwrap();
+        let here = format!("{}/", dir.display());
+        std::fs::write(
+            &config_file,
+            text.replace(&format!("{}/", base.display()), &here),
+        )
+        .unwrap();
+    }
+    config_file
 }
 
 /// Writes `docs` as one YAML manifest, as `helm template` prints it.
@@ -457,8 +593,10 @@ fn every_value_set_renders_into_valid_objects_and_a_valid_config() {
         write_manifest(&docs, &file);
         files.push(file);
 
+        // The Secrets' files too: with TLS or tokens toolscore reads them
+        // (validate-config loads the certificates and tokens).
         let pod = tempfile::tempdir().unwrap();
-        let config_file = write_pod_files(&docs, pod.path());
+        let config_file = write_pod_files_with(&docs, pod.path(), &secret_fixtures());
         validate_config(&config_file).unwrap_or_else(|e| panic!("{name}: {e}"));
         let config = Config::load(&config_file).unwrap();
         let exposed: BTreeSet<u16> = container(&docs)["ports"]
@@ -593,6 +731,31 @@ fn schema_violating_values_are_refused_by_both_helms() {
         ),
         ("postgres: {passwordKey: ''}", "postgres.passwordKey", ""),
         ("global: 1", "global", ""),
+        ("tls: {minVersion: '1.1'}", "tls.minVersion", ""),
+        (
+            "tls: {existingSecret: Not_A_Name}",
+            "tls.existingSecret",
+            "",
+        ),
+        ("tls: {listeners: {otlp: true}}", "tls.listeners", "otlp"),
+        ("tls: {clientAuth: 'yes'}", "tls.clientAuth", ""),
+        (
+            "auth: {tokenKeys: {admin: admin}}",
+            "auth.tokenKeys",
+            "admin",
+        ),
+        (
+            "auth: {tokenKeys: {read: 'a/b'}}",
+            "auth.tokenKeys.read",
+            "",
+        ),
+        ("auth: {publicMetrics: 'no'}", "auth.publicMetrics", ""),
+        ("auth: {enabled: true}", "auth", "enabled"),
+        (
+            "serviceMonitor: {tlsConfig: []}",
+            "serviceMonitor.tlsConfig",
+            "",
+        ),
         ("config: []", "config", ""),
     ];
     for (values, path, names) in bad {
@@ -1588,7 +1751,8 @@ fn notes_point_several_replicas_at_the_headless_service_and_warn_of_exposure() {
         "{exposed}"
     );
     assert!(
-        exposed.contains("no\nTLS and no authentication"),
+        exposed.contains("Without TLS (tls.existingSecret): OTLP/gRPC 4317, OTLP/HTTP 4318, HTTP API 8080, gRPC API 8081.")
+            && exposed.contains("Without bearer tokens (auth.existingSecret): OTLP/gRPC 4317"),
         "{exposed}"
     );
     assert!(
@@ -1673,4 +1837,342 @@ fn every_values_reference_in_the_templates_exists_in_values_yaml() {
         }
     }
     assert!(seen > 60, "only {seen} references found");
+}
+
+/// The values that turn on TLS and tokens (ci/tls-auth-values.yaml).
+fn tls_auth_values() -> String {
+    read(&format!("{CHART}/ci/tls-auth-values.yaml"))
+}
+
+/// TLS and bearer tokens (ci/tls-auth-values.yaml): valid objects (both
+/// Helms, the Kubernetes schemas, the ServiceMonitor's CRD); every listener's
+/// `tls:` block names the mounted kubernetes.io/tls Secret's files; the
+/// token files are the mounted token Secret's keys, with their scopes; and
+/// toolscore loads that config with the Secrets' files where the pod has them.
+#[test]
+fn tls_and_tokens_render_valid_objects_and_a_config_naming_the_mounted_secrets() {
+    let docs = render(&[&tls_auth_values()]);
+    check_objects(&docs);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tls-auth.yaml");
+    write_manifest(&docs, &file);
+    assert_kubernetes_valid(&[file]);
+    let monitors: Vec<Json> = docs
+        .iter()
+        .filter(|d| d["kind"] == "ServiceMonitor")
+        .cloned()
+        .collect();
+    let out = tools().validate_servicemonitors(&Json::Array(monitors).to_string());
+    assert!(out.ok, "{}", out.text());
+
+    let config = config_of(&docs);
+    let blocks = tls_blocks(&config);
+    assert_eq!(blocks.len(), 4, "TLS on every listener: {config}");
+    for (listener, tls) in &blocks {
+        assert_eq!(tls["cert_file"], "/etc/toolscore/tls/tls.crt", "{listener}");
+        assert_eq!(tls["key_file"], "/etc/toolscore/tls/tls.key", "{listener}");
+        assert_eq!(tls["min_version"], "1.3", "{listener}");
+        assert!(
+            tls.get("client_ca_file").is_none(),
+            "{listener}: no clientAuth"
+        );
+    }
+    // The block's other keys come from `config`, merged.
+    assert_eq!(
+        config["receivers"]["grpc"]["tls"]["handshake_timeout_ms"],
+        5000
+    );
+    for (a, b) in [
+        ("receivers", "grpc"),
+        ("receivers", "http"),
+        ("api", "http"),
+        ("api", "grpc"),
+    ] {
+        assert_eq!(config[a][b]["auth"]["enabled"], true, "{a}.{b}");
+    }
+    assert_eq!(config["api"]["http"]["auth"]["public_metrics"], false);
+    assert_eq!(
+        config["auth"],
+        json!({
+            "reload_interval_secs": 15,
+            "tokens": [
+                {"name": "secret-ingest", "file": "/etc/toolscore/auth/ingest", "scopes": ["ingest"]},
+                {"name": "secret-read", "file": "/etc/toolscore/auth/read", "scopes": ["read"]},
+                {"name": "secret-evaluate", "file": "/etc/toolscore/auth/evaluate", "scopes": ["evaluate"]},
+                {"name": "secret-metrics", "file": "/etc/toolscore/auth/metrics", "scopes": ["metrics"]},
+            ]
+        })
+    );
+
+    // The two Secrets, whole (no items, no subPath), read-only, where the
+    // config looks.
+    let pod = &workload(&docs)["spec"]["template"]["spec"];
+    let volumes = pod["volumes"].as_array().unwrap();
+    for (name, secret, path) in [
+        ("tls", "toolscore-tls", "/etc/toolscore/tls"),
+        ("auth-tokens", "toolscore-tokens", "/etc/toolscore/auth"),
+    ] {
+        let v = volumes.iter().find(|v| v["name"] == name).unwrap();
+        assert_eq!(
+            v["secret"],
+            json!({"secretName": secret, "defaultMode": 0o440}),
+            "{name}"
+        );
+        let m = container(&docs)["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap();
+        assert_eq!(
+            *m,
+            json!({"name": name, "mountPath": path, "readOnly": true})
+        );
+    }
+    // The Secrets' names stay out of the ConfigMap.
+    let cm = serde_json::to_string(find(&docs, "ConfigMap", RELEASE).unwrap()).unwrap();
+    assert!(
+        !cm.contains("toolscore-tls") && !cm.contains("toolscore-tokens"),
+        "{cm}"
+    );
+
+    // toolscore takes it, reading the certificate and the token files laid
+    // out as the pod has them (needs the TLS and auth keys in toolscore).
+    let pod_dir = tempfile::tempdir().unwrap();
+    let config_file = write_pod_files_with(&docs, pod_dir.path(), &secret_fixtures());
+    assert!(pod_dir.path().join("tls/tls.key").exists());
+    assert!(pod_dir.path().join("auth/ingest").exists());
+    validate_config(&config_file).unwrap();
+    // And refuses it when a named token file is not in the Secret.
+    std::fs::remove_file(pod_dir.path().join("auth/metrics")).unwrap();
+    let err = validate_config(&config_file).unwrap_err();
+    assert!(err.contains("auth/metrics"), "{err}");
+
+    // Without the Secrets: no blocks, no volumes (the defaults).
+    let docs = render(&[]);
+    let config = config_of(&docs);
+    assert!(tls_blocks(&config).is_empty());
+    assert!(config.get("auth").is_none(), "{config}");
+    assert!(config["api"]["http"].get("auth").is_none());
+    let volumes = workload(&docs)["spec"]["template"]["spec"]["volumes"].to_string();
+    assert!(!volumes.contains("secret"), "{volumes}");
+}
+
+/// Which listeners get TLS or tokens; mutual TLS; several scopes on one key;
+/// tokens of `config.auth.tokens` kept after the chart's; the chart's
+/// refusals of what could never work.
+#[test]
+fn tls_and_token_values_choose_listeners_scopes_and_client_certificates() {
+    let docs = render(&[
+        "tls: {existingSecret: s, clientAuth: true, listeners: {http: false}}
+auth:
+  existingSecret: t
+  tokenKeys: {ingest: collector, read: people, evaluate: people, metrics: ''}
+  listeners: {otlpHttp: false}
+config: {auth: {tokens: [{name: ci, env: CI_TOKEN, scopes: [read]}]}}",
+    ]);
+    check_objects(&docs);
+    let config = config_of(&docs);
+    let blocks = tls_blocks(&config);
+    let names: Vec<&str> = blocks.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(names, ["receivers.grpc", "receivers.http", "api.grpc"]);
+    for (l, tls) in &blocks {
+        assert_eq!(tls["client_ca_file"], "/etc/toolscore/tls/ca.crt", "{l}");
+        assert_eq!(tls["min_version"], "1.2", "{l}");
+    }
+    assert!(config["receivers"]["http"].get("auth").is_none());
+    assert_eq!(config["receivers"]["grpc"]["auth"]["enabled"], true);
+    assert_eq!(config["api"]["http"]["auth"]["public_metrics"], true);
+    assert_eq!(
+        config["auth"]["tokens"],
+        json!([
+            {"name": "secret-collector", "file": "/etc/toolscore/auth/collector", "scopes": ["ingest"]},
+            {"name": "secret-people", "file": "/etc/toolscore/auth/people", "scopes": ["read", "evaluate"]},
+            {"name": "ci", "env": "CI_TOKEN", "scopes": ["read"]},
+        ])
+    );
+    // The HTTP API stays plaintext, so probes and `helm test` stay HTTP.
+    assert!(
+        container(&docs)["readinessProbe"]["httpGet"]
+            .get("scheme")
+            .is_none()
+    );
+    assert!(docs.iter().any(|d| d["kind"] == "Pod"));
+    // minVersion given as a number (`--set tls.minVersion=1.3`) is a string in the config.
+    let docs = render(&["tls: {existingSecret: s, minVersion: 1.3}"]);
+    assert_eq!(config_of(&docs)["api"]["grpc"]["tls"]["min_version"], "1.3");
+
+    for (values, names) in [
+        (
+            "tls: {clientAuth: true}",
+            "tls.clientAuth needs tls.existingSecret",
+        ),
+        (
+            "tls: {existingSecret: s, clientAuth: true}",
+            "the kubelet presents no client certificate",
+        ),
+        (
+            "auth: {existingSecret: t, tokenKeys: {ingest: ''}}",
+            "auth.listeners.otlpGrpc is on but no token has the scope it needs (ingest)",
+        ),
+        (
+            "auth: {existingSecret: t, tokenKeys: {read: ''}}",
+            "auth.listeners.http is on but no token has the scope it needs (read or evaluate or metrics)",
+        ),
+        (
+            "auth: {existingSecret: t, publicMetrics: false}\nserviceMonitor: {enabled: true}",
+            "the ServiceMonitor has none",
+        ),
+    ] {
+        for err in refused(&[values]) {
+            assert!(err.contains(names), "{values}: {err}");
+        }
+    }
+    // Mutual TLS on the HTTP API with probe handlers of the user's own.
+    let docs = render(&["tls: {existingSecret: s, clientAuth: true}
+startupProbe: {tcpSocket: {port: http}, periodSeconds: 2, failureThreshold: 30}
+livenessProbe: {tcpSocket: {port: http}}
+readinessProbe: {tcpSocket: {port: http}}"]);
+    assert_eq!(
+        container(&docs)["readinessProbe"]["tcpSocket"]["port"],
+        "http"
+    );
+    // A token from config.auth.tokens can be the one a listener needs.
+    let docs = render(&[
+        "auth: {existingSecret: t, tokenKeys: {ingest: ''}}\nconfig: {auth: {tokens: [{name: c, env: T, scopes: [ingest]}]}}",
+    ]);
+    assert_eq!(
+        config_of(&docs)["auth"]["tokens"].as_array().unwrap().len(),
+        2
+    );
+}
+
+/// With the HTTP API on TLS the chart's probes GET over HTTPS (the kubelet
+/// does not verify the certificate; /healthz and /readyz never need a
+/// token); handlers of the user's own are left alone; the `helm test` pod,
+/// whose `toolscore probe` speaks plain HTTP only, is left out.
+#[test]
+fn probes_switch_to_https_with_tls_on_the_http_api() {
+    let docs = render(&[&tls_auth_values()]);
+    let c = container(&docs);
+    for (probe, path) in [
+        ("startupProbe", "/healthz"),
+        ("livenessProbe", "/healthz"),
+        ("readinessProbe", "/readyz"),
+    ] {
+        assert_eq!(
+            c[probe]["httpGet"],
+            json!({"path": path, "port": "http", "scheme": "HTTPS"}),
+            "{probe}"
+        );
+    }
+    assert!(docs.iter().all(|d| d["kind"] != "Pod"), "no helm test pod");
+    let docs = render(&[
+        &tls_auth_values(),
+        "livenessProbe: {tcpSocket: {port: http}}",
+    ]);
+    assert!(container(&docs)["livenessProbe"].get("httpGet").is_none());
+    assert_eq!(
+        container(&docs)["readinessProbe"]["httpGet"]["scheme"],
+        "HTTPS"
+    );
+    // Tokens alone change no probe.
+    let docs = render(&["auth: {existingSecret: t}"]);
+    assert_eq!(
+        container(&docs)["readinessProbe"]["httpGet"],
+        json!({"path": "/readyz", "port": "http"})
+    );
+    assert!(docs.iter().any(|d| d["kind"] == "Pod"));
+}
+
+/// The ServiceMonitor scrapes over HTTPS against the tls Secret's CA, for
+/// the Service's name, and with the metrics token when /metrics needs one;
+/// the user's own tlsConfig and authorization win. The CRD schema takes both.
+#[test]
+fn the_servicemonitor_scrapes_over_https_with_a_token_when_metrics_need_one() {
+    let docs = render(&[&tls_auth_values()]);
+    let endpoint = &find(&docs, "ServiceMonitor", RELEASE).unwrap()["spec"]["endpoints"][0];
+    assert_eq!(endpoint["scheme"], "https");
+    assert_eq!(
+        endpoint["tlsConfig"],
+        json!({"ca": {"secret": {"name": "toolscore-tls", "key": "ca.crt"}}, "serverName": format!("{RELEASE}.{NAMESPACE}.svc")})
+    );
+    assert_eq!(
+        endpoint["authorization"],
+        json!({"type": "Bearer", "credentials": {"name": "toolscore-tokens", "key": "metrics"}})
+    );
+    let own = render(&[
+        &tls_auth_values(),
+        "serviceMonitor:
+  tlsConfig: {insecureSkipVerify: true}
+  authorization: {type: Bearer, credentials: {name: prometheus-token, key: token}}",
+    ]);
+    let sm = find(&own, "ServiceMonitor", RELEASE).unwrap();
+    let endpoint = &sm["spec"]["endpoints"][0];
+    assert_eq!(endpoint["tlsConfig"], json!({"insecureSkipVerify": true}));
+    assert_eq!(
+        endpoint["authorization"]["credentials"]["name"],
+        "prometheus-token"
+    );
+    let out = tools().validate_servicemonitors(&json!([sm]).to_string());
+    assert!(out.ok, "{}", out.text());
+    // Public /metrics and plaintext: neither.
+    let docs = render(&["serviceMonitor: {enabled: true}\nauth: {existingSecret: t}"]);
+    let endpoint = &find(&docs, "ServiceMonitor", RELEASE).unwrap()["spec"]["endpoints"][0];
+    for key in ["scheme", "tlsConfig", "authorization"] {
+        assert!(endpoint.get(key).is_none(), "{key}: {endpoint}");
+    }
+}
+
+/// The install notes warn when the Service is published outside the cluster
+/// (LoadBalancer, NodePort) with listeners lacking TLS or tokens, naming
+/// them; not when both are on everywhere, nor for a ClusterIP Service.
+#[test]
+fn notes_warn_of_a_published_service_without_tls_or_tokens() {
+    let both = notes(&[&tls_auth_values()]);
+    assert!(!both.contains("WARNING: service.type"), "{both}");
+    assert!(
+        both.contains("(gRPC, TLS)")
+            && both.contains(&format!(
+                "https://{RELEASE}.{NAMESPACE}.svc.cluster.local:4318/v1/traces"
+            )),
+        "{both}"
+    );
+    assert!(
+        both.contains("--from-file=ingest=ingest.txt --from-file=read=read.txt --from-file=evaluate=evaluate.txt --from-file=metrics=metrics.txt"),
+        "{both}"
+    );
+    assert!(both.contains("No helm test pod"), "{both}");
+    assert!(
+        both.contains("over HTTPS") && both.contains("with a bearer token"),
+        "{both}"
+    );
+
+    let none = notes(&["service: {type: LoadBalancer}"]);
+    assert!(
+        none.contains("WARNING: service.type is LoadBalancer")
+            && none.contains("Without TLS (tls.existingSecret): OTLP/gRPC 4317, OTLP/HTTP 4318, HTTP API 8080, gRPC API 8081.")
+            && none.contains("Without bearer tokens (auth.existingSecret): OTLP/gRPC 4317, OTLP/HTTP 4318, HTTP API 8080, gRPC API 8081."),
+        "{none}"
+    );
+    let tls_only = notes(&["service: {type: NodePort}\ntls: {existingSecret: s}"]);
+    assert!(
+        tls_only.contains("WARNING: service.type is NodePort")
+            && !tls_only.contains("Without TLS")
+            && tls_only.contains("Without bearer tokens (auth.existingSecret)"),
+        "{tls_only}"
+    );
+    let partial = notes(&[
+        &tls_auth_values(),
+        "tls: {listeners: {grpc: false}}\nauth: {listeners: {otlpHttp: false}}",
+    ]);
+    assert!(
+        partial.contains("Without TLS (tls.existingSecret, tls.listeners): gRPC API 8081.")
+            && partial.contains(
+                "Without bearer tokens (auth.existingSecret, auth.listeners): OTLP/HTTP 4318."
+            ),
+        "{partial}"
+    );
+    let internal = notes(&[]);
+    assert!(!internal.contains("WARNING: service.type"), "{internal}");
 }

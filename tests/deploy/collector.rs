@@ -568,3 +568,208 @@ fn compose_replicas_profile_runs_two_toolscore_replicas_on_one_postgres() {
         }
     }
 }
+
+const COMPOSE_TLS: &str = "deploy/collector/docker-compose.tls.yaml";
+
+/// docker-compose.tls.yaml over the default services: toolscore runs
+/// toolscore-tls.yaml (toolscore.yaml with TLS and tokens on every
+/// listener) with the certificate, key and token files as Compose secrets
+/// where that config names them; the collector runs gateway-tls.yaml
+/// (gateway.yaml, its exporter to toolscore checking the CA and sending the
+/// ingest token) with the CA and the same token file where it names them.
+/// The files are git-ignored; toolscore loads the config with such files.
+#[test]
+fn compose_tls_override_gives_toolscore_and_the_collector_their_files() {
+    let out = tools().run(
+        "docker-compose",
+        [
+            "-f",
+            COMPOSE,
+            "-f",
+            COMPOSE_TLS,
+            "config",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.ok, "{}", out.text());
+    let resolved: Json = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        service_names(&resolved),
+        BTreeSet::from(["jaeger", "otel-collector", "toolscore"])
+    );
+    let secrets = &resolved["secrets"];
+    // name → (the file on the host, relative to deploy/collector)
+    let source = |name: &str| -> String {
+        let file = secrets[name]["file"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}"));
+        file.strip_prefix(&format!("{}/", root().join("deploy/collector").display()))
+            .unwrap()
+            .to_owned()
+    };
+    // (service, target in the container) → secret
+    let mounted = |service: &str| -> BTreeMap<String, String> {
+        resolved["services"][service]["secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["target"].as_str().unwrap().to_owned(),
+                    s["source"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let gitignore = std::fs::read_to_string(root().join("deploy/collector/.gitignore")).unwrap();
+    for name in secrets.as_object().unwrap().keys() {
+        let file = source(name);
+        let dir = format!("{}/", file.split('/').next().unwrap());
+        assert!(
+            gitignore.lines().any(|l| l == dir),
+            "{file} is not git-ignored"
+        );
+    }
+
+    // toolscore: its config replaced at the same path, the secrets where it
+    // reads them.
+    let toolscore = &resolved["services"]["toolscore"];
+    let command = names(&toolscore["command"]);
+    let config_mount = toolscore["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["target"] == command[2].as_str())
+        .unwrap();
+    let config_path = root().join("deploy/collector/toolscore-tls.yaml");
+    assert_eq!(config_mount["source"], config_path.to_str().unwrap());
+    let config = yaml("deploy/collector/toolscore-tls.yaml");
+    let in_toolscore = mounted("toolscore");
+    let mut files = Vec::new();
+    for (a, b) in [
+        ("receivers", "grpc"),
+        ("receivers", "http"),
+        ("api", "http"),
+        ("api", "grpc"),
+    ] {
+        let l = &config[a][b];
+        assert_eq!(l["auth"]["enabled"], true, "{a}.{b}");
+        files.push(l["tls"]["cert_file"].as_str().unwrap().to_owned());
+        files.push(l["tls"]["key_file"].as_str().unwrap().to_owned());
+    }
+    let mut scopes = BTreeMap::new();
+    for token in config["auth"]["tokens"].as_array().unwrap() {
+        let file = token["file"].as_str().unwrap().to_owned();
+        scopes.insert(file.clone(), token["scopes"].clone());
+        files.push(file);
+    }
+    for file in &files {
+        assert!(
+            in_toolscore.contains_key(file),
+            "{file} is not mounted: {in_toolscore:?}"
+        );
+    }
+    assert_eq!(
+        source(&in_toolscore["/etc/toolscore/tls/tls.crt"]),
+        "tls/toolscore.crt"
+    );
+    assert_eq!(
+        source(&in_toolscore["/etc/toolscore/tls/tls.key"]),
+        "tls/toolscore.key"
+    );
+    let ingest_file = scopes
+        .iter()
+        .find(|(_, s)| **s == serde_json::json!(["ingest"]))
+        .map(|(f, _)| f.clone())
+        .expect("a token file with the ingest scope");
+    // toolscore.yaml, but for the listeners' tls and auth and the tokens.
+    let mut keys = vec!["auth".to_owned()];
+    for l in ["receivers.grpc", "receivers.http", "api.http", "api.grpc"] {
+        keys.push(format!("{l}.tls"));
+        keys.push(format!("{l}.auth"));
+    }
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    assert_eq!(
+        without(config.clone(), &keys),
+        without(yaml("deploy/collector/toolscore.yaml"), &[]),
+    );
+
+    // The collector: gateway-tls.yaml at the same path; its exporter to
+    // toolscore verifies with the CA that signs toolscore's certificate and
+    // sends the token toolscore accepts for ingest.
+    let collector = &resolved["services"]["otel-collector"];
+    let config_arg = names(&collector["command"])
+        .into_iter()
+        .find_map(|a| a.strip_prefix("--config=").map(str::to_owned))
+        .unwrap();
+    let mount = collector["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["target"] == config_arg.as_str())
+        .unwrap();
+    let file = "deploy/collector/gateway-tls.yaml";
+    assert_eq!(mount["source"], root().join(file).to_str().unwrap());
+    let gateway = check_collector(file);
+    let in_collector = mounted("otel-collector");
+    let exporter = &gateway["exporters"]["otlp_grpc/toolscore"];
+    assert_eq!(exporter["endpoint"], "toolscore:4317");
+    assert!(exporter["tls"].get("insecure").is_none());
+    assert_eq!(
+        source(&in_collector[exporter["tls"]["ca_file"].as_str().unwrap()]),
+        "tls/ca.crt"
+    );
+    let authenticator = exporter["auth"]["authenticator"].as_str().unwrap();
+    assert!(names(&gateway["service"]["extensions"]).contains(&authenticator.to_owned()));
+    let token_file = gateway["extensions"][authenticator]["filename"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        in_collector[token_file], in_toolscore[&ingest_file],
+        "the same token file"
+    );
+    check_results_stay_out(&gateway, file, "otlp_grpc/toolscore");
+    // gateway.yaml, but for the exporter's tls and auth and the extension.
+    let strip = |c: Json| {
+        without(
+            c,
+            &[
+                "exporters.otlp_grpc/toolscore.tls",
+                "exporters.otlp_grpc/toolscore.auth",
+                "extensions",
+                "service.extensions",
+            ],
+        )
+    };
+    assert_eq!(
+        strip(gateway.clone()),
+        strip(yaml("deploy/collector/gateway.yaml"))
+    );
+
+    // toolscore loads it, reading such files where the config names them
+    // (validate-config loads certificates and tokens).
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = super::chart::secret_fixtures();
+    let tls = &fixtures["toolscore-tls"];
+    let tokens = &fixtures["toolscore-tokens"];
+    for file in &files {
+        let content = match file.rsplit('/').next().unwrap() {
+            "tls.crt" => &tls["tls.crt"],
+            "tls.key" => &tls["tls.key"],
+            "ingest" => &tokens["ingest"],
+            _ => &tokens["read"],
+        };
+        let path = dir
+            .path()
+            .join(file.strip_prefix("/etc/toolscore/").unwrap());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    let text = std::fs::read_to_string(&config_path)
+        .unwrap()
+        .replace("/etc/toolscore/", &format!("{}/", dir.path().display()));
+    let laid_out = dir.path().join("compose.yaml");
+    std::fs::write(&laid_out, text).unwrap();
+    validate_config(&laid_out).unwrap();
+}

@@ -109,9 +109,29 @@ password file where the pod mounts the Secret's key.
 {{- end }}
 {{- $evaluatorFiles := ternary (dict "evaluators" (dict "files" (list "evaluators/*.json"))) (dict) (not (empty .Values.evaluators)) }}
 {{- $evalSetFiles := ternary (dict "eval_sets" (dict "files" (list "eval-sets/*.json"))) (dict) (not (empty .Values.evalSets)) }}
-{{- $receivers := dict "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpGrpc))) "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.otlpHttp))) }}
-{{- $api := dict "http" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.http))) "grpc" (dict "endpoint" (printf "0.0.0.0:%d" (int .Values.ports.grpc))) }}
+{{- $listeners := dict }}
+{{- range $key := list "otlpGrpc" "otlpHttp" "http" "grpc" }}
+{{- $listener := dict "endpoint" (printf "0.0.0.0:%d" (int (get $.Values.ports $key))) }}
+{{- if eq (include "toolscore.tlsOn" (list $ $key)) "true" }}
+{{- $_ := set $listener "tls" (include "toolscore.tlsBlock" $ | fromYaml) }}
+{{- end }}
+{{- if eq (include "toolscore.authOn" (list $ $key)) "true" }}
+{{- $_ := set $listener "auth" (dict "enabled" true) }}
+{{- if eq $key "http" }}
+{{- $_ := set $listener.auth "public_metrics" $.Values.auth.publicMetrics }}
+{{- end }}
+{{- end }}
+{{- $_ := set $listeners $key $listener }}
+{{- end }}
+{{- $receivers := dict "grpc" $listeners.otlpGrpc "http" $listeners.otlpHttp }}
+{{- $api := dict "http" $listeners.http "grpc" $listeners.grpc }}
 {{- $owned := dict "receivers" $receivers "api" $api }}
+{{- if .Values.auth.existingSecret }}
+{{- /* The chart's token files first, then any of config.auth.tokens. */}}
+{{- $own := include "toolscore.authTokens" . | fromYamlArray }}
+{{- $theirs := dig "auth" "tokens" (list) (deepCopy .Values.config) | default (list) }}
+{{- $_ := set $owned "auth" (dict "tokens" (concat $own $theirs)) }}
+{{- end }}
 {{- if .Values.postgres.existingSecret }}
 {{- $_ := set $owned "store" (dict "postgres" (dict "password_file" (include "toolscore.postgresPasswordFile" .))) }}
 {{- end }}
@@ -235,6 +255,34 @@ failed check stops `helm install` with its message.
 {{- if and (eq $backend "postgres") (regexMatch "sslmode=(require|verify-ca|verify-full)" $url) }}
 {{- fail "config.store.postgres.url: toolscore does not connect to PostgreSQL over TLS yet, so sslmode=require, verify-ca or verify-full cannot connect; use a server reachable without TLS (e.g. inside the cluster) and remove sslmode, or set sslmode=disable or prefer" }}
 {{- end }}
+{{- if and .Values.tls.clientAuth (not .Values.tls.existingSecret) }}
+{{- fail "tls.clientAuth needs tls.existingSecret: the client CA is that Secret's ca.crt" }}
+{{- end }}
+{{- if and .Values.tls.clientAuth (eq (include "toolscore.tlsOn" (list . "http")) "true") }}
+{{- range $probe := list "startupProbe" "livenessProbe" "readinessProbe" }}
+{{- if not (include "toolscore.ownProbeHandler" (get $.Values $probe)) }}
+{{- fail (printf "tls.clientAuth with the HTTP API on TLS (tls.listeners.http): the kubelet presents no client certificate, so %s's HTTPS GET would fail and the pod never start; give the three probes handlers of your own (e.g. tcpSocket: {port: http}) or set tls.listeners.http: false (the HTTP API then plaintext, with auth tokens still)" $probe) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.auth.existingSecret }}
+{{- $scopes := include "toolscore.tokenScopes" . | fromYamlArray }}
+{{- $needs := dict "otlpGrpc" (list "ingest") "otlpHttp" (list "ingest") "http" (list "read" "evaluate" "metrics") "grpc" (list "read") }}
+{{- range $key := list "otlpGrpc" "otlpHttp" "http" "grpc" }}
+{{- if eq (include "toolscore.authOn" (list $ $key)) "true" }}
+{{- $served := false }}
+{{- range $scope := get $needs $key }}
+{{- if has $scope $scopes }}{{ $served = true }}{{ end }}
+{{- end }}
+{{- if not $served }}
+{{- fail (printf "auth.listeners.%s is on but no token has the scope it needs (%s): every request to it would be refused. Name the Secret's key in auth.tokenKeys (or add a token in config.auth.tokens), or set auth.listeners.%s: false" $key (join " or " (get $needs $key)) $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and .Values.serviceMonitor.enabled (not .Values.auth.publicMetrics) (eq (include "toolscore.authOn" (list . "http")) "true") (not .Values.serviceMonitor.authorization) (not .Values.auth.tokenKeys.metrics) }}
+{{- fail "auth.publicMetrics is false, so /metrics needs a token with the metrics scope, and the ServiceMonitor has none: set auth.tokenKeys.metrics (the ServiceMonitor sends that key of auth.existingSecret) or serviceMonitor.authorization" }}
+{{- end }}
+{{- end }}
 {{- $strategy := dig "type" "" .Values.updateStrategy }}
 {{- $statefulSet := eq (include "toolscore.statefulSet" .) "true" }}
 {{- if and $statefulSet (eq $strategy "Recreate") }}
@@ -253,8 +301,105 @@ given path unless it names a handler of its own. (list $probe "/healthz")
 {{- $probe := deepCopy (index . 0) }}
 {{- if not (or $probe.httpGet $probe.tcpSocket $probe.grpc $probe.exec) }}
 {{- $_ := set $probe "httpGet" (dict "path" (index . 1) "port" "http") }}
+{{- if eq (index . 2) "true" }}
+{{- $_ := set $probe.httpGet "scheme" "HTTPS" }}
+{{- end }}
 {{- end }}
 {{- toYaml $probe }}
+{{- end }}
+
+{{/*
+"true" when a probe (a Probe object of the values) has a handler of the
+user's own, which the chart leaves as it is.
+*/}}
+{{- define "toolscore.ownProbeHandler" -}}
+{{- if or .httpGet .tcpSocket .grpc .exec }}true{{ end }}
+{{- end }}
+
+{{/*
+Where the pod mounts `tls.existingSecret` and `auth.existingSecret`: whole
+Secrets as directories (never subPath, which never sees a Secret change).
+*/}}
+{{- define "toolscore.tlsDir" -}}
+/etc/toolscore/tls
+{{- end }}
+
+{{- define "toolscore.authDir" -}}
+/etc/toolscore/auth
+{{- end }}
+
+{{/*
+"true" when a listener (a key of `ports`: otlpGrpc, otlpHttp, http, grpc)
+serves TLS: (list $ "http").
+*/}}
+{{- define "toolscore.tlsOn" -}}
+{{- $root := index . 0 }}
+{{- if and $root.Values.tls.existingSecret (index $root.Values.tls.listeners (index . 1)) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when a listener (a key of `ports`) needs a bearer token.
+*/}}
+{{- define "toolscore.authOn" -}}
+{{- $root := index . 0 }}
+{{- if and $root.Values.auth.existingSecret (index $root.Values.auth.listeners (index . 1)) }}true{{ end }}
+{{- end }}
+
+{{/*
+The `tls:` block of a TLS listener: the mounted Secret's files, which the
+chart owns (the block's other keys may come from `config`).
+*/}}
+{{- define "toolscore.tlsBlock" -}}
+{{- $dir := include "toolscore.tlsDir" . }}
+cert_file: {{ printf "%s/tls.crt" $dir }}
+key_file: {{ printf "%s/tls.key" $dir }}
+min_version: {{ toString .Values.tls.minVersion | quote }}
+{{- if .Values.tls.clientAuth }}
+client_ca_file: {{ printf "%s/ca.crt" $dir }}
+{{- end }}
+{{- end }}
+
+{{/*
+`auth.tokens` of the rendered config, as a YAML list: one entry per key of
+`auth.existingSecret` named in `auth.tokenKeys`, with every scope naming it.
+*/}}
+{{- define "toolscore.authTokens" -}}
+{{- $dir := include "toolscore.authDir" . }}
+{{- $keys := list }}
+{{- $scopes := dict }}
+{{- range $scope := list "ingest" "read" "evaluate" "metrics" }}
+{{- $key := toString (get $.Values.auth.tokenKeys $scope) }}
+{{- if $key }}
+{{- if not (hasKey $scopes $key) }}
+{{- $keys = append $keys $key }}
+{{- $_ := set $scopes $key (list) }}
+{{- end }}
+{{- $_ := set $scopes $key (append (get $scopes $key) $scope) }}
+{{- end }}
+{{- end }}
+{{- $tokens := list }}
+{{- range $key := $keys }}
+{{- $tokens = append $tokens (dict "name" (printf "secret-%s" $key) "file" (printf "%s/%s" $dir $key) "scopes" (get $scopes $key)) }}
+{{- end }}
+{{- toYaml $tokens }}
+{{- end }}
+
+{{/*
+The scopes some token has: the chart's token files and config.auth.tokens.
+*/}}
+{{- define "toolscore.tokenScopes" -}}
+{{- $scopes := list }}
+{{- range $scope := list "ingest" "read" "evaluate" "metrics" }}
+{{- if get $.Values.auth.tokenKeys $scope }}
+{{- $scopes = append $scopes $scope }}
+{{- end }}
+{{- end }}
+{{- range $token := dig "auth" "tokens" (list) (deepCopy .Values.config) | default (list) }}
+{{- if kindIs "map" $token }}
+{{- $scopes = concat $scopes (default (list) $token.scopes) }}
+{{- end }}
+{{- end }}
+{{- toYaml (uniq $scopes) }}
 {{- end }}
 
 {{/*
