@@ -135,10 +135,16 @@ pub fn start(
     let security = crate::security::Security::load(&config, &metrics)?;
     crate::security::warn_exposed(&config);
     let exporter_stop = CancellationToken::new();
-    let exporter = config
-        .exporter
-        .enabled
-        .then(|| crate::exporter::spawn(config.exporter.clone(), exporter_stop.clone()));
+    // A TLS file of `exporter.tls` that cannot be used fails start-up.
+    let exporter = if config.exporter.enabled {
+        let file = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
+        Some(
+            crate::exporter::try_spawn(config.exporter.clone(), exporter_stop.clone())
+                .map_err(|e| LoadError::new(file, e.path, e.message))?,
+        )
+    } else {
+        None
+    };
     if let Some((handle, _)) = &exporter {
         metrics.register_collector(Box::new(handle.stats().clone()));
     }

@@ -864,6 +864,7 @@ impl Config {
             ));
         }
         self.exporter.validate()?;
+        self.telemetry.otlp.validate()?;
         if self.exporter.enabled && self.exporter.flush_timeout_ms >= self.shutdown_timeout_ms {
             return Err((
                 "exporter.flush_timeout_ms".into(),

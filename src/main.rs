@@ -91,6 +91,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    toolscore::tls::install_default_provider();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -138,6 +139,7 @@ fn validate(file: &std::path::Path) -> ExitCode {
             toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
             // Certificates, keys, CA bundles and token sources exist and parse.
             toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
+            toolscore::security::check_clients(&config)?;
             Ok(())
         });
     match result {

@@ -28,6 +28,10 @@ pub enum SecurityError {
         key: &'static str,
         scope: &'static str,
     },
+    /// The TLS files of an outgoing connection (`exporter.tls`,
+    /// `telemetry.otlp.tls`): the key path and what is wrong.
+    #[error("{0}: {1}")]
+    Client(String, String),
 }
 
 /// One listener's TLS (if on) and token check (if on).
@@ -180,6 +184,29 @@ impl Security {
             tokio::spawn(Arc::clone(tokens).watch(stop.clone()));
         }
     }
+}
+
+/// Reads the TLS files of the enabled outgoing connections to `https://`
+/// endpoints, as their start does (`validate-config` checks them here).
+pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
+    let (e, t) = (&config.exporter, &config.telemetry.otlp);
+    let clients = [
+        ("exporter.tls", e.enabled, &e.endpoint, &e.tls, &b"h2"[..]),
+        (
+            "telemetry.otlp.tls",
+            t.enabled,
+            &t.endpoint,
+            &t.tls,
+            &b"http/1.1"[..],
+        ),
+    ];
+    for (prefix, enabled, endpoint, tls, alpn) in clients {
+        if enabled && endpoint.starts_with("https://") {
+            crate::exporter::client_tls::build(prefix, tls, &[alpn])
+                .map_err(|(key, message)| SecurityError::Client(key, message))?;
+        }
+    }
+    Ok(())
 }
 
 /// Warns, naming each, about enabled listeners reachable beyond this host

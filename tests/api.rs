@@ -31,7 +31,7 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
     }
     let running = service::start(config).await;
     let base = format!("http://{}", running.api_addr.unwrap());
-    let http = reqwest::Client::new();
+    let http = common::http();
     // Ask before sending: the long-poll waits for the result to land.
     let id = trace_of(picked[0]).to_hex();
     let poll = {
@@ -168,7 +168,7 @@ async fn evaluate_endpoint_reproduces_every_conformance_case() {
     let cases = conformance::load_cases();
     let running = service::start(test_config()).await;
     let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
-    let http = reqwest::Client::new();
+    let http = common::http();
     let (mut passed, mut failed) = (0, Vec::new());
     for c in &cases {
         let line: Json = serde_json::from_str(&c.line).unwrap();
@@ -237,7 +237,7 @@ async fn health_readiness_metrics_and_what_is_loaded() {
     config.eval_sets.files = vec![format!("{example}/eval-sets/*.json")];
     let running = service::start(config).await;
     let base = format!("http://{}", running.api_addr.unwrap());
-    let http = reqwest::Client::new();
+    let http = common::http();
     assert_eq!(
         http.get(format!("{base}/healthz"))
             .send()

@@ -42,7 +42,7 @@ async fn read_to_close(stream: &mut TcpStream) -> String {
 
 /// A good OTLP/HTTP request still gets 200.
 async fn http_still_serves(addr: SocketAddr) {
-    let resp = reqwest::Client::new()
+    let resp = common::http()
         .post(format!("http://{addr}/v1/traces"))
         .header("content-type", "application/x-protobuf")
         .body(ExportTraceServiceRequest::default().encode_to_vec())
@@ -87,7 +87,9 @@ async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
 }
 
 async fn metric(running: &Running, name: &str, label: &str) -> f64 {
-    let text = reqwest::get(format!("http://{}/metrics", running.api_addr.unwrap()))
+    let text = common::http()
+        .get(format!("http://{}/metrics", running.api_addr.unwrap()))
+        .send()
         .await
         .unwrap()
         .text()
@@ -189,7 +191,7 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
     let addr = running.http_addr.unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let sent = reqwest::Client::new()
+        let sent = common::http()
             .post(format!("http://{addr}/v1/traces"))
             .header("content-type", "application/x-protobuf")
             .body(Vec::new())
@@ -242,7 +244,7 @@ async fn every_http_api_refusal_has_the_error_shape() {
     let running = service::start(config).await;
     let base = format!("http://{}", running.api_addr.unwrap());
     let id = "ab".repeat(16);
-    let http = reqwest::Client::new();
+    let http = common::http();
     let cases = [
         (
             format!("{base}/traces/{id}/scores?wait_ms=-1"),
@@ -317,7 +319,7 @@ async fn an_otlp_json_body_that_is_not_an_object_is_400() {
     let running = service::start(test_config()).await;
     let addr = running.http_addr.unwrap();
     for body in ["[]", " [1]", "null", "1"] {
-        let resp = reqwest::Client::new()
+        let resp = common::http()
             .post(format!("http://{addr}/v1/traces"))
             .header("content-type", "application/json")
             .body(body)
@@ -534,7 +536,7 @@ async fn evaluate_inputs_behave_as_the_references_do() {
             "criteria": criteria,
         })
     };
-    let http = reqwest::Client::new();
+    let http = common::http();
     let post = async |b: serde_json::Value| {
         let r = http.post(&url).json(&b).send().await.unwrap();
         (
@@ -777,7 +779,7 @@ async fn otlp_http_catalogue() {
             "exceeds 4096",
         ),
     ];
-    let http = reqwest::Client::new();
+    let http = common::http();
     for (ct, encoding, length, body, status, code, names) in cases {
         let mut req = http.post(format!("http://{addr}/v1/traces"));
         if !ct.is_empty() {
@@ -834,7 +836,7 @@ async fn otlp_http_catalogue() {
 async fn http_api_catalogue() {
     let running = service::start(test_config()).await;
     let base = format!("http://{}", running.api_addr.unwrap());
-    let http = reqwest::Client::new();
+    let http = common::http();
     let id33 = "a".repeat(33);
     let gets = [
         (

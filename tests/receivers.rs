@@ -192,7 +192,7 @@ async fn http_json_protobuf_gzip_content_types_and_size_caps() {
     config.receivers.http.max_decompressed_body_bytes = 64 * 1024;
     let running = service::start(config).await;
     let url = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let http = reqwest::Client::new();
+    let http = common::http();
     let post = |body: Vec<u8>, ct: &'static str, enc: Option<&'static str>| {
         let mut r = http.post(&url).header("content-type", ct).body(body);
         if let Some(e) = enc {
@@ -348,7 +348,7 @@ async fn backpressure_reaches_the_client_and_retries_land_everything() {
         err.get_details_retry_info().and_then(|r| r.retry_delay),
         Some(Duration::from_secs(1))
     );
-    let resp = reqwest::Client::new()
+    let resp = common::http()
         .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
         .header("content-type", "application/x-protobuf")
         .body(request(vec![pspan(12, 2, Some(1), &[("tool.name", "a")])]).encode_to_vec())

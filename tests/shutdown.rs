@@ -147,6 +147,7 @@ async fn grpc_client(addr: SocketAddr, client: u8, acked: Acked, stop: Arc<Atomi
 }
 
 async fn http_client(addr: SocketAddr, client: u8, acked: Acked, stop: Arc<AtomicBool>) {
+    toolscore::tls::install_default_provider();
     let http = reqwest::Client::new();
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {

@@ -207,7 +207,7 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let api = running.api_addr.unwrap();
     // A request held instead of answered fails the test rather than hanging it.
-    let http = reqwest::Client::builder()
+    let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();

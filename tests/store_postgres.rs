@@ -169,7 +169,7 @@ async fn three_replicas_on_one_database_answer_for_each_other() {
     // Replica-local results hold almost nothing: reads go to the database.
     config.store.max_bytes = 1;
     let replicas: Vec<_> = (0..3).map(|_| serve(&config, dir.path())).collect();
-    let http = reqwest::Client::builder()
+    let http = common::http_builder()
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap();
@@ -288,7 +288,7 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     let running = common::service::start(config).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let api = running.api_addr.unwrap();
-    let http = reqwest::Client::builder()
+    let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();

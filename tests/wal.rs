@@ -47,7 +47,7 @@ async fn acknowledged_traces_survive_a_crash_loop() {
     config.wal.segment_bytes = 16 << 10;
     // Long enough that most kills find traces acknowledged and not evaluated.
     config.assembler.grace_after_root_ms = 400;
-    let http = reqwest::Client::new();
+    let http = common::http();
     let mut acked: Vec<&Case> = Vec::new();
     // Per acknowledged trace, the first `evaluated_at` seen.
     let mut seen: HashMap<String, String> = HashMap::new();
@@ -149,7 +149,7 @@ async fn a_late_span_cut_off_by_a_crash_makes_its_revision_after_the_restart() {
     let mut spans = case_spans(case);
     let at = spans.iter().rposition(|s| s.parent.is_some()).unwrap();
     let late = spans.remove(at);
-    let http = reqwest::Client::new();
+    let http = common::http();
     let mut s = serve(&config, dir.path());
     ready(&http, s.api).await;
     let exporter = grpc_exporter(s.otlp_grpc);
@@ -293,7 +293,7 @@ async fn a_full_log_refuses_retryably() {
     config.wal.max_bytes = 64 << 10;
     config.wal.segment_bytes = 16 << 10;
     let running = common::service::start(config).await;
-    let http = reqwest::Client::new();
+    let http = common::http();
     let addr = running.http_addr.unwrap();
     let mut accepted = 0;
     let refused = loop {
@@ -362,7 +362,7 @@ async fn a_full_disk_refuses_and_recovers_when_space_returns() {
     config.wal.segment_bytes = 32 << 10;
     config.assembler.idle_timeout_secs = 600;
     config.assembler.max_trace_age_secs = 600;
-    let http = reqwest::Client::new();
+    let http = common::http();
     let mut s = serve(&config, dir.path());
     ready(&http, s.api).await;
     let mut acked = 0u32;

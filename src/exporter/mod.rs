@@ -11,7 +11,8 @@
 //! - [`metrics`]: the bounded cumulative aggregation (pure);
 //! - `batch`: a batch of records → requests of bounded size (pure);
 //! - `retry`: which gRPC codes are retried and the backoff between attempts;
-//! - `task`: the one task that batches, sends and flushes on shutdown.
+//! - `task`: the one task that batches, sends and flushes on shutdown;
+//! - `connect`: its channel, plaintext or TLS (`exporter.tls`).
 //!
 //! The pipeline hands records over through [`ExporterHandle::offer`], which
 //! never waits: a full queue drops the record and counts it. A down endpoint
@@ -19,6 +20,10 @@
 //! reason in [`ExporterStats`].
 
 mod batch;
+pub(crate) mod client_tls;
+mod connect;
+
+pub use connect::channel;
 pub mod convert;
 pub mod metrics;
 mod retry;
@@ -36,6 +41,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::store::TraceRecord;
+use crate::tls::ClientTlsConfig;
 
 pub use stats::{ExporterStats, ExporterStatsSnapshot};
 
@@ -45,9 +51,13 @@ pub use stats::{ExporterStats, ExporterStatsSnapshot};
 pub struct ExporterConfig {
     /// Whether results are exported at all.
     pub enabled: bool,
-    /// The downstream OTLP/gRPC endpoint (`http://host:port`; TLS is not
-    /// built in, so put a collector next to toolscore for TLS).
+    /// The downstream OTLP/gRPC endpoint: `http://host:port` (plaintext)
+    /// or `https://host:port` (TLS, configured by `tls`).
     pub endpoint: String,
+    /// TLS of an `https://` endpoint: `ca_file` (unset: the system's
+    /// roots), `cert_file` and `key_file` for mutual TLS,
+    /// `insecure_skip_verify`, `min_version`. Refused with `http://`.
+    pub tls: ClientTlsConfig,
     /// Export one span per evaluation result, as a child of the trace's root.
     pub spans: bool,
     /// Export one `gen_ai.evaluation.result` log event per evaluation result.
@@ -88,6 +98,7 @@ impl Default for ExporterConfig {
         ExporterConfig {
             enabled: false,
             endpoint: "http://127.0.0.1:4317".into(),
+            tls: ClientTlsConfig::default(),
             spans: true,
             logs: true,
             metrics: true,
@@ -166,7 +177,8 @@ impl ExporterConfig {
         if self.service_name.is_empty() {
             return Err(("exporter.service_name".into(), "must not be empty".into()));
         }
-        check_endpoint(&self.endpoint).map_err(|m| ("exporter.endpoint".into(), m))
+        let https = check_endpoint(&self.endpoint).map_err(|m| ("exporter.endpoint".into(), m))?;
+        client_tls::validate("exporter.tls", https, &self.tls)
     }
 
     fn signals_enabled(&self) -> bool {
@@ -178,23 +190,35 @@ impl ExporterConfig {
     }
 }
 
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+/// Whether the endpoint is `https://`.
+fn check_endpoint(endpoint: &str) -> Result<bool, String> {
     let uri: http::Uri = endpoint
         .parse()
         .map_err(|e| format!("not a valid URI ({e}): {endpoint:?}"))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
+    let https = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        _ => {
             return Err(format!(
-                "TLS is not supported; use http:// (a local collector can add TLS): {endpoint:?}"
+                "must start with http:// or https://, got {endpoint:?}"
             ));
         }
-        _ => return Err(format!("must start with http://, got {endpoint:?}")),
-    }
+    };
     if uri.authority().is_none_or(|a| a.host().is_empty()) {
         return Err(format!("must name a host and port, got {endpoint:?}"));
     }
-    Ok(())
+    Ok(https)
+}
+
+/// A setting the exporter cannot start with (a TLS file that cannot be
+/// read or used, an endpoint that does not parse): its key path and why,
+/// reported like a config error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct StartError {
+    /// From `exporter.` (`exporter.tls.ca_file`).
+    pub path: String,
+    pub message: String,
 }
 
 /// Where the pipeline offers evaluated records. Cheap to clone; never blocks.
@@ -266,31 +290,21 @@ impl ExporterHandle {
 /// `shutdown` is cancelled (or every handle is dropped) and what was queued
 /// is flushed, within `flush_timeout_ms`.
 ///
+/// The TLS configuration of an `https://` endpoint is built here, so a TLS
+/// file that cannot be used fails start-up ([`StartError`] names its key).
 /// The connection is made lazily: a down endpoint never delays start-up,
 /// and once it is back the channel reconnects on the next request. Disabled
-/// (or with no signal on, or an endpoint that does not parse, which is
-/// logged), the handle counts every offered record as dropped
-/// (`reason="disabled"`) and the task ends at once.
-pub fn spawn(cfg: ExporterConfig, shutdown: CancellationToken) -> (ExporterHandle, JoinHandle<()>) {
+/// (or with no signal on), the handle counts every offered record as
+/// dropped (`reason="disabled"`) and the task ends at once.
+pub fn try_spawn(
+    cfg: ExporterConfig,
+    shutdown: CancellationToken,
+) -> Result<(ExporterHandle, JoinHandle<()>), StartError> {
     let stats = Arc::new(ExporterStats::default());
-    let disabled = |stats| {
-        let handle = ExporterHandle {
-            tx: None,
-            stats,
-            full: Arc::new(AtomicBool::new(false)),
-        };
-        (handle, tokio::spawn(async {}))
-    };
     if !cfg.enabled || !cfg.signals_enabled() {
-        return disabled(stats);
+        return Ok(disabled(stats));
     }
-    let exporter = match task::Exporter::new(&cfg, stats.clone()) {
-        Ok(exporter) => exporter,
-        Err(e) => {
-            tracing::error!(endpoint = %cfg.endpoint, error = %e, "exporter disabled: bad endpoint");
-            return disabled(stats);
-        }
-    };
+    let exporter = task::Exporter::new(&cfg, stats.clone())?;
     let (tx, rx) = mpsc::channel(cfg.queue_capacity.max(1));
     let handle = ExporterHandle {
         tx: Some(tx),
@@ -298,7 +312,28 @@ pub fn spawn(cfg: ExporterConfig, shutdown: CancellationToken) -> (ExporterHandl
         full: Arc::new(AtomicBool::new(false)),
     };
     let join = tokio::spawn(task::run(exporter, rx, shutdown, task::Timing::from(&cfg)));
-    (handle, join)
+    Ok((handle, join))
+}
+
+/// [`try_spawn`], for callers that run on without the exporter: one that
+/// cannot start is logged and disabled (offered records are counted as
+/// dropped, `reason="disabled"`).
+pub fn spawn(cfg: ExporterConfig, shutdown: CancellationToken) -> (ExporterHandle, JoinHandle<()>) {
+    try_spawn(cfg, shutdown).unwrap_or_else(|e| {
+        tracing::error!(key = %e.path, error = %e.message, "exporter disabled: it cannot start");
+        disabled(Arc::new(ExporterStats::default()))
+    })
+}
+
+/// A handle that counts every offered record as dropped, and a task that
+/// has nothing to do.
+fn disabled(stats: Arc<ExporterStats>) -> (ExporterHandle, JoinHandle<()>) {
+    let handle = ExporterHandle {
+        tx: None,
+        stats,
+        full: Arc::new(AtomicBool::new(false)),
+    };
+    (handle, tokio::spawn(async {}))
 }
 
 #[cfg(test)]
@@ -337,23 +372,98 @@ mod tests {
     }
 
     #[test]
-    fn endpoints_must_be_plain_http_with_a_host() {
-        for good in [
-            "http://127.0.0.1:4317",
-            "http://collector:4317",
-            "http://[::1]:4317",
+    fn endpoints_must_be_http_or_https_with_a_host() {
+        for (good, https) in [
+            ("http://127.0.0.1:4317", false),
+            ("http://collector:4317", false),
+            ("http://[::1]:4317", false),
+            ("https://collector:4317", true),
+            ("https://[::1]:4317", true),
         ] {
-            assert_eq!(check_endpoint(good), Ok(()), "{good}");
+            assert_eq!(check_endpoint(good), Ok(https), "{good}");
         }
         for bad in [
             "",
             "127.0.0.1:4317",
-            "https://collector:4317",
+            "grpc://collector:4317",
             "http://",
+            "https://",
             "not a uri",
         ] {
             assert!(check_endpoint(bad).is_err(), "{bad}");
         }
+    }
+
+    fn https(tls: ClientTlsConfig) -> ExporterConfig {
+        ExporterConfig {
+            enabled: true,
+            endpoint: "https://localhost:4317".into(),
+            tls,
+            ..ExporterConfig::default()
+        }
+    }
+
+    #[test]
+    fn https_is_accepted_with_system_roots_by_default() {
+        let cfg: ExporterConfig =
+            serde_json::from_str(r#"{"endpoint": "https://collector:4317"}"#).unwrap();
+        assert_eq!(cfg.tls, ClientTlsConfig::default());
+        assert_eq!(cfg.validate(), Ok(()));
+        let cfg: ExporterConfig = serde_json::from_str(
+            r#"{"endpoint": "https://collector:4317",
+                "tls": {"ca_file": "ca.pem", "cert_file": "c.pem", "key_file": "k.pem",
+                        "min_version": "1.3"}}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.validate(), Ok(()));
+        let err = serde_json::from_str::<ExporterConfig>(r#"{"tls": {"ca": "x"}}"#).unwrap_err();
+        assert!(err.to_string().contains("ca"), "{err}");
+    }
+
+    #[test]
+    fn tls_keys_on_a_plaintext_endpoint_are_refused() {
+        let cfg = ExporterConfig {
+            endpoint: "http://collector:4317".into(),
+            ..https(ClientTlsConfig {
+                insecure_skip_verify: true,
+                ..ClientTlsConfig::default()
+            })
+        };
+        let (path, message) = cfg.validate().unwrap_err();
+        assert_eq!(path, "exporter.tls");
+        assert!(message.contains("https://"), "{message}");
+        let half = https(ClientTlsConfig {
+            cert_file: Some("c.pem".into()),
+            ..ClientTlsConfig::default()
+        });
+        assert_eq!(half.validate().unwrap_err().0, "exporter.tls.key_file");
+    }
+
+    #[tokio::test]
+    async fn a_tls_file_that_cannot_be_used_fails_start_up_naming_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = https(ClientTlsConfig {
+            ca_file: Some(dir.path().join("missing-ca.pem")),
+            ..ClientTlsConfig::default()
+        });
+        assert_eq!(cfg.validate(), Ok(()), "files are read at start-up");
+        let err = try_spawn(cfg.clone(), CancellationToken::new()).unwrap_err();
+        assert_eq!(err.path, "exporter.tls.ca_file");
+        assert!(err.message.contains("missing-ca.pem"), "{err}");
+
+        // `spawn` runs on without the exporter.
+        let (handle, join) = spawn(cfg, CancellationToken::new());
+        join.await.unwrap();
+        assert!(!handle.is_enabled());
+    }
+
+    #[tokio::test]
+    async fn https_with_system_roots_starts_without_connecting() {
+        let (handle, join) =
+            try_spawn(https(ClientTlsConfig::default()), CancellationToken::new()).unwrap();
+        assert!(handle.is_enabled());
+        drop(handle);
+        join.await.unwrap();
     }
 
     #[tokio::test]

@@ -20,13 +20,13 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 use tonic::codec::CompressionEncoding;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use super::batch::{Covering, convert_batch};
 use super::convert::{self, unix_nanos};
 use super::metrics::MetricsAggregator;
 use super::retry::{RetryPolicy, with_retry};
-use super::{ExporterConfig, ExporterStats};
+use super::{ExporterConfig, ExporterStats, StartError, connect};
 use crate::store::TraceRecord;
 
 type Records = Vec<Arc<TraceRecord>>;
@@ -66,20 +66,13 @@ pub(crate) struct Exporter {
 }
 
 impl Exporter {
-    /// Builds the lazily connecting channel: nothing is dialled until the
-    /// first request, and a broken connection is re-dialled on the next.
+    /// Builds the clients on one lazily connecting channel
+    /// ([`connect::channel`]).
     pub(crate) fn new(
         cfg: &ExporterConfig,
         stats: Arc<ExporterStats>,
-    ) -> Result<Exporter, tonic::transport::Error> {
-        let timeout = ExporterConfig::ms(cfg.timeout_ms.max(1));
-        let channel = Endpoint::from_shared(cfg.endpoint.clone())?
-            .connect_timeout(timeout)
-            .timeout(timeout)
-            // Notices a peer that vanished without closing the connection.
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_timeout(Duration::from_secs(10))
-            .connect_lazy();
+    ) -> Result<Exporter, StartError> {
+        let channel = connect::channel(cfg)?;
         let gzip = cfg.gzip;
         macro_rules! client {
             ($on:expr, $client:ident) => {

@@ -5,8 +5,13 @@
 //! processors export from their own threads, outside any async runtime.
 //! Config validation refuses an endpoint that is one of toolscore's own
 //! receivers, so its telemetry never feeds back into its own pipeline.
+//! An `https://` endpoint is reached over TLS configured by
+//! `telemetry.otlp.tls`, built when the exporters start.
 
 use serde::{Deserialize, Serialize};
+
+use crate::exporter::client_tls;
+use crate::tls::ClientTlsConfig;
 
 /// `telemetry.otlp`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,9 +19,14 @@ use serde::{Deserialize, Serialize};
 pub struct SelfTelemetryConfig {
     /// Export the service's own traces and logs.
     pub enabled: bool,
-    /// The OTLP/HTTP base URL (`/v1/traces` and `/v1/logs` are appended);
+    /// The OTLP/HTTP base URL (`/v1/traces` and `/v1/logs` are appended):
+    /// `http://` (plaintext) or `https://` (TLS, configured by `tls`);
     /// never one of toolscore's own receivers.
     pub endpoint: String,
+    /// TLS of an `https://` endpoint: `ca_file` (unset: the system's
+    /// roots), `cert_file` and `key_file` for mutual TLS,
+    /// `insecure_skip_verify`, `min_version`. Refused with `http://`.
+    pub tls: ClientTlsConfig,
     pub traces: bool,
     pub logs: bool,
     /// `service.name` of the service's own telemetry.
@@ -28,10 +38,32 @@ impl Default for SelfTelemetryConfig {
         SelfTelemetryConfig {
             enabled: false,
             endpoint: "http://otel-collector:4318".into(),
+            tls: ClientTlsConfig::default(),
             traces: true,
             logs: true,
             service_name: "toolscore".into(),
         }
+    }
+}
+
+impl SelfTelemetryConfig {
+    /// Checks the endpoint's scheme and the `tls` keys (no file is read);
+    /// the error is (key path, message). Checked even when disabled.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let https = if self.endpoint.starts_with("https://") {
+            true
+        } else if self.endpoint.starts_with("http://") {
+            false
+        } else {
+            return Err((
+                "telemetry.otlp.endpoint".into(),
+                format!(
+                    "must start with http:// or https://, got {:?}",
+                    self.endpoint
+                ),
+            ));
+        };
+        client_tls::validate("telemetry.otlp.tls", https, &self.tls)
     }
 }
 
@@ -43,12 +75,24 @@ pub struct SelfTelemetry {
 }
 
 impl SelfTelemetry {
-    /// Builds the exporters the config asks for (none when disabled).
+    /// Builds the exporters the config asks for (none when disabled). The
+    /// TLS files of an `https://` endpoint are read here: one that cannot
+    /// be used is an error naming its key (`telemetry.otlp.tls.ca_file: …`).
     pub fn start(cfg: &SelfTelemetryConfig) -> Result<SelfTelemetry, String> {
         use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
         if !cfg.enabled {
             return Ok(SelfTelemetry::default());
         }
+        let keyed = |(path, message): (String, String)| format!("{path}: {message}");
+        cfg.validate().map_err(keyed)?;
+        // Built for http:// too (then with the defaults, the system's
+        // roots): reqwest has no TLS of its own to fall back on.
+        let tls =
+            client_tls::build("telemetry.otlp.tls", &cfg.tls, &[b"http/1.1"]).map_err(keyed)?;
+        let client = || {
+            blocking_client(&tls)
+                .map_err(|e| format!("telemetry.otlp: cannot build the HTTP client: {e}"))
+        };
         let base = cfg.endpoint.trim_end_matches('/');
         let resource = opentelemetry_sdk::Resource::builder_empty()
             .with_attribute(opentelemetry::KeyValue::new(
@@ -60,7 +104,7 @@ impl SelfTelemetry {
         if cfg.traces {
             let exporter = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
-                .with_http_client(blocking_client())
+                .with_http_client(client()?)
                 .with_endpoint(format!("{base}/v1/traces"))
                 .with_timeout(std::time::Duration::from_secs(10))
                 .build()
@@ -75,7 +119,7 @@ impl SelfTelemetry {
         if cfg.logs {
             let exporter = opentelemetry_otlp::LogExporter::builder()
                 .with_http()
-                .with_http_client(blocking_client())
+                .with_http_client(client()?)
                 .with_endpoint(format!("{base}/v1/logs"))
                 .with_timeout(std::time::Duration::from_secs(10))
                 .build()
@@ -103,11 +147,15 @@ impl SelfTelemetry {
 
 /// A blocking client, explicitly: the batch processors export from plain
 /// threads, where an async client would need a runtime that is not there.
-fn blocking_client() -> reqwest::blocking::Client {
+/// Its TLS is always `tls`: reqwest is built without a crypto provider of
+/// its own, and without one it would panic when building a client.
+fn blocking_client(
+    tls: &rustls::ClientConfig,
+) -> Result<reqwest::blocking::Client, reqwest::Error> {
     reqwest::blocking::Client::builder()
         .timeout(std::time::Duration::from_secs(10))
+        .tls_backend_preconfigured(tls.clone())
         .build()
-        .unwrap_or_else(|_| reqwest::blocking::Client::new())
 }
 
 /// Whether `endpoint` (an `http://host:port` URL) names one of `own`
@@ -155,5 +203,62 @@ mod tests {
         assert!(points_at("http://[::1]:4318", &own));
         assert!(!points_at("http://otel-collector:4318", &own));
         assert!(!points_at("http://127.0.0.1:14318", &own));
+    }
+
+    fn https(tls: ClientTlsConfig) -> SelfTelemetryConfig {
+        SelfTelemetryConfig {
+            enabled: true,
+            endpoint: "https://otel-collector:4318".into(),
+            tls,
+            ..SelfTelemetryConfig::default()
+        }
+    }
+
+    #[test]
+    fn https_is_accepted_and_tls_keys_need_it() {
+        assert_eq!(SelfTelemetryConfig::default().validate(), Ok(()));
+        assert_eq!(https(ClientTlsConfig::default()).validate(), Ok(()));
+        let skip = ClientTlsConfig {
+            insecure_skip_verify: true,
+            ..ClientTlsConfig::default()
+        };
+        assert_eq!(https(skip.clone()).validate(), Ok(()));
+        let plaintext = SelfTelemetryConfig {
+            endpoint: "http://otel-collector:4318".into(),
+            ..https(skip)
+        };
+        let (path, message) = plaintext.validate().unwrap_err();
+        assert_eq!(path, "telemetry.otlp.tls");
+        assert!(message.contains("https://"), "{message}");
+        let no_scheme = SelfTelemetryConfig {
+            endpoint: "otel-collector:4318".into(),
+            ..SelfTelemetryConfig::default()
+        };
+        assert_eq!(
+            no_scheme.validate().unwrap_err().0,
+            "telemetry.otlp.endpoint"
+        );
+    }
+
+    #[test]
+    fn a_tls_file_that_cannot_be_used_fails_start_naming_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = https(ClientTlsConfig {
+            ca_file: Some(dir.path().join("missing-ca.pem")),
+            ..ClientTlsConfig::default()
+        });
+        let Err(e) = SelfTelemetry::start(&cfg) else {
+            panic!("started with a missing ca_file");
+        };
+        assert!(e.starts_with("telemetry.otlp.tls.ca_file: "), "{e}");
+        assert!(e.contains("missing-ca.pem"), "{e}");
+        let half = https(ClientTlsConfig {
+            key_file: Some(dir.path().join("key.pem")),
+            ..ClientTlsConfig::default()
+        });
+        let Err(e) = SelfTelemetry::start(&half) else {
+            panic!("started with a key_file and no cert_file");
+        };
+        assert!(e.starts_with("telemetry.otlp.tls.cert_file: "), "{e}");
     }
 }

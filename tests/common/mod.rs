@@ -15,3 +15,15 @@ pub mod process;
 pub mod records;
 pub mod service;
 pub mod weather;
+
+/// reqwest's client, as the tests use it. reqwest is built without a
+/// crypto provider of its own (the service's binaries install ring in
+/// `main`), so the tests install it too before building one.
+pub fn http() -> reqwest::Client {
+    http_builder().build().unwrap()
+}
+
+pub fn http_builder() -> reqwest::ClientBuilder {
+    toolscore::tls::install_default_provider();
+    reqwest::Client::builder()
+}

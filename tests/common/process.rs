@@ -156,7 +156,7 @@ pub async fn results_survive_kill_9(config: &Config, dir: &Path) -> usize {
     let (mut full, live) = conformance_config();
     full.store = config.store.clone();
     let live: Vec<&Case> = live.iter().collect();
-    let http = reqwest::Client::new();
+    let http = super::http();
     let mut first = serve(&full, dir);
     ready(&http, first.api).await;
     send_cases(first.otlp_grpc, &live).await;

@@ -145,6 +145,8 @@ pub fn grpc_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
 /// The real OTLP/HTTP (protobuf) exporter.
 pub fn http_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
     use opentelemetry_otlp::WithExportConfig;
+    // Its reqwest client needs a crypto provider (see `super::http`).
+    toolscore::tls::install_default_provider();
     let mut e = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
