@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The write-ahead log's A/B: the same closed-loop load (toolscore-loadgen
-# --mode max) against `toolscore serve --config bench/config.yaml` with the
-# log off, on with `wal.sync: none`, and on with `sync: interval` (10 ms), ROUNDS
-# times alternately, toolscore pinned to CPU 0 and the generator to CPU 1
-# (PIN=0: both unpinned). The store is BACKEND (memory by default: the log
+# A/B of a feature's cost: the same closed-loop load (toolscore-loadgen
+# --mode max) against `toolscore serve --config bench/config.yaml` in each of
+# VARIANTS, ROUNDS times alternately, toolscore pinned to CPU 0 and the
+# generator to CPU 1 (PIN=0: both unpinned). The variants:
+#   off       the reference: no write-ahead log, plaintext
+#   none      the write-ahead log with `wal.sync: none`
+#   interval  the log with `sync: interval` (10 ms)
+#   tls       no log; TLS on the OTLP/gRPC receiver (a certificate made by
+#             openssl, the generator trusting its CA) The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
 # append latency (toolscore_wal_append_seconds) and the generator's request
 # latency; the median per variant and its ratio to the log off. Each run
 # starts on an empty log.
 #
-#   bench/wal_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
-#   ROUNDS=5 VARIANTS="off none" bench/wal_ab.sh
+#   bench/ab.sh                             # off none interval: 3 rounds of 20 s runs (8 s warm-up)
+#   ROUNDS=5 VARIANTS="off tls" bench/ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +29,7 @@ RATE=${RATE:-}
 if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
 GRPC=127.0.0.1:14317
 API=http://127.0.0.1:18080
-WORK=$(mktemp -d /tmp/toolscore-wal-ab.XXXXXX)
+WORK=$(mktemp -d /tmp/toolscore-ab.XXXXXX)
 SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
@@ -36,14 +40,31 @@ PID=
 stop_server() { [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=; }
 trap 'stop_server; rm -rf "$WORK/wal" target/tmp/bench-results.db*' EXIT
 
+# The tls variant's certificate: a CA and a server certificate for 127.0.0.1.
+make_certificate() {
+  [[ -f "$WORK/tls.crt" ]] && return
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+    -subj /CN=bench-ca -keyout "$WORK/ca.key" -out "$WORK/ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$WORK/tls.key" -out "$WORK/tls.csr" 2>/dev/null
+  openssl x509 -req -in "$WORK/tls.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -days 1 \
+    -extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth') \
+    -out "$WORK/tls.crt" 2>/dev/null
+}
+
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == tls ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
       -e "s|^  dir: target/tmp/bench-wal|  dir: $WORK/wal|" bench/config.yaml >"$out"
+  if [[ $1 == tls ]]; then
+    make_certificate
+    sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
+    grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in bench/config.yaml to add tls to" >&2; exit 1; }
+  fi
   echo "$out"
 }
 
@@ -58,7 +79,9 @@ run() {   # run VARIANT ROUND
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   local mode=(--mode max --concurrency "$CONCURRENCY")
   [[ -n "$RATE" ]] && mode=(--mode rate --spans-per-sec "$RATE")
-  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" "${mode[@]}" \
+  local target=(--endpoint "http://$GRPC")
+  [[ $1 == tls ]] && target=(--endpoint "https://$GRPC" --ca-file "$WORK/ca.crt")
+  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen "${target[@]}" "${mode[@]}" \
     --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
   local gen=$!
   sleep "$WARMUP"

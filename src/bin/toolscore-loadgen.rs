@@ -51,9 +51,13 @@ enum Mode {
     about = "OTLP/gRPC load generator for toolscore"
 )]
 struct Args {
-    /// OTLP/gRPC endpoint.
+    /// OTLP/gRPC endpoint; `https://` speaks TLS.
     #[arg(long, default_value = "http://127.0.0.1:4317")]
     endpoint: String,
+    /// With an `https://` endpoint: the CA (PEM) its certificate chains to
+    /// (default: the system's roots).
+    #[arg(long)]
+    ca_file: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value_t = Mode::Max)]
     mode: Mode,
     /// In-flight requests (max mode).
@@ -479,12 +483,26 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 
 async fn run(args: Args) -> Result<()> {
     let template = build_template(&args)?;
-    let channel = Endpoint::from_shared(args.endpoint.clone())
-        .context("endpoint")?
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {}", args.endpoint))?;
+    let channel = if args.endpoint.starts_with("https://") {
+        // The exporter's TLS channel: the same rustls client the service uses.
+        let cfg = toolscore::exporter::ExporterConfig {
+            endpoint: args.endpoint.clone(),
+            tls: toolscore::tls::ClientTlsConfig {
+                ca_file: args.ca_file.clone(),
+                ..Default::default()
+            },
+            timeout_ms: 120_000,
+            ..Default::default()
+        };
+        toolscore::exporter::channel(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?
+    } else {
+        Endpoint::from_shared(args.endpoint.clone())
+            .context("endpoint")?
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .with_context(|| format!("connecting to {}", args.endpoint))?
+    };
     let nonce = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -645,6 +663,7 @@ async fn run(args: Args) -> Result<()> {
 }
 
 fn main() -> Result<()> {
+    toolscore::tls::install_default_provider();
     let args = Args::parse();
     if !(0.0..=1.0).contains(&args.bound_share) {
         bail!("--bound-share must be within 0..=1");
