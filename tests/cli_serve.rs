@@ -82,3 +82,36 @@ fn cargo_run_picks_the_service_binary() {
         "Cargo.toml lost default-run"
     );
 }
+
+#[test]
+fn serve_warns_of_each_listener_beyond_loopback_without_tls_or_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    // The log's directory is a file, so the service stops right after its
+    // start-up checks, and the warnings are what it wrote before.
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "receivers:\n  grpc:\n    endpoint: 0.0.0.0:0\n  http:\n    endpoint: 127.0.0.1:0\n\
+             api:\n  http:\n    endpoint: 127.0.0.1:0\n  grpc:\n    endpoint: 127.0.0.1:0\n\
+             store:\n  backend: memory\n\
+             wal:\n  dir: {}\n",
+            not_a_dir.display()
+        ),
+    )
+    .unwrap();
+    let out = toolscore(&["serve", "--config", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("WARN")
+            && stderr
+                .contains("receivers.grpc listens beyond this host without TLS or authentication"),
+        "{stderr}"
+    );
+    for loopback in ["receivers.http", "api.http", "api.grpc"] {
+        assert!(!stderr.contains(&format!("{loopback} listens")), "{stderr}");
+    }
+}
