@@ -117,35 +117,16 @@ pub async fn serve_http(
     limits: Limits,
     stop: CancellationToken,
 ) -> io::Result<()> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
-    let mut connections = JoinSet::new();
-    loop {
-        let stream = tokio::select! {
-            () = stop.cancelled() => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of file descriptors, usually: give the open
-                    // connections a moment to close instead of spinning.
-                    tracing::warn!(error = %e, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-        };
-        let Some(slot) = Slot::take(&permits, &limits) else {
-            continue;
-        };
+    let header_timeout = limits.read_header_timeout;
+    let tls = limits.tls.clone();
+    let mut connections = accept_each(listener, &limits, stop.cancelled(), |stream, slot| {
         let service = TowerToHyperService::new(
             router
                 .clone()
                 .map_request(|r: http::Request<Incoming>| r.map(axum::body::Body::new)),
         );
-        let stop = stop.clone();
-        let header_timeout = limits.read_header_timeout;
-        let tls = limits.tls.clone();
-        connections.spawn(async move {
+        let (stop, tls) = (stop.clone(), tls.clone());
+        async move {
             let _slot = slot;
             let Some(io) = handshake(stream, tls.as_deref()).await else {
                 return;
@@ -164,8 +145,9 @@ pub async fn serve_http(
                     let _ = connection.await;
                 }
             }
-        });
-    }
+        }
+    })
+    .await;
     while connections.join_next().await.is_some() {}
     Ok(())
 }
@@ -180,35 +162,62 @@ pub fn limited_incoming(
 ) -> impl Stream<Item = io::Result<Limited>> {
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
-        let permits = Arc::new(Semaphore::new(limits.max_connections));
-        let mut handshakes = JoinSet::new();
-        loop {
-            let stream = tokio::select! {
-                () = stop.cancelled() => return,
-                () = tx.closed() => return,
-                Some(_) = handshakes.join_next(), if !handshakes.is_empty() => continue,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot accept a connection");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-            };
-            let Some(slot) = Slot::take(&permits, &limits) else {
-                continue;
-            };
-            let tls = limits.tls.clone();
-            let tx = tx.clone();
-            handshakes.spawn(async move {
+        let until = async {
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = tx.closed() => {}
+            }
+        };
+        let tls = limits.tls.clone();
+        accept_each(listener, &limits, until, |stream, slot| {
+            let (tx, tls) = (tx.clone(), tls.clone());
+            async move {
                 if let Some(io) = handshake(stream, tls.as_deref()).await {
                     let _ = tx.send(Ok(Limited { io, _slot: slot })).await;
                 }
-            });
-        }
+            }
+        })
+        .await;
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// Accepts until `until`, gives each connection its slot (or closes it at
+/// once past `max_connections`) and runs `serve` on it in a task of its
+/// own; returns those tasks, still running.
+async fn accept_each<F, Fut>(
+    listener: TcpListener,
+    limits: &Limits,
+    until: impl std::future::Future<Output = ()>,
+    mut serve: F,
+) -> JoinSet<()>
+where
+    F: FnMut(TcpStream, Slot) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let mut tasks = JoinSet::new();
+    let mut until = std::pin::pin!(until);
+    loop {
+        let stream = tokio::select! {
+            () = &mut until => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, usually: give the open
+                    // connections a moment to close instead of spinning.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        if let Some(slot) = Slot::take(&permits, limits) {
+            tasks.spawn(serve(stream, slot));
+        }
+    }
+    tasks
 }
 
 /// A connection holding its place among the listener's connections.

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::Method;
 use tokio_util::sync::CancellationToken;
@@ -170,18 +171,55 @@ impl Security {
 
     /// Re-reads certificates and token files on their intervals until `stop`.
     pub fn spawn_reloads(&self, stop: &CancellationToken) {
-        for l in [
+        let listeners = [
             &self.otlp_grpc,
             &self.otlp_http,
             &self.api_http,
             &self.api_grpc,
-        ] {
-            if let Some(tls) = &l.tls {
-                tokio::spawn(Arc::clone(tls).watch(stop.clone()));
-            }
+        ];
+        for tls in listeners.into_iter().filter_map(|l| l.tls.clone()) {
+            let (every, listener) = (tls.reload_interval(), tls.listener());
+            tokio::spawn(reload_every(every, stop.clone(), move || {
+                match tls.reload() {
+                    Ok(true) => tracing::info!(listener, "TLS certificate reloaded"),
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(
+                        listener,
+                        error = %e,
+                        "TLS files changed but cannot be used; the previous certificate is still served"
+                    ),
+                }
+            }));
         }
-        if let Some(tokens) = &self.tokens {
-            tokio::spawn(Arc::clone(tokens).watch(stop.clone()));
+        if let Some(tokens) = self.tokens.clone() {
+            let every = tokens.reload_interval();
+            tokio::spawn(reload_every(every, stop.clone(), move || {
+                if let Err(e) = tokens.reload() {
+                    tracing::warn!(error = %e, "cannot read tokens again; the previous ones are kept");
+                }
+            }));
+        }
+    }
+}
+
+/// Calls `reload` every `every` until `stop`, on a blocking thread: it
+/// reads files.
+async fn reload_every(
+    every: Duration,
+    stop: CancellationToken,
+    reload: impl Fn() + Send + Sync + 'static,
+) {
+    let reload = Arc::new(reload);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let reload = Arc::clone(&reload);
+        if let Err(e) = tokio::task::spawn_blocking(move || reload()).await {
+            tracing::warn!(error = %e, "a reload of TLS files or tokens failed");
         }
     }
 }

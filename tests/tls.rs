@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::pki::{Ca, Leaf};
+use common::pki::{Ca, Files, Leaf};
 use common::service::{self, test_config};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
@@ -22,41 +22,15 @@ use toolscore::config::Config;
 use toolscore::telemetry::{AuthFailureLabel, ListenerLabel};
 use toolscore::tls::ServerTlsConfig;
 
-/// The files of one test: CA, server certificate and key, token files.
-struct Files {
-    dir: tempfile::TempDir,
-}
-
-impl Files {
-    fn new() -> Files {
-        Files {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.path(name);
-        // Written whole to a temporary name and renamed, as Kubernetes
-        // swaps a Secret's files, so a reload never reads half a file.
-        let tmp = self.path(&format!(".{name}.tmp"));
-        std::fs::write(&tmp, text).unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-        path
-    }
-
-    fn server_tls(&self, leaf: &Leaf, client_ca: Option<&Ca>) -> ServerTlsConfig {
-        ServerTlsConfig {
-            cert_file: self.write("tls.crt", &leaf.cert_pem),
-            key_file: self.write("tls.key", &leaf.key_pem),
-            client_ca_file: client_ca.map(|ca| self.write("client-ca.crt", &ca.pem())),
-            min_version: toolscore::tls::MinVersion::Tls12,
-            reload_interval_secs: 1,
-            handshake_timeout_ms: 2_000,
-        }
+/// `tls:` for a listener serving `leaf`, re-read every second.
+fn server_tls(files: &Files, leaf: &Leaf, client_ca: Option<&Ca>) -> ServerTlsConfig {
+    ServerTlsConfig {
+        cert_file: files.write("tls.crt", &leaf.cert_pem),
+        key_file: files.write("tls.key", &leaf.key_pem),
+        client_ca_file: client_ca.map(|ca| files.write("client-ca.crt", &ca.pem())),
+        min_version: toolscore::tls::MinVersion::Tls12,
+        reload_interval_secs: 1,
+        handshake_timeout_ms: 2_000,
     }
 }
 
@@ -64,7 +38,7 @@ impl Files {
 /// `ingest-token` (ingest), `reader-token` (read) from files.
 fn secured(files: &Files, leaf: &Leaf) -> Config {
     let mut config = test_config();
-    let tls = files.server_tls(leaf, None);
+    let tls = server_tls(files, leaf, None);
     config.receivers.grpc.tls = Some(tls.clone());
     config.receivers.http.tls = Some(tls.clone());
     config.api.http.tls = Some(tls.clone());
@@ -371,9 +345,7 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
         .await
         .unwrap();
     let mut scores = ScoresServiceClient::new(query);
-    let get = pb::GetScoresRequest {
-        trace_id: "0123456789abcdef0123456789abcdef".into(),
-    };
+    let get = unknown_trace();
     let e = scores
         .get_scores(with_token(get.clone(), "wrong-token"))
         .await
@@ -425,46 +397,40 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
     running.stop().await.unwrap();
 }
 
+/// A `GetScores` call for a trace no one sent: `NOT_FOUND` means the call
+/// went through.
+fn unknown_trace() -> pb::GetScoresRequest {
+    pb::GetScoresRequest {
+        trace_id: "0123456789abcdef0123456789abcdef".into(),
+    }
+}
+
+/// Whether a new connection trusting `ca` (with a client certificate, if
+/// given) gets a call through to the gRPC query API at `addr`.
+async fn gets_through(addr: std::net::SocketAddr, ca: &Ca, client: Option<&Leaf>) -> bool {
+    match channel(addr, ca, client).await {
+        Err(_) => false,
+        Ok(c) => ScoresServiceClient::new(c)
+            .get_scores(unknown_trace())
+            .await
+            .is_err_and(|e| e.code() == tonic::Code::NotFound),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutual_tls_admits_a_client_certificate_and_refuses_a_client_without_one() {
     let files = Files::new();
     let ca = Ca::new("toolscore test CA");
     let clients = Ca::new("toolscore clients CA");
     let mut config = test_config();
-    config.api.grpc.tls = Some(files.server_tls(&ca.server(), Some(&clients)));
+    config.api.grpc.tls = Some(server_tls(&files, &ca.server(), Some(&clients)));
     let running = service::start(config).await;
     let addr = running.api_grpc_addr.unwrap();
-    let get = pb::GetScoresRequest {
-        trace_id: "0123456789abcdef0123456789abcdef".into(),
-    };
 
-    let with_cert = channel(addr, &ca, Some(&clients.client("agent")))
-        .await
-        .unwrap();
-    let e = ScoresServiceClient::new(with_cert)
-        .get_scores(get.clone())
-        .await
-        .unwrap_err();
-    assert_eq!(
-        e.code(),
-        tonic::Code::NotFound,
-        "the call went through: {e:?}"
-    );
-
+    assert!(gets_through(addr, &ca, Some(&clients.client("agent"))).await);
     // Without a certificate, or with one from another CA, no call succeeds.
-    for client in [None, Some(ca.client("stranger"))] {
-        let refused = match channel(addr, &ca, client.as_ref()).await {
-            Err(_) => true,
-            Ok(c) => ScoresServiceClient::new(c)
-                .get_scores(get.clone())
-                .await
-                .is_err_and(|e| e.code() != tonic::Code::NotFound),
-        };
-        assert!(
-            refused,
-            "a client without a trusted certificate got through"
-        );
-    }
+    assert!(!gets_through(addr, &ca, None).await);
+    assert!(!gets_through(addr, &ca, Some(&ca.client("stranger"))).await);
     let failed = running
         .metrics
         .tls_handshake_failures
@@ -482,7 +448,7 @@ async fn a_plaintext_client_on_a_tls_port_fails_cleanly_and_tls_clients_go_on() 
     let ca = Ca::new("toolscore test CA");
     let ca_file = files.write("ca.crt", &ca.pem());
     let mut config = test_config();
-    let tls = files.server_tls(&ca.server(), None);
+    let tls = server_tls(&files, &ca.server(), None);
     config.api.http.tls = Some(tls.clone());
     config.receivers.grpc.tls = Some(tls);
     let running = service::start(config).await;
@@ -533,32 +499,22 @@ async fn a_certificate_rotated_on_disk_is_served_to_new_connections_while_old_on
     let old_ca = Ca::new("toolscore old CA");
     let new_ca = Ca::new("toolscore new CA");
     let mut config = test_config();
-    config.api.grpc.tls = Some(files.server_tls(&old_ca.server(), None));
+    config.api.grpc.tls = Some(server_tls(&files, &old_ca.server(), None));
     let running = service::start(config).await;
     let addr = running.api_grpc_addr.unwrap();
-    let get = pb::GetScoresRequest {
-        trace_id: "0123456789abcdef0123456789abcdef".into(),
-    };
     let mut open = ScoresServiceClient::new(channel(addr, &old_ca, None).await.unwrap());
-    assert_eq!(
-        open.get_scores(get.clone()).await.unwrap_err().code(),
-        tonic::Code::NotFound
-    );
+    let code = open.get_scores(unknown_trace()).await.unwrap_err().code();
+    assert_eq!(code, tonic::Code::NotFound);
 
     // cert-manager writes the renewed certificate (here from another CA, so
     // the two are told apart by who trusts them).
     let renewed = new_ca.server();
     files.write("tls.key", &renewed.key_pem);
     files.write("tls.crt", &renewed.cert_pem);
-    let reloads = || {
-        running
-            .metrics
-            .tls_reloads
-            .get_or_create(&ListenerLabel {
-                listener: "api_grpc",
-            })
-            .get()
+    let label = ListenerLabel {
+        listener: "api_grpc",
     };
+    let reloads = || running.metrics.tls_reloads.get_or_create(&label).get();
     eventually(
         "the certificate to be reloaded",
         Duration::from_secs(10),
@@ -567,28 +523,27 @@ async fn a_certificate_rotated_on_disk_is_served_to_new_connections_while_old_on
     .await;
 
     // The open connection goes on; new ones get the new certificate.
-    assert_eq!(
-        open.get_scores(get.clone()).await.unwrap_err().code(),
-        tonic::Code::NotFound
+    let code = open.get_scores(unknown_trace()).await.unwrap_err().code();
+    assert_eq!(code, tonic::Code::NotFound);
+    assert!(gets_through(addr, &new_ca, None).await);
+    assert!(
+        !gets_through(addr, &old_ca, None).await,
+        "a new connection still got the old certificate"
     );
-    let mut renewed_client = ScoresServiceClient::new(channel(addr, &new_ca, None).await.unwrap());
-    assert_eq!(
-        renewed_client
-            .get_scores(get.clone())
-            .await
-            .unwrap_err()
-            .code(),
-        tonic::Code::NotFound
-    );
-    let old_trust = match channel(addr, &old_ca, None).await {
-        Err(_) => true,
-        Ok(c) => ScoresServiceClient::new(c)
-            .get_scores(get)
-            .await
-            .is_err_and(|e| e.code() != tonic::Code::NotFound),
-    };
-    assert!(old_trust, "a new connection still got the old certificate");
     running.stop().await.unwrap();
+}
+
+/// `toolscore validate-config` on `config`: exit code and stderr.
+fn validate_config(files: &Files, config: &Config) -> (Option<i32>, String) {
+    let yaml = files.write("config.yaml", &serde_yaml_ng::to_string(config).unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(["validate-config", yaml.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -597,13 +552,8 @@ fn validate_config_names_a_missing_certificate_and_token_file() {
     let ca = Ca::new("toolscore test CA");
     let mut config = secured(&files, &ca.server());
     config.api.grpc.tls.as_mut().unwrap().cert_file = files.path("missing.crt");
-    let yaml = files.write("config.yaml", &serde_yaml_ng::to_string(&config).unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
-        .args(["validate-config", yaml.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = validate_config(&files, &config);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("api.grpc.tls: cannot read") && stderr.contains("missing.crt"),
         "{stderr}"
@@ -611,27 +561,13 @@ fn validate_config_names_a_missing_certificate_and_token_file() {
 
     let mut config = secured(&files, &ca.server());
     config.auth.tokens[1].file = Some(files.path("no-tokens"));
-    let yaml = files.write("config.yaml", &serde_yaml_ng::to_string(&config).unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
-        .args(["validate-config", yaml.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, stderr) = validate_config(&files, &config);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("auth.tokens[1].file: cannot read") && stderr.contains("no-tokens"),
         "{stderr}"
     );
 
-    let config = secured(&files, &ca.server());
-    let yaml = files.write("config.yaml", &serde_yaml_ng::to_string(&config).unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
-        .args(["validate-config", yaml.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, stderr) = validate_config(&files, &secured(&files, &ca.server()));
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -13,7 +13,6 @@ use std::time::Duration;
 use prometheus_client::metrics::counter::Counter;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
-use tokio_util::sync::CancellationToken;
 
 mod grpc;
 mod http;
@@ -167,25 +166,8 @@ impl Tokens {
         Ok(())
     }
 
-    /// Reloads every `reload_interval_secs` until `stop`.
-    pub async fn watch(self: Arc<Self>, stop: CancellationToken) {
-        let every = Duration::from_secs(self.config.reload_interval_secs.max(1));
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
-            let this = Arc::clone(&self);
-            match tokio::task::spawn_blocking(move || this.reload()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "cannot read tokens again; the previous ones are kept")
-                }
-                Err(e) => tracing::warn!(error = %e, "token reload failed"),
-            }
-        }
+    pub fn reload_interval(&self) -> Duration {
+        Duration::from_secs(self.config.reload_interval_secs.max(1))
     }
 
     /// Checks an `Authorization` header's value for `scope`.

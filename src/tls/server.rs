@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 use super::{MinVersion, TlsError, certificates, private_key, provider, read, roots};
 
@@ -104,6 +103,14 @@ impl ServerTls {
         Duration::from_millis(self.config.handshake_timeout_ms)
     }
 
+    pub fn reload_interval(&self) -> Duration {
+        Duration::from_secs(self.config.reload_interval_secs.max(1))
+    }
+
+    pub fn listener(&self) -> &'static str {
+        self.listener
+    }
+
     /// Reads the files again; returns whether they changed and were taken.
     /// Unusable files leave the previous configuration in place.
     pub fn reload(&self) -> Result<bool, TlsError> {
@@ -124,32 +131,6 @@ impl ServerTls {
         };
         self.metrics.reloads.inc();
         Ok(true)
-    }
-
-    /// Reloads every `reload_interval_secs` until `stop`.
-    pub async fn watch(self: Arc<Self>, stop: CancellationToken) {
-        let every = Duration::from_secs(self.config.reload_interval_secs.max(1));
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
-            // File reads are short, but they are blocking I/O.
-            let this = Arc::clone(&self);
-            let listener = self.listener;
-            match tokio::task::spawn_blocking(move || this.reload()).await {
-                Ok(Ok(true)) => tracing::info!(listener, "TLS certificate reloaded"),
-                Ok(Ok(false)) => {}
-                Ok(Err(e)) => tracing::warn!(
-                    listener,
-                    error = %e,
-                    "TLS files changed but cannot be used; the previous certificate is still served"
-                ),
-                Err(e) => tracing::warn!(listener, error = %e, "TLS reload failed"),
-            }
-        }
     }
 }
 

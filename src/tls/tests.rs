@@ -1,29 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
 use super::*;
 
 #[path = "../../tests/common/pki.rs"]
 mod pki;
 
-struct Files {
-    dir: tempfile::TempDir,
-}
-
-impl Files {
-    fn new() -> Files {
-        Files {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
+use pki::Files;
 
 fn server_config(files: &Files, ca: &pki::Ca, client_ca: bool) -> ServerTlsConfig {
     let leaf = ca.server();
@@ -54,7 +36,7 @@ fn errors_name_the_file() {
     let files = Files::new();
     let ca = pki::Ca::new("test CA");
     let mut config = server_config(&files, &ca, false);
-    config.cert_file = files.dir.path().join("missing.crt");
+    config.cert_file = files.path("missing.crt");
     let e = load(&config).err().unwrap().to_string();
     assert!(e.contains("missing.crt"), "{e}");
 

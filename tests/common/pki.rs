@@ -1,11 +1,44 @@
 //! Certificates for the TLS tests, made by rcgen: a CA and the server and
-//! client certificates it signs. Also compiled into the unit tests of
-//! `src/tls` (by path), so both use one generator.
+//! client certificates it signs, and a folder to write them to. Also
+//! compiled into the unit tests of `src/tls` (by path), so both use one
+//! generator.
+
+// Not every includer uses every helper.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
 
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
+
+/// A test's folder of certificates, keys and token files.
+pub struct Files {
+    dir: tempfile::TempDir,
+}
+
+impl Files {
+    pub fn new() -> Files {
+        Files {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes whole to a temporary name and renames, as Kubernetes swaps a
+    /// Secret's files, so a reload never reads half a file.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        let tmp = self.path(&format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).expect("write");
+        std::fs::rename(&tmp, &path).expect("rename");
+        path
+    }
+}
 
 /// A certificate authority.
 pub struct Ca {
