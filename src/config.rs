@@ -440,6 +440,9 @@ pub struct PostgresConfig {
     /// Any statement running longer is cancelled by the server (an error:
     /// a write is retried, a read answered unavailable); 0: no limit.
     pub statement_timeout_ms: u64,
+    /// With `sslmode=require` in the URL: how the server's certificate is
+    /// checked (`ca_file`, else the system's roots; and its host name).
+    pub tls: crate::tls::ClientTlsConfig,
 }
 
 impl Default for PostgresConfig {
@@ -450,6 +453,7 @@ impl Default for PostgresConfig {
             pool_size: 8,
             connect_timeout_ms: 5_000,
             statement_timeout_ms: 30_000,
+            tls: crate::tls::ClientTlsConfig::default(),
         }
     }
 }

@@ -151,6 +151,52 @@ fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
 
 /// The replica a trace goes to, by trace ID (as the Collector's
 /// `loadbalancing` exporter routes).
+#[test]
+fn sslmode_require_connects_over_tls_checking_the_servers_certificate() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("tls");
+    let ca = common::pki::Ca::new("toolscore database CA");
+    let leaf = ca.server();
+    // Only TLS connections over TCP from here on.
+    pg.enable_ssl(&leaf.cert_pem, &leaf.key_pem, true);
+    let files = common::pki::Files::new();
+    let mut config = store_config(format!("{url}?sslmode=require"));
+    config.postgres.tls.ca_file = Some(files.write("ca.crt", &ca.pem()));
+    let store =
+        DbStore::start(Arc::new(Postgres::open(&config.postgres).unwrap()), &config).unwrap();
+    let r = record(7, 1, &[("a", Some(0.5))]);
+    store.put(r.clone(), Instant::now());
+    assert!(store.close(WAIT));
+    assert_eq!(
+        *postgres_store_with(&config).get(&TraceId([7; 16])).unwrap(),
+        r
+    );
+
+    // The system's roots do not know this CA: the handshake fails, named.
+    let mut untrusted = config.clone();
+    untrusted.postgres.tls.ca_file = None;
+    let e = Postgres::open(&untrusted.postgres)
+        .err()
+        .unwrap()
+        .to_string();
+    println!("untrusted: {e}");
+    assert!(e.contains("certificate"), "{e}");
+    // Without sslmode=require the client speaks plaintext, which this
+    // server refuses.
+    let mut plain = config.clone();
+    plain.postgres.url = url;
+    let e = Postgres::open(&plain.postgres).err().unwrap().to_string();
+    println!("plaintext: {e}");
+    assert!(
+        e.contains("no encryption") || e.contains("pg_hba.conf"),
+        "{e}"
+    );
+}
+
+fn postgres_store_with(config: &StoreConfig) -> DbStore {
+    DbStore::start(Arc::new(Postgres::open(&config.postgres).unwrap()), config).unwrap()
+}
+
 fn replica_of(trace: TraceId, n: usize) -> usize {
     usize::from(trace.0[15]) % n
 }

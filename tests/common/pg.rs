@@ -146,6 +146,59 @@ impl Pg {
         );
     }
 
+    /// Restarts the server with TLS on (`ssl = on`), serving this
+    /// certificate and key (PEM). `only`: TCP clients must use TLS
+    /// (`hostssl` in pg_hba.conf); else plaintext is taken too.
+    pub fn enable_ssl(&self, cert_pem: &str, key_pem: &str, only: bool) {
+        let (cert, key) = (
+            self.dir.path().join("server.crt"),
+            self.dir.path().join("server.key"),
+        );
+        std::fs::write(&cert, cert_pem).unwrap();
+        std::fs::write(&key, key_pem).unwrap();
+        // The server refuses a key others can read.
+        let ok = Command::new("chmod")
+            .arg("600")
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "chmod of the key failed");
+        if self.as_postgres {
+            let ok = Command::new("chown")
+                .arg("postgres:postgres")
+                .args([&cert, &key])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chown of the certificate failed");
+        }
+        let conf = format!(
+            "\nssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+            cert.display(),
+            key.display()
+        );
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.data().join("postgresql.conf"))
+            .unwrap();
+        std::io::Write::write_all(&mut file, conf.as_bytes()).unwrap();
+        if only {
+            let hba = self.data().join("pg_hba.conf");
+            let text = std::fs::read_to_string(&hba).unwrap();
+            let text: Vec<String> = text
+                .lines()
+                .map(|l| match l.strip_prefix("host ") {
+                    Some(rest) => format!("hostssl {rest}"),
+                    None => l.to_owned(),
+                })
+                .collect();
+            std::fs::write(&hba, text.join("\n") + "\n").unwrap();
+        }
+        self.stop();
+        self.start_again();
+    }
+
     /// Stops the server at once (connections are cut, as in an outage).
     pub fn stop(&self) {
         self.run(

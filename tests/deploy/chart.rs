@@ -1237,19 +1237,6 @@ fn postgres_without_a_url_or_with_tls_is_refused() {
             );
         }
     }
-    for url in [
-        "postgres://toolscore@db/toolscore?sslmode=require",
-        "host=db user=toolscore sslmode=verify-full",
-    ] {
-        for err in refused(&[&format!(
-            "config: {{store: {{backend: postgres, postgres: {{url: '{url}'}}}}}}"
-        )]) {
-            assert!(
-                err.contains("does not connect to PostgreSQL over TLS yet"),
-                "{url}: {err}"
-            );
-        }
-    }
     for err in refused(&["config: {store: {backend: mysql}}"]) {
         assert!(
             err.contains("config.store.backend: \"mysql\" is not a backend"),
@@ -1257,9 +1244,16 @@ fn postgres_without_a_url_or_with_tls_is_refused() {
         );
     }
     render(&[ON_POSTGRES]);
-    render(&[
-        "config: {store: {backend: postgres, postgres: {url: 'postgres://t@db/t?sslmode=disable'}}}",
-    ]);
+    // Any sslmode: toolscore speaks TLS to PostgreSQL with `require`.
+    for url in [
+        "postgres://t@db/t?sslmode=disable",
+        "postgres://t@db/t?sslmode=require",
+        "host=db user=t sslmode=verify-full",
+    ] {
+        render(&[&format!(
+            "config: {{store: {{backend: postgres, postgres: {{url: '{url}'}}}}}}"
+        )]);
+    }
     render(&["existingConfigMap: mine\nconfig: {store: {backend: postgres}}"]);
 }
 

@@ -4,19 +4,17 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-use postgres::NoTls;
-
-use super::{CHANNEL, describe};
+use super::{CHANNEL, Connector, describe};
 use crate::span::TraceId;
 use crate::store::db::OnCommit;
 
 /// `own`: the server process of this process's writer connection, whose
 /// announcements are skipped (the writer published those commits itself;
 /// reading them back would cost a read each and publish them twice).
-pub(super) fn run(config: &postgres::Config, what: &str, own: &AtomicI32, on_commit: &OnCommit) {
+pub(super) fn run(config: &Connector, what: &str, own: &AtomicI32, on_commit: &OnCommit) {
     let mut backoff = Duration::from_millis(100);
     loop {
-        let mut client = match config.connect(NoTls) {
+        let mut client = match config.connect() {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(database = %what, error = %describe(&e), "cannot listen for other replicas' results; retrying");

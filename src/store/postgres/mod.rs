@@ -84,8 +84,25 @@ const TRACE_COLUMNS: &str = "trace_id, revision, status, complete, evaluated_at,
 const SCORE_COLUMNS: &str = "trace_id, idx, evaluator_id, evaluator_type, status, score, \
      score_bits, score_is_int, passed, threshold_bits, details, error";
 
-pub struct Postgres {
+/// How this backend's connections are made: with TLS when the URL asks for
+/// it (`sslmode=require`), the server checked per `store.postgres.tls`.
+#[derive(Clone)]
+pub(super) struct Connector {
     config: postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+}
+
+impl Connector {
+    pub(super) fn connect(&self) -> Result<Client, postgres::Error> {
+        match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        }
+    }
+}
+
+pub struct Postgres {
+    config: Connector,
     /// Shown in errors and logs: the URL without its password.
     what: String,
     /// The writer's connection (one writer thread; reconnected after a
@@ -138,7 +155,7 @@ impl Postgres {
     /// written by a newer version.
     pub fn open(config: &PostgresConfig) -> Result<Postgres, DbError> {
         let (pg, what) = client_config(config)?;
-        let mut client = pg.connect(NoTls).map_err(|e| DbError::Open {
+        let mut client = pg.connect().map_err(|e| DbError::Open {
             what: what.clone(),
             message: describe(&e),
         })?;
@@ -180,9 +197,18 @@ impl Drop for Postgres {
 }
 
 /// The client configuration from `store.postgres`: the URL, its password
-/// from `password_file` or `PGPASSWORD` when it has none, the timeouts.
-fn client_config(config: &PostgresConfig) -> Result<(postgres::Config, String), DbError> {
-    let mut pg = postgres::Config::from_str(&config.url).map_err(|e| DbError::Open {
+/// from `password_file` or `PGPASSWORD` when it has none, the timeouts,
+/// and TLS when the URL's `sslmode` is `require`. (`prefer`, the default,
+/// connects in plain text: a server's certificate that cannot be checked
+/// would otherwise fail a connection that libpq would make.)
+fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError> {
+    // libpq's `verify-ca` and `verify-full` are `require` here, which
+    // checks the certificate and the host name (the client knows no other).
+    let url = config
+        .url
+        .replace("sslmode=verify-full", "sslmode=require")
+        .replace("sslmode=verify-ca", "sslmode=require");
+    let mut pg = postgres::Config::from_str(&url).map_err(|e| DbError::Open {
         what: "store.postgres.url".into(),
         message: e.to_string(),
     })?;
@@ -212,7 +238,19 @@ fn client_config(config: &PostgresConfig) -> Result<(postgres::Config, String), 
         config.statement_timeout_ms
     );
     pg.options(options.trim_start());
-    Ok((pg, what))
+    let tls = match pg.get_ssl_mode() {
+        postgres::config::SslMode::Require => {
+            let tls = crate::tls::client_config(&config.tls, &[]).map_err(|e| DbError::Open {
+                what: "store.postgres.tls".into(),
+                message: e.to_string(),
+            })?;
+            Some(tokio_postgres_rustls::MakeRustlsConnect::new(
+                (*tls).clone(),
+            ))
+        }
+        _ => None,
+    };
+    Ok((Connector { config: pg, tls }, what))
 }
 
 /// The URL without its password, for messages.
@@ -566,7 +604,7 @@ impl Database for Postgres {
         let c = match client {
             Some(c) if !c.is_closed() => c,
             _ => {
-                let mut new = self.config.connect(NoTls).map_err(err)?;
+                let mut new = self.config.connect().map_err(err)?;
                 self.writer_pid
                     .store(backend_pid(&mut new)?, Ordering::Relaxed);
                 client.insert(new)

@@ -4,15 +4,15 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 
-use super::{err, lock};
+use super::{Connector, err, lock};
 use crate::store::db::DbError;
 
 /// Read connections: at most `max` open, idle ones reused; a caller waits
 /// up to the connect timeout for one when all are busy.
 pub(super) struct Pool {
-    config: postgres::Config,
+    config: Connector,
     max: usize,
     wait: Duration,
     pub(super) state: Mutex<PoolState>,
@@ -25,7 +25,7 @@ pub(super) struct PoolState {
 }
 
 impl Pool {
-    pub(super) fn new(config: postgres::Config, max: usize, wait: Duration) -> Pool {
+    pub(super) fn new(config: Connector, max: usize, wait: Duration) -> Pool {
         Pool {
             config,
             max,
@@ -81,7 +81,7 @@ impl Pool {
             if state.open < self.max {
                 state.open += 1;
                 drop(state);
-                return match self.config.connect(NoTls) {
+                return match self.config.connect() {
                     Ok(c) => Ok((c, false)),
                     Err(e) => {
                         lock(&self.state).open -= 1;

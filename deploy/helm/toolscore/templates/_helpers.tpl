@@ -251,10 +251,6 @@ failed check stops `helm install` with its message.
 {{- if and (eq $backend "postgres") (not .Values.existingConfigMap) (not (include "toolscore.configValue" (list .Values.config (list "store" "postgres" "url") ""))) }}
 {{- fail "config.store.postgres.url is required with config.store.backend: postgres (a postgres://user@host:port/database URL; the password goes in the Secret named by postgres.existingSecret, not in the URL)" }}
 {{- end }}
-{{- $url := include "toolscore.configValue" (list .Values.config (list "store" "postgres" "url") "") }}
-{{- if and (eq $backend "postgres") (regexMatch "sslmode=(require|verify-ca|verify-full)" $url) }}
-{{- fail "config.store.postgres.url: toolscore does not connect to PostgreSQL over TLS yet, so sslmode=require, verify-ca or verify-full cannot connect; use a server reachable without TLS (e.g. inside the cluster) and remove sslmode, or set sslmode=disable or prefer" }}
-{{- end }}
 {{- if and .Values.tls.clientAuth (not .Values.tls.existingSecret) }}
 {{- fail "tls.clientAuth needs tls.existingSecret: the client CA is that Secret's ca.crt" }}
 {{- end }}
