@@ -224,23 +224,38 @@ async fn reload_every(
     }
 }
 
-/// Reads the TLS files of the enabled outgoing connections to `https://`
-/// endpoints, as their start does (`validate-config` checks them here).
+/// Reads the TLS files of the enabled outgoing connections that use TLS
+/// (`https://` endpoints, PostgreSQL with `sslmode=require`), as their
+/// start does (`validate-config` checks them here).
 pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
-    let (e, t) = (&config.exporter, &config.telemetry.otlp);
+    let (e, t, pg) = (
+        &config.exporter,
+        &config.telemetry.otlp,
+        &config.store.postgres,
+    );
+    let postgres_tls = config.store.backend == crate::config::StoreBackend::Postgres
+        && ["require", "verify-ca", "verify-full"]
+            .iter()
+            .any(|mode| pg.url.contains(&format!("sslmode={mode}")));
     let clients = [
-        ("exporter.tls", e.enabled, &e.endpoint, &e.tls, &b"h2"[..]),
+        (
+            "exporter.tls",
+            e.enabled && e.endpoint.starts_with("https://"),
+            &e.tls,
+            &b"h2"[..],
+        ),
         (
             "telemetry.otlp.tls",
-            t.enabled,
-            &t.endpoint,
+            t.enabled && t.endpoint.starts_with("https://"),
             &t.tls,
             &b"http/1.1"[..],
         ),
+        ("store.postgres.tls", postgres_tls, &pg.tls, &b""[..]),
     ];
-    for (prefix, enabled, endpoint, tls, alpn) in clients {
-        if enabled && endpoint.starts_with("https://") {
-            crate::exporter::client_tls::build(prefix, tls, &[alpn])
+    for (prefix, used, tls, alpn) in clients {
+        if used {
+            let alpn: &[&[u8]] = if alpn.is_empty() { &[] } else { &[alpn] };
+            crate::exporter::client_tls::build(prefix, tls, alpn)
                 .map_err(|(key, message)| SecurityError::Client(key, message))?;
         }
     }

@@ -568,6 +568,15 @@ fn validate_config_names_a_missing_certificate_and_token_file() {
         "{stderr}"
     );
 
-    let (code, stderr) = validate_config(&files, &secured(&files, &ca.server()));
+    // The outgoing connections' TLS files too, when they use TLS.
+    let mut config = secured(&files, &ca.server());
+    config.store.backend = toolscore::config::StoreBackend::Postgres;
+    config.store.postgres.url = "postgres://toolscore@db.internal/toolscore?sslmode=require".into();
+    config.store.postgres.tls.ca_file = Some(files.path("db-ca.crt"));
+    let (code, stderr) = validate_config(&files, &config);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("store.postgres.tls.ca_file"), "{stderr}");
+    config.store.postgres.tls.ca_file = Some(files.write("db-ca.crt", &ca.pem()));
+    let (code, stderr) = validate_config(&files, &config);
     assert_eq!(code, Some(0), "{stderr}");
 }
