@@ -204,6 +204,16 @@ async fn run_service(
 ) -> anyhow::Result<()> {
     let listeners = toolscore::app::Listeners::bind(&config).await?;
     let running = toolscore::app::start(config, base.as_deref(), listeners)?;
+    // The bound addresses (port 0 in the config: the ones the OS chose).
+    let addr =
+        |a: Option<std::net::SocketAddr>| a.map_or_else(|| "off".to_owned(), |a| a.to_string());
+    tracing::info!(
+        otlp_grpc = %addr(running.grpc_addr),
+        otlp_http = %addr(running.http_addr),
+        api_http = %addr(running.api_addr),
+        api_grpc = %addr(running.api_grpc_addr),
+        "listening"
+    );
     let token = running.shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;

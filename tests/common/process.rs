@@ -15,11 +15,6 @@ use super::service::{SpanSpec, export, test_config};
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
-pub fn free_addr() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
-}
-
 /// A running `toolscore serve`; killed (`SIGKILL`) when dropped.
 pub struct Serve {
     pub child: Child,
@@ -43,26 +38,62 @@ impl Drop for Serve {
     }
 }
 
-/// Starts `toolscore serve` with `config` (its store as given) on free
-/// ports, its config file and working directory in `dir`.
+/// Starts `toolscore serve` with `config` (its store as given) on ports the
+/// OS picks, its config file and working directory in `dir`; returns once
+/// it has bound them (read from its `listening` log line, so no other
+/// process can take a port between choosing and binding it). Its log goes
+/// on to the test's output.
 pub fn serve(config: &Config, dir: &Path) -> Serve {
     let mut config = config.clone();
-    let (otlp_grpc, otlp_http, api, api_grpc) =
-        (free_addr(), free_addr(), free_addr(), free_addr());
-    config.receivers.grpc.endpoint = otlp_grpc;
-    config.receivers.http.endpoint = otlp_http;
-    config.api.http.endpoint = api;
-    config.api.grpc.endpoint = api_grpc;
-    let file = dir.join(format!("config-{}.yaml", api.port()));
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    config.receivers.grpc.endpoint = any;
+    config.receivers.http.endpoint = any;
+    config.api.http.endpoint = any;
+    config.api.grpc.endpoint = any;
+    config.telemetry.log_format = toolscore::config::LogFormat::Json;
+    let n = SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.join(format!("config-{}-{n}.yaml", std::process::id()));
     std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(["serve", "--config"])
         .arg(&file)
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            eprintln!("{line}");
+            let Ok(json) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let fields = &json["fields"];
+            if fields["message"] == "listening" {
+                let at = |k: &str| fields[k].as_str().and_then(|a| a.parse().ok());
+                let _ = tx.send((
+                    at("otlp_grpc"),
+                    at("otlp_http"),
+                    at("api_http"),
+                    at("api_grpc"),
+                ));
+            }
+        }
+    });
+    let Ok((Some(otlp_grpc), Some(otlp_http), Some(api), Some(api_grpc))) = rx.recv_timeout(WAIT)
+    else {
+        let _ = child.kill();
+        panic!(
+            "toolscore did not start listening (its log is above): {:?}",
+            child.wait()
+        );
+    };
     Serve {
         child,
         otlp_grpc,
@@ -71,6 +102,9 @@ pub fn serve(config: &Config, dir: &Path) -> Serve {
         api_grpc,
     }
 }
+
+/// Tells apart the config files of the services one test starts.
+static SERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Waits (polling, with a deadline) until `/readyz` answers 200.
 pub async fn ready(http: &reqwest::Client, api: SocketAddr) {
