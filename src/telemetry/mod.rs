@@ -119,6 +119,8 @@ pub struct Metrics {
     pub tls_reloads: Family<ListenerLabel, Counter>,
     /// Certificate files changed but unusable (the previous kept), by listener.
     pub tls_reload_failures: Family<ListenerLabel, Counter>,
+    /// The served certificate's `notAfter` (Unix seconds), by listener.
+    pub tls_certificate_expiry: Family<ListenerLabel, Gauge>,
     /// Requests refused for their token, by listener and reason.
     pub auth_failures: Family<AuthFailureLabel, Counter>,
     /// Panics caught in a stage, by stage. Any is a bug; `/readyz` and
@@ -179,6 +181,7 @@ impl Metrics {
             tls_handshake_failures: Family::default(),
             tls_reloads: Family::default(),
             tls_reload_failures: Family::default(),
+            tls_certificate_expiry: Family::default(),
             auth_failures: Family::default(),
             stage_panics: Family::default(),
             wal_bytes: Gauge::default(),
@@ -316,6 +319,11 @@ impl Metrics {
             m.tls_reload_failures.clone(),
         );
         registry.register(
+            "tls_certificate_expiry_timestamp_seconds",
+            "When the certificate each TLS listener serves expires (its notAfter, Unix seconds)",
+            m.tls_certificate_expiry.clone(),
+        );
+        registry.register(
             "auth_failures",
             "Requests refused for their bearer token, by listener and reason",
             m.auth_failures.clone(),
@@ -450,6 +458,7 @@ impl Metrics {
             handshake_failures: self.tls_handshake_failures.get_or_create(&label).clone(),
             reloads: self.tls_reloads.get_or_create(&label).clone(),
             reload_failures: self.tls_reload_failures.get_or_create(&label).clone(),
+            not_after: self.tls_certificate_expiry.get_or_create(&label).clone(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
 use serde::{Deserialize, Serialize};
 
 use super::{MinVersion, TlsError, certificates, private_key, provider, read, roots};
@@ -52,6 +53,9 @@ pub struct TlsMetrics {
     pub reloads: Counter,
     /// Files found changed but unusable: the previous ones are kept.
     pub reload_failures: Counter,
+    /// The served certificate's `notAfter`, Unix seconds: alert on it
+    /// before a renewal that never came.
+    pub not_after: Gauge,
 }
 
 /// The TLS side of one listener.
@@ -80,7 +84,8 @@ impl ServerTls {
     ) -> Result<ServerTls, TlsError> {
         let alpn: Vec<Vec<u8>> = alpn.iter().map(|p| p.to_vec()).collect();
         let files = read_files(config)?;
-        let built = build(config, &files, &alpn)?;
+        let (built, not_after) = build(config, &files, &alpn)?;
+        metrics.not_after.set(not_after);
         Ok(ServerTls {
             listener,
             config: config.clone(),
@@ -118,7 +123,7 @@ impl ServerTls {
         if self.current.read().unwrap_or_else(|e| e.into_inner()).files == files {
             return Ok(false);
         }
-        let built = match build(&self.config, &files, &self.alpn) {
+        let (built, not_after) = match build(&self.config, &files, &self.alpn) {
             Ok(b) => b,
             Err(e) => {
                 self.metrics.reload_failures.inc();
@@ -130,6 +135,7 @@ impl ServerTls {
             config: built,
         };
         self.metrics.reloads.inc();
+        self.metrics.not_after.set(not_after);
         Ok(true)
     }
 }
@@ -142,16 +148,18 @@ fn read_files(config: &ServerTlsConfig) -> Result<Vec<Vec<u8>>, TlsError> {
     Ok(files)
 }
 
+/// The configuration, and the leaf certificate's `notAfter` (Unix seconds).
 fn build(
     config: &ServerTlsConfig,
     files: &[Vec<u8>],
     alpn: &[Vec<u8>],
-) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+) -> Result<(Arc<rustls::ServerConfig>, i64), TlsError> {
     let (cert_pem, key_pem) = match files {
         [cert, key, ..] => (cert, key),
         _ => return Err(TlsError::Verifier("the files were not read".into())),
     };
     let chain = certificates(&config.cert_file, cert_pem)?;
+    let not_after = not_after(&config.cert_file, &chain[0])?;
     let key = private_key(&config.key_file, key_pem)?;
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(config.min_version.versions())?;
@@ -171,7 +179,22 @@ fn build(
         .with_single_cert(chain, key)
         .map_err(|e| key_error(&config.key_file, e))?;
     built.alpn_protocols = alpn.to_vec();
-    Ok(Arc::new(built))
+    Ok((Arc::new(built), not_after))
+}
+
+fn not_after(path: &Path, leaf: &rustls_pki_types::CertificateDer<'_>) -> Result<i64, TlsError> {
+    use x509_cert::der::Decode;
+    let cert = x509_cert::Certificate::from_der(leaf).map_err(|e| TlsError::Pem {
+        path: path.to_owned(),
+        message: format!("holds a certificate that is not valid X.509: {e}"),
+    })?;
+    let secs = cert
+        .tbs_certificate
+        .validity
+        .not_after
+        .to_unix_duration()
+        .as_secs();
+    Ok(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// A key that does not fit the certificate names the key file.

@@ -32,6 +32,15 @@ fn loads_a_certificate_with_and_without_client_ca() {
 }
 
 #[test]
+fn the_certificates_expiry_is_a_metric() {
+    let files = Files::new();
+    let ca = pki::Ca::new("test CA");
+    let tls = load(&server_config(&files, &ca, false)).unwrap();
+    // rcgen's default validity ends on 4096-01-01.
+    assert_eq!(tls.metrics.not_after.get(), 67_090_118_400);
+}
+
+#[test]
 fn errors_name_the_file() {
     let files = Files::new();
     let ca = pki::Ca::new("test CA");
