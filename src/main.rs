@@ -78,15 +78,20 @@ enum Command {
         #[arg(long, value_name = "URL", default_value = cli::demo::DEFAULT_API_ENDPOINT)]
         api_endpoint: String,
     },
-    /// GET an http:// URL, e.g. http://127.0.0.1:8080/readyz; for checks
+    /// GET an http:// or https:// URL, e.g. http://127.0.0.1:8080/readyz; for checks
     /// from inside the container, which has no shell or curl (the Helm
     /// chart's `helm test` runs it).
     ///
     /// Exit status: 0 for a 2xx answer; 1 for any other answer, or none
-    /// within 5 s; 2 for a URL that is not http://.
+    /// within 5 s; 2 for a URL that is neither http:// nor https://, or a CA
+    /// file that cannot be used.
     Probe {
         #[arg(value_name = "URL")]
         url: String,
+        /// With an https:// URL: the CA (PEM) the server's certificate
+        /// chains to (default: the system's roots).
+        #[arg(long, value_name = "FILE")]
+        ca_file: Option<PathBuf>,
     },
 }
 
@@ -128,7 +133,9 @@ fn main() -> ExitCode {
             timeout: cli::demo::DEFAULT_TIMEOUT,
         })
         .into(),
-        Command::Probe { url } => cli::probe::run(&url, cli::probe::DEFAULT_TIMEOUT).into(),
+        Command::Probe { url, ca_file } => {
+            cli::probe::run(&url, ca_file.as_deref(), cli::probe::DEFAULT_TIMEOUT).into()
+        }
     }
 }
 

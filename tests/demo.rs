@@ -198,8 +198,8 @@ fn the_demo_trace_looks_like_an_instrumented_agent() {
 }
 
 /// `toolscore probe`, what the chart's `helm test` pod runs: 0 for /readyz
-/// of a running service, 1 for a 404 and for a closed port, 2 for a URL it
-/// cannot use.
+/// of a running service, 1 for a 404, a closed port, and an https:// URL
+/// on a plaintext port; 2 for a URL it cannot use. (Over TLS: tests/tls.rs.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_exits_zero_only_for_a_2xx_answer() {
     let running = common::service::start(default_config_on_ephemeral_ports()).await;
@@ -208,7 +208,8 @@ async fn probe_exits_zero_only_for_a_2xx_answer() {
         (format!("http://{api}/readyz"), 0),
         (format!("http://{api}/no-such-page"), 1),
         (format!("{}/readyz", closed_endpoint()), 1),
-        (format!("https://{api}/readyz"), 2),
+        (format!("https://{api}/readyz"), 1),
+        (format!("ftp://{api}/readyz"), 2),
     ];
     for (url, code) in cases {
         let out = tokio::task::spawn_blocking({

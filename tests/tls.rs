@@ -482,6 +482,21 @@ async fn a_plaintext_client_on_a_tls_port_fails_cleanly_and_tls_clients_go_on() 
     )
     .unwrap();
     assert_eq!((status, body.as_str()), (200, r#"{"status":"ok"}"#));
+    // `toolscore probe` (the chart's `helm test`) over TLS: with the CA
+    // file it passes; the system's roots do not know this CA.
+    let url = format!("https://localhost:{}/readyz", api.port());
+    for (ca, code) in [(Some(&ca_file), 0), (None, 1)] {
+        let mut probe = Command::new(env!("CARGO_BIN_EXE_toolscore"));
+        probe.arg("probe");
+        if let Some(ca) = ca {
+            probe.arg("--ca-file").arg(ca);
+        }
+        probe.arg(&url);
+        let out = tokio::task::spawn_blocking(move || probe.output().unwrap());
+        let out = out.await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+    }
     for listener in ["api_http", "otlp_grpc"] {
         let failed = running
             .metrics

@@ -1,7 +1,9 @@
-//! `toolscore probe URL`: one HTTP GET, exit 0 on a 2xx answer. The image is
-//! distroless (no shell, no curl), so the chart's `helm test` pod and anyone
-//! checking a container from inside use the binary itself.
+//! `toolscore probe [--ca-file FILE] URL`: one HTTP GET, exit 0 on a 2xx
+//! answer. The image is distroless (no shell, no curl), so the chart's
+//! `helm test` pod and anyone checking a container from inside use the
+//! binary itself.
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::Exit;
@@ -11,14 +13,28 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// GETs `url`; prints the status (or why there is none) to stderr.
 /// `Ok` for 2xx, `Failed` for any other answer or none, `Usage` for a URL
-/// that is not `http://…` (no TLS client is built in).
-pub fn run(url: &str, timeout: Duration) -> Exit {
-    if !url.starts_with("http://") {
-        eprintln!("error: {url:?} is not an http:// URL");
+/// that is neither `http://…` nor `https://…`, or a CA file that cannot be
+/// used. An `https://` server's certificate must chain to `ca_file`, else to
+/// the system's roots.
+pub fn run(url: &str, ca_file: Option<&Path>, timeout: Duration) -> Exit {
+    if !url.starts_with("http://") && !url.starts_with("https://") {
+        eprintln!("error: {url:?} is not an http:// or https:// URL");
         return Exit::Usage;
     }
+    let tls = crate::tls::ClientTlsConfig {
+        ca_file: ca_file.map(Path::to_owned),
+        ..Default::default()
+    };
+    let tls = match crate::tls::client_config(&tls, &[b"http/1.1"]) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: --ca-file: {e}");
+            return Exit::Usage;
+        }
+    };
     let client = match reqwest::blocking::Client::builder()
         .timeout(timeout)
+        .tls_backend_preconfigured((*tls).clone())
         .build()
     {
         Ok(c) => c,

@@ -2031,6 +2031,8 @@ readinessProbe: {tcpSocket: {port: http}}"]);
         container(&docs)["readinessProbe"]["tcpSocket"]["port"],
         "http"
     );
+    // The `helm test` pod has no client certificate: left out.
+    assert!(docs.iter().all(|d| d["kind"] != "Pod"));
     // A token from config.auth.tokens can be the one a listener needs.
     let docs = render(&[
         "auth: {existingSecret: t, tokenKeys: {ingest: ''}}\nconfig: {auth: {tokens: [{name: c, env: T, scopes: [ingest]}]}}",
@@ -2043,8 +2045,9 @@ readinessProbe: {tcpSocket: {port: http}}"]);
 
 /// With the HTTP API on TLS the chart's probes GET over HTTPS (the kubelet
 /// does not verify the certificate; /healthz and /readyz never need a
-/// token); handlers of the user's own are left alone; the `helm test` pod,
-/// whose `toolscore probe` speaks plain HTTP only, is left out.
+/// token); handlers of the user's own are left alone; the `helm test` pod
+/// probes over HTTPS with the Secret's CA (its only key mounted), and is
+/// left out under mutual TLS.
 #[test]
 fn probes_switch_to_https_with_tls_on_the_http_api() {
     let docs = render(&[&tls_auth_values()]);
@@ -2060,7 +2063,27 @@ fn probes_switch_to_https_with_tls_on_the_http_api() {
             "{probe}"
         );
     }
-    assert!(docs.iter().all(|d| d["kind"] != "Pod"), "no helm test pod");
+    let test = docs.iter().find(|d| d["kind"] == "Pod").unwrap();
+    let spec = &test["spec"];
+    assert_eq!(
+        spec["containers"][0]["args"],
+        json!([
+            "probe",
+            "--ca-file",
+            "/etc/toolscore/tls/ca.crt",
+            format!("https://{RELEASE}.{NAMESPACE}.svc:8080/readyz")
+        ])
+    );
+    assert_eq!(
+        spec["volumes"][0]["secret"]["items"],
+        json!([{"key": "ca.crt", "path": "ca.crt"}]),
+        "only the CA, never the key"
+    );
+    assert_eq!(spec["volumes"][0]["secret"]["secretName"], "toolscore-tls");
+    assert_eq!(
+        spec["containers"][0]["volumeMounts"][0]["mountPath"],
+        "/etc/toolscore/tls"
+    );
     let docs = render(&[
         &tls_auth_values(),
         "livenessProbe: {tcpSocket: {port: http}}",
@@ -2136,7 +2159,10 @@ fn notes_warn_of_a_published_service_without_tls_or_tokens() {
         both.contains("--from-file=ingest=ingest.txt --from-file=read=read.txt --from-file=evaluate=evaluate.txt --from-file=metrics=metrics.txt"),
         "{both}"
     );
-    assert!(both.contains("No helm test pod"), "{both}");
+    assert!(
+        both.contains("Check that it is ready (over HTTPS, against the Secret's ca.crt)"),
+        "{both}"
+    );
     assert!(
         both.contains("over HTTPS") && both.contains("with a bearer token"),
         "{both}"
