@@ -445,6 +445,16 @@ pub struct PostgresConfig {
     pub tls: crate::tls::ClientTlsConfig,
 }
 
+impl PostgresConfig {
+    /// Whether the URL asks for TLS (`sslmode=require`; `verify-ca` and
+    /// `verify-full` are read the same).
+    pub fn wants_tls(&self) -> bool {
+        ["require", "verify-ca", "verify-full"]
+            .iter()
+            .any(|mode| self.url.contains(&format!("sslmode={mode}")))
+    }
+}
+
 impl Default for PostgresConfig {
     fn default() -> Self {
         PostgresConfig {
@@ -869,6 +879,11 @@ impl Config {
         }
         self.exporter.validate()?;
         self.telemetry.otlp.validate()?;
+        crate::tls::keyed::validate(
+            "store.postgres.tls",
+            self.store.postgres.wants_tls(),
+            &self.store.postgres.tls,
+        )?;
         if self.exporter.enabled && self.exporter.flush_timeout_ms >= self.shutdown_timeout_ms {
             return Err((
                 "exporter.flush_timeout_ms".into(),

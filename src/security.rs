@@ -233,10 +233,8 @@ pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
         &config.telemetry.otlp,
         &config.store.postgres,
     );
-    let postgres_tls = config.store.backend == crate::config::StoreBackend::Postgres
-        && ["require", "verify-ca", "verify-full"]
-            .iter()
-            .any(|mode| pg.url.contains(&format!("sslmode={mode}")));
+    let postgres_tls =
+        config.store.backend == crate::config::StoreBackend::Postgres && pg.wants_tls();
     let clients = [
         (
             "exporter.tls",
@@ -255,7 +253,7 @@ pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
     for (prefix, used, tls, alpn) in clients {
         if used {
             let alpn: &[&[u8]] = if alpn.is_empty() { &[] } else { &[alpn] };
-            crate::exporter::client_tls::build(prefix, tls, alpn)
+            crate::tls::keyed::build(prefix, tls, alpn)
                 .map_err(|(key, message)| SecurityError::Client(key, message))?;
         }
     }

@@ -594,4 +594,12 @@ fn validate_config_names_a_missing_certificate_and_token_file() {
     config.store.postgres.tls.ca_file = Some(files.write("db-ca.crt", &ca.pem()));
     let (code, stderr) = validate_config(&files, &config);
     assert_eq!(code, Some(0), "{stderr}");
+    // TLS keys for a connection that would not use them are refused.
+    config.store.postgres.url = "postgres://toolscore@db.internal/toolscore".into();
+    let (code, stderr) = validate_config(&files, &config);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("store.postgres.tls") && stderr.contains("plaintext"),
+        "{stderr}"
+    );
 }

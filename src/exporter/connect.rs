@@ -16,7 +16,8 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 use tonic::transport::{Channel, Endpoint};
 
-use super::{ExporterConfig, StartError, client_tls};
+use super::{ExporterConfig, StartError};
+use crate::tls::keyed;
 
 /// Builds the channel; nothing is dialled until the first request, and a
 /// broken connection is re-dialled on the next.
@@ -87,7 +88,7 @@ impl Target {
         let port = authority.port_u16().unwrap_or(443);
         let server_name = ServerName::try_from(host.to_owned())
             .map_err(|_| endpoint_error("the host is not a valid TLS server name"))?;
-        let config = client_tls::build("exporter.tls", &cfg.tls, &[b"h2"])
+        let config = keyed::build("exporter.tls", &cfg.tls, &[b"h2"])
             .map_err(|(path, message)| StartError { path, message })?;
         Ok(Target {
             authority: format!("{}:{port}", authority.host()),

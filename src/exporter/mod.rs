@@ -20,7 +20,6 @@
 //! reason in [`ExporterStats`].
 
 mod batch;
-pub(crate) mod client_tls;
 mod connect;
 
 pub use connect::channel;
@@ -178,7 +177,7 @@ impl ExporterConfig {
             return Err(("exporter.service_name".into(), "must not be empty".into()));
         }
         let https = check_endpoint(&self.endpoint).map_err(|m| ("exporter.endpoint".into(), m))?;
-        client_tls::validate("exporter.tls", https, &self.tls)
+        crate::tls::keyed::validate("exporter.tls", https, &self.tls)
     }
 
     fn signals_enabled(&self) -> bool {

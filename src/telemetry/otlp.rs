@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::exporter::client_tls;
 use crate::tls::ClientTlsConfig;
+use crate::tls::keyed;
 
 /// `telemetry.otlp`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl SelfTelemetryConfig {
                 ),
             ));
         };
-        client_tls::validate("telemetry.otlp.tls", https, &self.tls)
+        keyed::validate("telemetry.otlp.tls", https, &self.tls)
     }
 }
 
@@ -87,8 +87,7 @@ impl SelfTelemetry {
         cfg.validate().map_err(keyed)?;
         // Built for http:// too (then with the defaults, the system's
         // roots): reqwest has no TLS of its own to fall back on.
-        let tls =
-            client_tls::build("telemetry.otlp.tls", &cfg.tls, &[b"http/1.1"]).map_err(keyed)?;
+        let tls = keyed::build("telemetry.otlp.tls", &cfg.tls, &[b"http/1.1"]).map_err(keyed)?;
         let client = || {
             blocking_client(&tls)
                 .map_err(|e| format!("telemetry.otlp: cannot build the HTTP client: {e}"))

@@ -4,6 +4,7 @@
 //! `client_ca_file`, `ca_file`, `min_version`, `insecure_skip_verify`).
 
 mod client;
+pub mod keyed;
 mod server;
 
 use std::path::{Path, PathBuf};

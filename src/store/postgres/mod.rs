@@ -240,10 +240,8 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
     pg.options(options.trim_start());
     let tls = match pg.get_ssl_mode() {
         postgres::config::SslMode::Require => {
-            let tls = crate::tls::client_config(&config.tls, &[]).map_err(|e| DbError::Open {
-                what: "store.postgres.tls".into(),
-                message: e.to_string(),
-            })?;
+            let tls = crate::tls::keyed::build("store.postgres.tls", &config.tls, &[])
+                .map_err(|(what, message)| DbError::Open { what, message })?;
             Some(tokio_postgres_rustls::MakeRustlsConnect::new(
                 (*tls).clone(),
             ))

@@ -1,24 +1,21 @@
 //! The checks and errors of a `tls:` key of an outgoing connection, shared
-//! by the exporter (`exporter.tls`) and self-telemetry
-//! (`telemetry.otlp.tls`): both report the key path of what is wrong, as
-//! config validation does.
+//! by the exporter (`exporter.tls`), self-telemetry (`telemetry.otlp.tls`)
+//! and PostgreSQL (`store.postgres.tls`): each reports the key path of what
+//! is wrong, as config validation does.
 
 use std::sync::Arc;
 
-use crate::tls::{ClientTlsConfig, TlsError, client_config};
+use super::{ClientTlsConfig, TlsError, client_config};
 
 /// Static checks (no file is read). `prefix`: the key path of the `tls`
-/// section; `https`: whether its endpoint is `https://`.
-pub(crate) fn validate(
-    prefix: &str,
-    https: bool,
-    tls: &ClientTlsConfig,
-) -> Result<(), (String, String)> {
+/// section; `https`: whether its connection uses TLS (an `https://`
+/// endpoint, `sslmode=require`).
+pub fn validate(prefix: &str, https: bool, tls: &ClientTlsConfig) -> Result<(), (String, String)> {
     if !https {
         if *tls != ClientTlsConfig::default() {
             return Err((
                 prefix.into(),
-                "is set but the endpoint is http:// (plaintext); use https:// to connect with TLS"
+                "is set but the connection is plaintext: use an https:// endpoint (sslmode=require in a PostgreSQL URL) to connect with TLS"
                     .into(),
             ));
         }
@@ -51,7 +48,7 @@ pub(crate) fn validate(
 /// Reads the files and builds the client configuration; an error names the
 /// key of the file at fault (`{prefix}.ca_file`, …), or `prefix` itself
 /// when no one file is.
-pub(crate) fn build(
+pub fn build(
     prefix: &str,
     tls: &ClientTlsConfig,
     alpn: &[&[u8]],
