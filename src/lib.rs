@@ -16,6 +16,7 @@ pub mod criteria;
 pub mod evaluator;
 pub mod exporter;
 pub mod extract;
+pub mod judge;
 pub(crate) mod json_text;
 pub mod net;
 pub mod otlp_json;

@@ -29,8 +29,12 @@ pub struct Case {
 }
 
 pub fn load_cases() -> Vec<Case> {
-    let path = cases_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    load_cases_from(&cases_path())
+}
+
+/// The cases of a `cases.jsonl` file (the LLM cases share the format).
+pub fn load_cases_from(path: &std::path::Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "conformance cases not found at {} ({e}); the repository expects ../shared beside it \
              or TOOLSCORE_CONFORMANCE_CASES",

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 pub mod live;
+pub mod llm;
 pub mod outage;
 pub mod pg;
 pub mod pki;
