@@ -91,6 +91,8 @@ pub struct Config {
     pub auth: crate::auth::AuthConfig,
     /// OTLP export of results to a downstream Collector (off by default).
     pub exporter: crate::exporter::ExporterConfig,
+    /// The model providers of the LLM-judged evaluators (`src/judge/`).
+    pub llm: crate::judge::config::LlmConfig,
     pub telemetry: TelemetryConfig,
     /// How long a graceful shutdown may take in all before work is abandoned.
     pub shutdown_timeout_ms: u64,
@@ -112,6 +114,7 @@ impl Default for Config {
             api: ApiConfig::default(),
             auth: crate::auth::AuthConfig::default(),
             exporter: crate::exporter::ExporterConfig::default(),
+            llm: crate::judge::config::LlmConfig::default(),
             telemetry: TelemetryConfig::default(),
             shutdown_timeout_ms: 20_000,
         }
@@ -878,6 +881,7 @@ impl Config {
             ));
         }
         self.exporter.validate()?;
+        self.llm.validate()?;
         self.telemetry.otlp.validate()?;
         crate::tls::keyed::validate(
             "store.postgres.tls",

@@ -1710,25 +1710,25 @@ fn row_62_deepeval_outputs_use_python_equality() {
 }
 
 #[test]
-fn row_63_deepeval_available_tools_are_refused() {
-    // Row 63 needs an LLM judge: a non-empty `available_tools` is refused at
-    // load time; an empty or null one means no LLM call.
-    for config in [
-        r#"{"available_tools": [{"name": "a"}]}"#,
-        r#"{"availableTools": [{"name": "a"}]}"#,
-    ] {
-        let result = parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config");
-        let err = result
-            .err()
-            .unwrap_or_else(|| panic!("{config} was accepted"));
-        assert!(
-            err.path == "config.available_tools" || err.path == "config.availableTools",
-            "{err}"
-        );
+fn row_63_deepeval_available_tools_need_a_model() {
+    // Row 63: a non-empty `available_tools` asks an LLM (src/judge/deepeval.rs);
+    // an empty or null one means no LLM call.
+    let result = parse_config(
+        EvaluatorType::ToolCorrectness,
+        &py_dict(r#"{"available_tools": [{"name": "a"}]}"#),
+        "config",
+    );
+    match result {
+        Ok(Config::ToolCorrectness(cfg)) => assert!(crate::judge::deepeval::needs_model(&cfg)),
+        other => panic!("{other:?}"),
     }
     for config in [r#"{"available_tools": []}"#, r#"{"available_tools": null}"#] {
-        let result = parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config");
-        assert!(result.is_ok(), "{config}: {result:?}");
+        match parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config") {
+            Ok(Config::ToolCorrectness(cfg)) => {
+                assert!(!crate::judge::deepeval::needs_model(&cfg), "{config}")
+            }
+            other => panic!("{config}: {other:?}"),
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! deepeval `ToolCorrectnessMetric` (`deepeval-tool-correctness`), the
-//! deterministic part (SEMANTICS §2). The LLM-judged `available_tools` part
-//! is refused at load time.
+//! deterministic part (SEMANTICS §2): the tool-calling score and reason, and
+//! their combination with a tool-selection score. The LLM-judged selection
+//! (`available_tools`) lives in `judge::deepeval`, which reuses this file's
+//! score, reason and reprs.
 //!
 //! Tools called are the trace's tool calls: `name`, `input_parameters` = the
 //! call's parsed args, `output` = the raw output attribute (absent = None).
@@ -31,7 +33,25 @@ pub struct DeepevalConfig {
     /// keeps the Python type and reports it back).
     pub threshold_is_int: bool,
     pub strict_mode: bool,
+    /// `available_tools` (absent or null = None): a non-empty list asks the
+    /// LLM judge for a tool-selection score.
+    pub available_tools: Option<Vec<DeepevalTool>>,
+    /// The OpenAI model name of the judge (deepeval's default `gpt-5.4`).
+    pub model: String,
+    /// The judge's temperature (deepeval's default 0.0, dropped for models
+    /// that take none).
+    pub temperature: Option<f64>,
+    /// deepeval's `async_mode`: no observable difference here (both modes
+    /// score, call and retry alike), kept so configs round-trip.
+    pub async_mode: bool,
 }
+
+/// deepeval's default judge model (`DEFAULT_GPT_MODEL`).
+pub const DEFAULT_MODEL: &str = "gpt-5.4";
+
+/// The selection reason deepeval uses when no LLM judges tool selection.
+pub const NO_AVAILABLE_TOOLS_REASON: &str =
+    "No available tools were provided to assess tool selection criteria";
 
 impl Default for DeepevalConfig {
     fn default() -> Self {
@@ -43,11 +63,15 @@ impl Default for DeepevalConfig {
             threshold: 0.5,
             threshold_is_int: false,
             strict_mode: false,
+            available_tools: None,
+            model: DEFAULT_MODEL.to_owned(),
+            temperature: None,
+            async_mode: true,
         }
     }
 }
 
-const KEYS: [(&str, &str); 11] = [
+const KEYS: [(&str, &str); 13] = [
     ("default_evaluation_criteria", "defaultEvaluationCriteria"),
     ("should_consider_ordering", "shouldConsiderOrdering"),
     ("should_exact_match", "shouldExactMatch"),
@@ -59,12 +83,13 @@ const KEYS: [(&str, &str); 11] = [
     ("async_mode", "asyncMode"),
     ("verbose_mode", "verboseMode"),
     ("name", "name"),
+    ("model", "model"),
+    ("temperature", "temperature"),
 ];
 
 impl DeepevalConfig {
     /// Validates the metric's parameters. Unknown keys are refused (Python
-    /// would raise a `TypeError` for an unknown keyword argument), and so is a
-    /// non-empty `available_tools`, which needs an LLM judge.
+    /// would raise a `TypeError` for an unknown keyword argument).
     pub fn parse(d: &Dict, path: &str) -> Result<DeepevalConfig, Invalid> {
         for k in d.keys() {
             let known = k.as_str().is_some_and(|k| {
@@ -89,6 +114,17 @@ impl DeepevalConfig {
             strict_mode: flag("strict_mode", "strictMode")?,
             ..DeepevalConfig::default()
         };
+        if let Some((v, which)) = field(d, "async_mode", "asyncMode") {
+            cfg.async_mode = lax_bool(v, &key_path(which, "async_mode", "asyncMode"))?;
+        }
+        match d.get_str("model") {
+            None | Some(Value::None) => {}
+            Some(v) => cfg.model = expect_str(v, &join(path, "model"))?,
+        }
+        match d.get_str("temperature") {
+            None | Some(Value::None) => {}
+            Some(v) => cfg.temperature = Some(lax_float(v, &join(path, "temperature"))?),
+        }
         if let Some((v, which)) = field(d, "threshold", "threshold") {
             let p = key_path(which, "threshold", "threshold");
             cfg.threshold = lax_float(v, &p)?;
@@ -116,12 +152,13 @@ impl DeepevalConfig {
         }
         if let Some((v, which)) = field(d, "available_tools", "availableTools") {
             let p = key_path(which, "available_tools", "availableTools");
-            if !matches!(v, Value::None) && !expect_list(v, &p)?.is_empty() {
-                return Err(Invalid::new(
-                    p,
-                    "available_tools needs deepeval's LLM judge, which toolscore does not run yet; \
-                     remove it to score tool calling deterministically",
-                ));
+            if !matches!(v, Value::None) {
+                let items = expect_list(v, &p)?;
+                let mut tools = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    tools.push(parse_tool(item, &join(&p, i))?);
+                }
+                cfg.available_tools = Some(tools);
             }
         }
         Ok(cfg)
@@ -136,6 +173,21 @@ pub struct DeepevalTool {
     pub output: Option<Value>,
     pub description: Option<String>,
     pub reasoning: Option<String>,
+}
+
+/// Field by field, values compared the Python way (configs compare equal
+/// when they would score alike).
+impl PartialEq for DeepevalTool {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && opt_dict_eq(
+                self.input_parameters.as_ref(),
+                other.input_parameters.as_ref(),
+            )
+            && opt_eq(self.output.as_ref(), other.output.as_ref())
+            && self.description == other.description
+            && self.reasoning == other.reasoning
+    }
 }
 
 /// The criteria: `expected_tools`.
@@ -637,7 +689,7 @@ fn tool_repr(t: &Tool<'_>) -> String {
 }
 
 fn indent_field(name: &str, formatted: &str) -> String {
-    let mut lines = formatted.split('\n');
+    let mut lines = py_splitlines(formatted).into_iter();
     let first = lines.next().unwrap_or("");
     let rest: Vec<String> = lines.map(|l| format!("    {l}")).collect();
     format!("{name}={first}\n{}", rest.join("\n"))
@@ -733,48 +785,211 @@ fn json_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
-    let called = match calls
+/// The tool-calling half of the metric: `_calculate_score()` (strict mode
+/// already applied) and `_generate_reason()`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCalling {
+    pub score: f64,
+    /// Strict mode turned the score into the int `0`.
+    pub score_is_int: bool,
+    pub reason: String,
+}
+
+/// The metric's result once a tool-selection score is combined in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combined {
+    pub score: f64,
+    pub score_is_int: bool,
+    /// The two-part reason (`_construct_final_reason`).
+    pub reason: String,
+    pub success: bool,
+    /// The effective threshold (the int 1 under strict mode).
+    pub threshold: f64,
+    pub threshold_is_int: bool,
+}
+
+/// `_calculate_score()` and `_generate_reason()`; `Err` is the exception the
+/// reference raises (`"ExcType: message"`).
+pub fn tool_calling(
+    calls: &[ToolCall],
+    criteria: &ExpectedTools,
+    cfg: &DeepevalConfig,
+) -> Result<ToolCalling, String> {
+    let called = calls
         .iter()
         .map(Tool::called)
         .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(c) => c,
-        Err(e) => return Outcome::error(format!("ValidationError: {e}")),
-    };
+        .map_err(|e| format!("ValidationError: {e}"))?;
     let expected = criteria.tools.iter().map(Tool::expected).collect();
     let scorer = Scorer::new(cfg, expected, called);
-    let (threshold, threshold_is_int) = if cfg.strict_mode {
-        (1.0, true)
-    } else {
-        (cfg.threshold, cfg.threshold_is_int)
-    };
-    let (raw, reason) = match scorer.score() {
-        Ok((raw, how)) => (raw, scorer.reason(raw, &how)),
-        Err(e) => return Outcome::error(e),
-    };
+    let (raw, how) = scorer.score()?;
+    let reason = scorer.reason(raw, &how);
+    let (threshold, _) = effective_threshold(cfg);
     // strict: a score under the threshold (1) becomes the int 0.
     let (score, score_is_int) = if cfg.strict_mode && raw < threshold {
         (0.0, true)
     } else {
         (raw, false)
     };
-    let success = score >= threshold;
-    let reason = format!(
-        "[\n\t Tool Calling Reason: {reason}\n\t Tool Selection Reason: No available tools were provided to assess tool selection criteria\n]\n"
+    Ok(ToolCalling {
+        score,
+        score_is_int,
+        reason,
+    })
+}
+
+/// `1 if strict_mode else threshold`, and whether it is a Python int.
+fn effective_threshold(cfg: &DeepevalConfig) -> (f64, bool) {
+    if cfg.strict_mode {
+        (1.0, true)
+    } else {
+        (cfg.threshold, cfg.threshold_is_int)
+    }
+}
+
+/// `measure()`'s combination: `min(tool_calling, selection)` (Python's
+/// `min`, so the first of equals and NaN never wins from the right), strict
+/// mode's int 0, the final reason and `success`.
+pub fn combine(
+    calling: &ToolCalling,
+    selection_score: f64,
+    selection_reason: &str,
+    cfg: &DeepevalConfig,
+) -> Combined {
+    let (threshold, threshold_is_int) = effective_threshold(cfg);
+    let (mut score, mut score_is_int) = if selection_score < calling.score {
+        (selection_score, false)
+    } else {
+        (calling.score, calling.score_is_int)
+    };
+    if cfg.strict_mode && score < threshold {
+        (score, score_is_int) = (0.0, true);
+    }
+    Combined {
+        score,
+        score_is_int,
+        reason: format!(
+            "[\n\t Tool Calling Reason: {}\n\t Tool Selection Reason: {selection_reason}\n]\n",
+            calling.reason
+        ),
+        success: score >= threshold,
+        threshold,
+        threshold_is_int,
+    }
+}
+
+impl Combined {
+    /// The details every deepeval result carries: reason, success, threshold.
+    pub fn details(&self) -> Map<String, Json> {
+        let mut details = Map::with_capacity(6);
+        details.insert("reason".into(), Json::String(self.reason.clone()));
+        details.insert("success".into(), Json::Bool(self.success));
+        details.insert(
+            "threshold".into(),
+            threshold_json(self.threshold, self.threshold_is_int),
+        );
+        details
+    }
+
+    /// An ok outcome with `details`.
+    pub fn outcome(&self, details: Map<String, Json>) -> Outcome {
+        let mut outcome = Outcome::ok(self.score, Json::Object(details));
+        outcome.score_is_int = self.score_is_int;
+        outcome.passed = Some(self.success);
+        outcome.threshold = Some(self.threshold);
+        outcome
+    }
+}
+
+/// The metric without an LLM judge: the selection score is deepeval's
+/// constant `ToolSelectionScore(score=1, ...)`.
+pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
+    match tool_calling(calls, criteria, cfg) {
+        Ok(calling) => {
+            let combined = combine(&calling, 1.0, NO_AVAILABLE_TOOLS_REASON, cfg);
+            combined.outcome(combined.details())
+        }
+        Err(e) => Outcome::error(e),
+    }
+}
+
+/// `measure()`'s `verbose_logs`: the expected, called and available tools
+/// as deepeval's `ToolCall.__repr__` writes them (indented by 4), then the
+/// selection score and reason. `calls` must have passed [`tool_calling`].
+pub fn verbose_logs(
+    calls: &[ToolCall],
+    criteria: &ExpectedTools,
+    available: Option<&[DeepevalTool]>,
+    selection_score: f64,
+    selection_reason: &str,
+) -> String {
+    fn listing<'a>(title: &str, tools: impl Iterator<Item = Tool<'a>>) -> String {
+        let items: Vec<String> = tools
+            .map(|t| {
+                let repr = tool_repr(&t);
+                let lines: Vec<String> = py_splitlines(&repr)
+                    .into_iter()
+                    .map(|l| format!("    {l}"))
+                    .collect();
+                lines.join("\n")
+            })
+            .collect();
+        format!("{title}:\n[\n{}\n]", items.join(",\n"))
+    }
+    let expected = listing("Expected Tools", criteria.tools.iter().map(Tool::expected));
+    let called = listing(
+        "Tools Called",
+        calls.iter().filter_map(|c| Tool::called(c).ok()),
     );
-    let mut details = Map::with_capacity(3);
-    details.insert("reason".into(), Json::String(reason));
-    details.insert("success".into(), Json::Bool(success));
-    details.insert(
-        "threshold".into(),
-        threshold_json(threshold, threshold_is_int),
-    );
-    let mut outcome = Outcome::ok(score, Json::Object(details));
-    outcome.score_is_int = score_is_int;
-    outcome.passed = Some(success);
-    outcome.threshold = Some(threshold);
-    outcome
+    let available = match available {
+        Some(tools) if !tools.is_empty() => {
+            listing("Available Tools", tools.iter().map(Tool::expected))
+        }
+        _ => "Available Tools: []".to_owned(),
+    };
+    let mut score = String::new();
+    crate::pyvalue::repr::float_repr(selection_score, &mut score);
+    format!(
+        "{expected} \n \n{called} \n \n{available} \n \nTool Selection Score: {score} \n \nTool Selection Reason: {selection_reason}"
+    )
+}
+
+/// Python's `str.splitlines()`: every Unicode line boundary, no trailing
+/// empty line.
+pub fn py_splitlines(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let boundary = matches!(
+            c,
+            '\n' | '\r'
+                | '\u{b}'
+                | '\u{c}'
+                | '\u{1c}'
+                | '\u{1d}'
+                | '\u{1e}'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        );
+        if !boundary {
+            continue;
+        }
+        lines.push(&s[start..i]);
+        let mut end = i + c.len_utf8();
+        if c == '\r'
+            && let Some(&(j, '\n')) = chars.peek()
+        {
+            chars.next();
+            end = j + 1;
+        }
+        start = end;
+    }
+    if start < s.len() {
+        lines.push(&s[start..]);
+    }
+    lines
 }
 
 fn threshold_json(t: f64, is_int: bool) -> Json {

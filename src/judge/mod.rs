@@ -9,7 +9,14 @@
 //! only moves bytes, so the same judge runs against the real HTTP client
 //! ([`http::HttpTransport`]) and a recorded script in tests.
 
+pub mod config;
 pub mod deepeval;
+pub mod deepeval_prompt;
+pub mod deepeval_reply;
+pub mod jiter_check;
+pub mod openai_models;
+pub mod http;
+pub mod metrics;
 pub mod uipath;
 
 use std::future::Future;

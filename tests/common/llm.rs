@@ -135,9 +135,8 @@ impl Recorded {
         let body = if body.is_empty() {
             Json::Null
         } else {
-            serde_json::from_slice(body).unwrap_or_else(|_| {
-                serde_json::json!({"_unparsed": String::from_utf8_lossy(body)})
-            })
+            serde_json::from_slice(body)
+                .unwrap_or_else(|_| serde_json::json!({"_unparsed": String::from_utf8_lossy(body)}))
         };
         Recorded {
             method: method.to_owned(),
@@ -182,7 +181,9 @@ pub fn compare_requests(expected: &Json, got: &[Recorded]) -> Result<(), String>
             "{} requests expected, {} sent: expected {:?}, sent {:?}",
             want.len(),
             got.len(),
-            want.iter().map(|r| (&r.method, &r.path)).collect::<Vec<_>>(),
+            want.iter()
+                .map(|r| (&r.method, &r.path))
+                .collect::<Vec<_>>(),
             got.iter().map(|r| (&r.method, &r.path)).collect::<Vec<_>>()
         ));
     }
@@ -259,7 +260,10 @@ impl Script {
                     .unwrap_or_default()
                     .into(),
             ),
-            discovery: script.get("discovery").cloned().unwrap_or(Json::Array(vec![])),
+            discovery: script
+                .get("discovery")
+                .cloned()
+                .unwrap_or(Json::Array(vec![])),
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod conformance;
 pub mod live;
 pub mod llm;
+pub mod llm_stub;
 pub mod outage;
 pub mod pg;
 pub mod pki;

@@ -1,0 +1,180 @@
+//! The real transport: HTTP(S) to a configured provider, at most
+//! `max_concurrency` requests in flight, each attempt under `timeout_ms`,
+//! answers bounded in bytes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+use super::config::{ProviderConfig, ProviderKind};
+use super::metrics::LlmMetrics;
+use super::{Endpoint, Method, Reply, Request, Transport};
+
+/// The largest answer read from a model; a chat completion is kilobytes.
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
+
+/// A configured provider, ready to call.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: Arc<str>,
+    pub kind: ProviderKind,
+    pub endpoint: Endpoint,
+    pub transport: HttpTransport,
+}
+
+/// Why a provider could not be set up; names the key at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ProviderError {
+    pub key: String,
+    pub message: String,
+}
+
+impl Provider {
+    /// Reads the provider's key and TLS files and builds its client.
+    pub fn build(
+        name: &str,
+        config: &ProviderConfig,
+        metrics: LlmMetrics,
+    ) -> Result<Provider, ProviderError> {
+        let at = |key: &str| format!("llm.providers.{name}.{key}");
+        let token = if let Some(path) = &config.api_key_file {
+            std::fs::read_to_string(path)
+                .map_err(|e| ProviderError {
+                    key: at("api_key_file"),
+                    message: format!("cannot read {}: {e}", path.display()),
+                })?
+                .trim()
+                .to_owned()
+        } else if let Some(var) = &config.api_key_env {
+            std::env::var(var).map_err(|_| ProviderError {
+                key: at("api_key_env"),
+                message: format!("the environment variable {var} is not set"),
+            })?
+        } else {
+            String::new()
+        };
+        let mut builder = reqwest::Client::builder()
+            .timeout(Duration::from_millis(config.timeout_ms))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::none());
+        if config.base_url.starts_with("https://") {
+            let tls =
+                crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])
+                    .map_err(|(key, message)| ProviderError { key, message })?;
+            builder = builder.tls_backend_preconfigured((*tls).clone());
+        }
+        let client = builder.build().map_err(|e| ProviderError {
+            key: format!("llm.providers.{name}"),
+            message: e.to_string(),
+        })?;
+        let name: Arc<str> = Arc::from(name);
+        Ok(Provider {
+            name: name.clone(),
+            kind: config.kind,
+            endpoint: Endpoint {
+                base_url: config.base_url.trim_end_matches('/').to_owned(),
+                token,
+                action_id: config.action_id.clone(),
+            },
+            transport: HttpTransport {
+                client,
+                slots: Arc::new(Semaphore::new(config.max_concurrency)),
+                provider: name,
+                metrics,
+            },
+        })
+    }
+}
+
+/// reqwest's pooled client behind a semaphore of `max_concurrency` slots.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    client: reqwest::Client,
+    slots: Arc<Semaphore>,
+    provider: Arc<str>,
+    metrics: LlmMetrics,
+}
+
+impl HttpTransport {
+    async fn attempt(&self, request: Request) -> Reply {
+        let method = match request.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+        };
+        let mut builder = self.client.request(method, &request.url);
+        for (k, v) in &request.headers {
+            builder = builder.header(k, v);
+        }
+        if let Some(body) = &request.body {
+            builder = builder
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string());
+        }
+        let mut response = match builder.send().await {
+            Ok(r) => r,
+            Err(e) => return failed(&e),
+        };
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let mut body = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                        return Reply::Failed {
+                            message: format!(
+                                "the response is larger than {MAX_RESPONSE_BYTES} bytes"
+                            ),
+                            timed_out: false,
+                        };
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return failed(&e),
+            }
+        }
+        Reply::Response {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+fn failed(e: &reqwest::Error) -> Reply {
+    // The chain's innermost cause says what happened (connection refused,
+    // a certificate refused); reqwest's own text only says "error sending".
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message = s.to_string();
+        source = s.source();
+    }
+    Reply::Failed {
+        message,
+        timed_out: e.is_timeout(),
+    }
+}
+
+impl Transport for HttpTransport {
+    async fn send(&self, request: Request) -> Reply {
+        // The semaphore is never closed, so acquiring only waits.
+        let _slot = self.slots.acquire().await;
+        let started = Instant::now();
+        let reply = self.attempt(request).await;
+        self.metrics.observe(&self.provider, &reply, started.elapsed());
+        reply
+    }
+}

@@ -1,0 +1,116 @@
+//! A loopback model server for the tests: OpenAI chat completions and the
+//! UiPath gateway routes, answering from a case's script (the same
+//! semantics as `llm::Script`) and recording every request. Optional slow
+//! answers (`delay`) for the concurrency and timeout tests.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method, Response, Uri};
+use serde_json::Value as Json;
+
+use super::llm::{Recorded, Script, canned};
+
+struct State {
+    script: Mutex<Arc<Script>>,
+    requests: Mutex<Vec<Recorded>>,
+    delay: Mutex<Duration>,
+    in_flight: std::sync::atomic::AtomicUsize,
+    max_in_flight: std::sync::atomic::AtomicUsize,
+}
+
+/// The running stub; stops with the test's runtime.
+#[derive(Clone)]
+pub struct Stub {
+    pub port: u16,
+    state: Arc<State>,
+}
+
+impl Stub {
+    /// Starts a stub on an ephemeral loopback port on the current runtime.
+    pub async fn start() -> Stub {
+        let state = Arc::new(State {
+            script: Mutex::new(Arc::new(Script::new(&Json::Null))),
+            requests: Mutex::new(Vec::new()),
+            delay: Mutex::new(Duration::ZERO),
+            in_flight: Default::default(),
+            max_in_flight: Default::default(),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let s = state.clone();
+        let app = axum::Router::new().fallback(move |method, uri, headers, body| {
+            let s = s.clone();
+            async move { handle(s, method, uri, headers, body).await }
+        });
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Stub { port, state }
+    }
+
+    /// Replaces the script and clears the log.
+    pub fn load(&self, script: &Json) {
+        *self.state.script.lock().unwrap() = Arc::new(Script::new(script));
+        self.state.requests.lock().unwrap().clear();
+    }
+
+    /// Every answer waits this long first.
+    pub fn set_delay(&self, d: Duration) {
+        *self.state.delay.lock().unwrap() = d;
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    /// The most requests that were in flight at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.state
+            .max_in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+async fn handle(
+    state: Arc<State>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    use std::sync::atomic::Ordering::SeqCst;
+    let sent: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+    let rec = Recorded::from_parts(method.as_str(), path_and_query, &sent, &body);
+    let path = rec.path.clone();
+    state.requests.lock().unwrap().push(rec);
+    let now = state.in_flight.fetch_add(1, SeqCst) + 1;
+    state.max_in_flight.fetch_max(now, SeqCst);
+    let delay = *state.delay.lock().unwrap();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let script = state.script.lock().unwrap().clone();
+    let answer = script.answer(method.as_str(), &path);
+    state.in_flight.fetch_sub(1, SeqCst);
+    let (status, headers, bytes) = canned(&answer);
+    let mut resp = Response::builder().status(status);
+    for (k, v) in headers {
+        resp = resp.header(k, v);
+    }
+    resp.body(Body::from(bytes)).unwrap()
+}
