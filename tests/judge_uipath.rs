@@ -6,12 +6,11 @@
 
 mod common;
 
-use common::llm::{LlmCase, Replay, STUB_PORT, compare_requests, load_cases};
-use serde_json::Value as Json;
-use toolscore::evaluator::{Outcome, Status};
+use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, load_cases};
+
 use toolscore::extract::{ExtractConfig, extract};
-use toolscore::judge::uipath::{self, Discovery, Kind};
-use toolscore::judge::{Endpoint, TraceView, root_span};
+use toolscore::evaluator::llm::uipath::{self, Discovery, Kind};
+use toolscore::evaluator::llm::{Endpoint, TraceView, root_span};
 use toolscore::pyvalue::Value;
 
 fn endpoint() -> Endpoint {
@@ -57,44 +56,10 @@ async fn run(case: &LlmCase, kind: Kind) -> Result<(), String> {
     .await;
     let expected = case.expected();
     compare_requests(&expected["requests"], &replay.sent())?;
-    check_outcome(expected, &outcome)
+    check_outcome(case, &outcome)
 }
 
-fn check_outcome(expected: &Json, got: &Outcome) -> Result<(), String> {
-    let want_error = expected["score_type"] == "error" || expected["score"].is_null();
-    if want_error != (got.status == Status::Error) {
-        return Err(format!(
-            "status: expected error={want_error}, got {:?} ({:?})",
-            got.status, got.error
-        ));
-    }
-    let want_score = expected["score"].as_f64();
-    let got_score = match (&expected["score_type"], got.status) {
-        // An ErrorEvaluationResult's score is 0.0; toolscore reports none.
-        (Json::String(t), Status::Error) if t == "error" => Some(0.0),
-        _ => got.score,
-    };
-    if want_score.map(f64::to_bits) != got_score.map(f64::to_bits) {
-        return Err(format!("score: expected {want_score:?}, got {got_score:?}"));
-    }
-    let want_details = serde_json::to_string(&expected["details"]).unwrap();
-    let got_details = got.details.to_string();
-    if want_details != got_details {
-        return Err(format!(
-            "details:\nexpected {want_details}\n     got {got_details}"
-        ));
-    }
-    let want_err = expected["error"].as_str();
-    if want_err != got.error.as_deref() {
-        return Err(format!(
-            "error:\nexpected {want_err:?}\n     got {:?}",
-            got.error
-        ));
-    }
-    Ok(())
-}
-
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn uipath_llm_judge_cases() {
     let cases = load_cases();
     let mut failures = Vec::new();
@@ -119,7 +84,7 @@ async fn uipath_llm_judge_cases() {
 
 /// A 503 is retried up to five attempts in all, then reported. (`Retry-After: 0`
 /// keeps the test from waiting: the backoff itself is unit-tested.)
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn retries_then_give_up() {
     let error = serde_json::json!({"status": 503, "body": {"error": "busy"}, "headers": {"Retry-After": "0"}});
     let script = serde_json::json!({
@@ -164,7 +129,7 @@ async fn retries_then_give_up() {
 
 /// The discovery reply is fetched once per cache, and its
 /// `shouldSkipTemperature` drops the temperature.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn discovery_is_cached_and_drops_temperature() {
     let ok = serde_json::json!({"status": 200, "body": {
         "id": "c", "object": "chat.completion", "created": 1, "model": "m",
@@ -214,7 +179,7 @@ async fn discovery_is_cached_and_drops_temperature() {
 }
 
 /// Errors raised before `evaluate()` send nothing and carry no score.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn errors_before_evaluate() {
     let loads = |s: &str| toolscore::pyvalue::json::loads(s).unwrap();
     let empty = TraceView {

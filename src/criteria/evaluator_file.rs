@@ -89,7 +89,7 @@ pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, L
     let Some(kind) = EvaluatorType::parse(&type_id) else {
         if type_id.starts_with("uipath-") {
             return unsupported(format!(
-                "{type_id} is not a tool-call evaluator toolscore runs (LLM-judged and output evaluators are not supported)"
+                "{type_id} is not an evaluator toolscore runs (it runs the tool-call evaluators and the LLM judges `uipath-llm-judge-trajectory-similarity`, `-trajectory-simulation`, `-output-semantic-similarity` and `-output-strict-json-similarity`)"
             ));
         }
         return Err(LoadError::new(

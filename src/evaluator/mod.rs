@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod common;
+pub mod llm;
 pub mod count;
 pub mod order;
 pub mod output;
@@ -35,15 +36,27 @@ pub enum EvaluatorType {
     Output,
     #[serde(rename = "deepeval-tool-correctness")]
     ToolCorrectness,
+    #[serde(rename = "uipath-llm-judge-trajectory-similarity")]
+    JudgeTrajectory,
+    #[serde(rename = "uipath-llm-judge-trajectory-simulation")]
+    JudgeSimulation,
+    #[serde(rename = "uipath-llm-judge-output-semantic-similarity")]
+    JudgeOutputSemantic,
+    #[serde(rename = "uipath-llm-judge-output-strict-json-similarity")]
+    JudgeOutputStrictJson,
 }
 
 impl EvaluatorType {
-    pub const ALL: [EvaluatorType; 5] = [
+    pub const ALL: [EvaluatorType; 9] = [
         EvaluatorType::Count,
         EvaluatorType::Order,
         EvaluatorType::Args,
         EvaluatorType::Output,
         EvaluatorType::ToolCorrectness,
+        EvaluatorType::JudgeTrajectory,
+        EvaluatorType::JudgeSimulation,
+        EvaluatorType::JudgeOutputSemantic,
+        EvaluatorType::JudgeOutputStrictJson,
     ];
 
     /// The canonical type id (UiPath's `evaluatorTypeId` for the UiPath ones).
@@ -54,6 +67,19 @@ impl EvaluatorType {
             EvaluatorType::Args => "uipath-tool-call-args",
             EvaluatorType::Output => "uipath-tool-call-output",
             EvaluatorType::ToolCorrectness => "deepeval-tool-correctness",
+            other => other.judge_kind().map_or("", |k| k.id()),
+        }
+    }
+
+    /// The UiPath LLM judge this type is, if it is one.
+    pub fn judge_kind(self) -> Option<llm::uipath::Kind> {
+        use llm::uipath::Kind;
+        match self {
+            EvaluatorType::JudgeTrajectory => Some(Kind::TrajectorySimilarity),
+            EvaluatorType::JudgeSimulation => Some(Kind::TrajectorySimulation),
+            EvaluatorType::JudgeOutputSemantic => Some(Kind::OutputSemanticSimilarity),
+            EvaluatorType::JudgeOutputStrictJson => Some(Kind::OutputStrictJsonSimilarity),
+            _ => None,
         }
     }
 
@@ -80,6 +106,7 @@ impl EvaluatorType {
             EvaluatorType::Args => "ToolCallArgsEvaluator",
             EvaluatorType::Output => "ToolCallOutputEvaluator",
             EvaluatorType::ToolCorrectness => "ToolCorrectnessMetric",
+            other => other.judge_kind().map_or("", |k| k.default_name()),
         }
     }
 }
@@ -92,6 +119,8 @@ pub enum Config {
     Args { strict: bool, subset: bool },
     Output { strict: bool },
     ToolCorrectness(tool_correctness::DeepevalConfig),
+    /// A UiPath LLM judge (`llm::uipath`).
+    Judge(Box<llm::uipath::JudgeConfig>),
 }
 
 /// Criteria validated for one evaluator type.
@@ -102,6 +131,9 @@ pub enum Criteria {
     Args(args::ArgsCriteria),
     Output(output::OutputCriteria),
     ToolCorrectness(tool_correctness::ExpectedTools),
+    /// A UiPath LLM judge's criteria, checked when bound and kept as given:
+    /// the judge reads them as the reference does, at evaluation.
+    Judge(Value),
 }
 
 /// Why criteria could not be bound; the messages follow the reference's
@@ -122,6 +154,9 @@ pub enum CriteriaError {
     /// deepeval's pydantic `ToolCall` refused an expected tool.
     #[error("ValidationError: invalid expected tool at {0}")]
     InvalidExpectedTool(Invalid),
+    /// A UiPath LLM judge refused them (the reference's `code: title: detail`).
+    #[error("{0}")]
+    Judge(String),
 }
 
 /// A configured evaluator, ready to run.
@@ -184,7 +219,17 @@ impl Evaluator {
         self.evaluate(calls, criteria)
     }
 
-    /// Scores `calls` against validated criteria.
+    /// Whether scoring calls a model (`crate::judge` runs these).
+    pub fn needs_model(&self) -> bool {
+        match &self.config {
+            Config::Judge(_) => true,
+            Config::ToolCorrectness(cfg) => llm::deepeval::needs_model(cfg),
+            _ => false,
+        }
+    }
+
+    /// Scores `calls` against validated criteria, without a model: an
+    /// evaluator that [needs one](Self::needs_model) gives an error outcome.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
         let mut outcome = self.score(calls, criteria);
         if let (Some(t), Some(score)) = (self.threshold, outcome.score)
@@ -197,6 +242,13 @@ impl Evaluator {
     }
 
     fn score(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
+        if self.needs_model() {
+            return Outcome::error(format!(
+                "{} ({}) is LLM-judged and was run without a model provider",
+                self.id,
+                self.kind.id()
+            ));
+        }
         match (&self.config, criteria) {
             (Config::Count { strict }, Criteria::Count(c)) => count::evaluate(calls, c, *strict),
             (Config::Order { strict }, Criteria::Order(c)) => order::evaluate(calls, c, *strict),
@@ -226,6 +278,10 @@ pub fn default_config(kind: EvaluatorType) -> Config {
         EvaluatorType::ToolCorrectness => {
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::default())
         }
+        other => match other.judge_kind() {
+            Some(kind) => Config::Judge(Box::new(llm::uipath::JudgeConfig::defaults(kind))),
+            None => Config::Count { strict: false },
+        },
     }
 }
 
@@ -258,6 +314,10 @@ pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Co
         EvaluatorType::ToolCorrectness => {
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::parse(config, path)?)
         }
+        other => match other.judge_kind() {
+            Some(kind) => Config::Judge(Box::new(llm::uipath::parse_config(kind, config, path)?)),
+            None => Config::Count { strict: false },
+        },
     })
 }
 
@@ -273,6 +333,13 @@ pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria,
         EvaluatorType::ToolCorrectness => {
             Criteria::ToolCorrectness(tool_correctness::parse_criteria(criteria)?)
         }
+        other => match other.judge_kind() {
+            Some(kind) => {
+                llm::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
+                Criteria::Judge(criteria.clone())
+            }
+            None => return Err(CriteriaError::Missing),
+        },
     })
 }
 

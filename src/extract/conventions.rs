@@ -70,6 +70,12 @@ pub struct ExtractConfig {
     pub synthesized_attribute: String,
     /// The tool-call id; a call with an id is matched by id only (the reference rule).
     pub id_attribute: String,
+    /// The root span's attribute holding the agent's input: what the LLM
+    /// judges read as deepeval's `input` and UiPath's `agent_input`.
+    pub root_input_attribute: String,
+    /// The root span's attribute holding the agent's output: UiPath's
+    /// `workload_output`.
+    pub root_output_attribute: String,
 }
 
 impl Default for ExtractConfig {
@@ -78,6 +84,8 @@ impl Default for ExtractConfig {
             conventions: default_conventions(),
             synthesized_attribute: "tool.synthesized".into(),
             id_attribute: "tool.id".into(),
+            root_input_attribute: "input.value".into(),
+            root_output_attribute: "output.value".into(),
         }
     }
 }
@@ -98,6 +106,8 @@ impl ExtractConfig {
             .chain([
                 self.synthesized_attribute.as_str(),
                 self.id_attribute.as_str(),
+                self.root_input_attribute.as_str(),
+                self.root_output_attribute.as_str(),
             ])
     }
 }

@@ -9,7 +9,7 @@ use tokio::sync::Semaphore;
 
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
-use super::{Endpoint, Method, Reply, Request, Transport};
+use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
 
 /// The largest answer read from a model; a chat completion is kilobytes.
 pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -55,6 +55,10 @@ impl Provider {
         } else {
             String::new()
         };
+        // reqwest panics when building a client with no process-wide
+        // provider, even for plaintext: the binaries install one in `main`,
+        // this covers the library's other users.
+        crate::tls::install_default_provider();
         let mut builder = reqwest::Client::builder()
             .timeout(Duration::from_millis(config.timeout_ms))
             .pool_idle_timeout(Duration::from_secs(60))

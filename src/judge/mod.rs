@@ -1,127 +1,218 @@
-//! The LLM-judged evaluators: deepeval's tool selection and UiPath's LLM
-//! judges, reproducing the requests the reference libraries send and the
-//! scores they derive from the model's answers (`conformance/llm/README.md`).
-//!
-//! A judge is an async function of a trace, its evaluator's config and
-//! criteria, and a [`Transport`]: it builds the reference's exact requests,
-//! applies the reference's retry rules to the replies, and turns the answer
-//! (or the failure) into an [`Outcome`] as the reference would. The transport
-//! only moves bytes, so the same judge runs against the real HTTP client
-//! ([`http::HttpTransport`]) and a recorded script in tests.
+//! Calling the models of the LLM-judged evaluators: the configured
+//! providers (`llm:`), their HTTP client, and the dispatch of an evaluator
+//! to its judge (`crate::evaluator::llm`).
 
 pub mod config;
-pub mod deepeval;
-pub mod deepeval_prompt;
-pub mod deepeval_reply;
-pub mod jiter_check;
-pub mod openai_models;
 pub mod http;
 pub mod metrics;
-pub mod uipath;
 
-use std::future::Future;
+use crate::evaluator::llm::uipath::Discovery;
+use crate::evaluator::llm::{self, TraceView};
+use crate::evaluator::{Config, Criteria, CriteriaError, Evaluator, EvaluatorType, Outcome};
+use crate::pyvalue::Value;
+use crate::span::AttrValue;
 
-use serde_json::Value as Json;
+use config::{LlmConfig, ProviderKind};
+use http::{Provider, ProviderError};
+use metrics::LlmMetrics;
 
-use crate::extract::ToolCall;
-use crate::span::{AttrValue, Span};
-
-/// The HTTP methods the references use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    Get,
-    Post,
+/// The providers the judges call, built once for the process: deepeval's
+/// tool selection calls the `openai` one, UiPath's judges the `uipath` one.
+/// A judge whose provider is missing gives an error outcome naming why.
+pub struct Judges {
+    openai: Result<Provider, String>,
+    uipath: Result<Provider, String>,
+    /// UiPath's model discovery, cached for the process as the reference does.
+    discovery: Discovery,
 }
 
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-        }
+impl Judges {
+    /// No provider at all: every LLM-judged evaluator reports an error.
+    pub fn unconfigured() -> Judges {
+        Judges::build(&LlmConfig::default(), &LlmMetrics::default()).unwrap_or_else(|_| Judges {
+            openai: Err("no provider".into()),
+            uipath: Err("no provider".into()),
+            discovery: Discovery::new(),
+        })
     }
-}
 
-/// One request a judge sends, as the reference sends it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    pub method: Method,
-    /// The full URL, query string included.
-    pub url: String,
-    /// Header names as the reference writes them; the transport adds
-    /// `content-type: application/json` when there is a body.
-    pub headers: Vec<(String, String)>,
-    /// The JSON body, key order as the reference writes it (sent compact).
-    pub body: Option<Json>,
-}
-
-/// What came back for one request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    Response {
-        status: u16,
-        /// Header names lower-cased.
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    },
-    /// No response: the connection failed or the attempt timed out. The
-    /// message names the cause (`connection refused`, `timed out`).
-    Failed { message: String, timed_out: bool },
-}
-
-impl Reply {
-    /// A header's value (names compared case-insensitively).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        match self {
-            Reply::Response { headers, .. } => headers
+    /// Reads every configured provider's key and TLS files.
+    pub fn build(config: &LlmConfig, metrics: &LlmMetrics) -> Result<Judges, ProviderError> {
+        let mut built = Vec::with_capacity(config.providers.len());
+        for (name, p) in &config.providers {
+            built.push(Provider::build(name, p, metrics.clone())?);
+        }
+        let pick = |kind: ProviderKind| -> Result<Provider, String> {
+            let name = config.provider_for(kind)?;
+            built
                 .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str()),
-            Reply::Failed { .. } => None,
+                .find(|p| &*p.name == name)
+                .cloned()
+                .ok_or_else(|| format!("no provider named {name:?}"))
+        };
+        Ok(Judges {
+            openai: pick(ProviderKind::Openai),
+            uipath: pick(ProviderKind::Uipath),
+            discovery: Discovery::new(),
+        })
+    }
+
+    /// Scores one evaluator against bound criteria, calling its model if it
+    /// has one.
+    pub async fn evaluate(
+        &self,
+        ev: &Evaluator,
+        criteria: &Criteria,
+        view: TraceView<'_>,
+    ) -> Outcome {
+        match (&ev.config, criteria) {
+            // The reference's evaluation runtime never sets simulation
+            // instructions (uipath `eval/runtime/runtime.py`): "".
+            (Config::Judge(_), Criteria::Judge(v)) => self.uipath(ev, Some(v), view, "").await,
+            // With the key present, even empty, deepeval reports the
+            // LLM path's details (`verbose_logs`, `evaluation_cost`); a
+            // request is made only for a non-empty list.
+            (Config::ToolCorrectness(cfg), Criteria::ToolCorrectness(expected))
+                if cfg.available_tools.is_some() =>
+            {
+                let input = deepeval_input(view.input);
+                match &self.openai {
+                    Ok(p) => {
+                        llm::deepeval::evaluate(
+                            &p.transport,
+                            &p.endpoint,
+                            view.calls,
+                            expected,
+                            cfg,
+                            &input,
+                        )
+                        .await
+                    }
+                    Err(why) if ev.needs_model() => no_provider(ev, why),
+                    Err(why) => {
+                        let none = NoProvider(why.clone());
+                        let endpoint = llm::Endpoint {
+                            base_url: String::new(),
+                            token: String::new(),
+                            action_id: None,
+                        };
+                        llm::deepeval::evaluate(&none, &endpoint, view.calls, expected, cfg, &input)
+                            .await
+                    }
+                }
+            }
+            _ => ev.evaluate(view.calls, criteria),
         }
+    }
+
+    /// [`evaluate`](Self::evaluate) with criteria as given (`None`: the
+    /// evaluator's default), as `POST /v1/evaluate` and the conformance
+    /// cases pass them: criteria errors are error outcomes.
+    /// `simulation_instructions` fill UiPath's `{{SimulationInstructions}}`
+    /// (the reference's runtime passes `""`).
+    pub async fn evaluate_value(
+        &self,
+        ev: &Evaluator,
+        criteria: Option<&Value>,
+        view: TraceView<'_>,
+        simulation_instructions: &str,
+    ) -> Outcome {
+        if matches!(ev.config, Config::Judge(_)) {
+            // The judge applies its own default and raises as the reference does.
+            return self
+                .uipath(ev, criteria, view, simulation_instructions)
+                .await;
+        }
+        let parsed;
+        let bound = match criteria {
+            Some(v) => match ev.parse_criteria(v) {
+                Ok(c) => {
+                    parsed = c;
+                    &parsed
+                }
+                Err(e) => return Outcome::error(e.to_string()),
+            },
+            None => match &ev.default_criteria {
+                Some(c) => c,
+                None => {
+                    let e = match ev.kind {
+                        EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
+                        _ => CriteriaError::Missing,
+                    };
+                    return Outcome::error(e.to_string());
+                }
+            },
+        };
+        self.evaluate(ev, bound, view).await
+    }
+
+    async fn uipath(
+        &self,
+        ev: &Evaluator,
+        criteria: Option<&Value>,
+        view: TraceView<'_>,
+        simulation_instructions: &str,
+    ) -> Outcome {
+        let (Config::Judge(cfg), Some(kind)) = (&ev.config, ev.kind.judge_kind()) else {
+            return ev.evaluate(view.calls, &Criteria::Judge(Value::None));
+        };
+        let provider = match &self.uipath {
+            Ok(p) => p,
+            Err(why) => return no_provider(ev, why),
+        };
+        llm::uipath::evaluate(
+            &provider.transport,
+            &provider.endpoint,
+            &self.discovery,
+            kind,
+            cfg,
+            criteria,
+            view,
+            simulation_instructions,
+        )
+        .await
     }
 }
 
-/// Moves a judge's requests to the model and back. One call is one
-/// attempt: retries are the judge's (they follow each reference's rules).
-pub trait Transport: Send + Sync {
-    fn send(&self, request: Request) -> impl Future<Output = Reply> + Send;
+/// The transport of a judge that has no provider but needs no request
+/// either (deepeval with an empty `available_tools`).
+struct NoProvider(String);
+
+impl llm::Transport for NoProvider {
+    fn send(&self, _: llm::Request) -> impl std::future::Future<Output = llm::Reply> + Send {
+        std::future::ready(llm::Reply::Failed {
+            message: self.0.clone(),
+            timed_out: false,
+        })
+    }
 }
 
-/// A model endpoint as a judge sees it: where to send and the credential.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    /// The base URL without a trailing slash: `https://api.openai.com/v1`
-    /// for an OpenAI-compatible endpoint, `https://cloud.uipath.com/org/tenant`
-    /// for the UiPath gateway.
-    pub base_url: String,
-    /// The API key or bearer token (`Authorization: Bearer …`).
-    pub token: String,
-    /// UiPath only: `X-UiPath-LlmGateway-ActionId` (the eval set run id)
-    /// when set.
-    pub action_id: Option<String>,
+fn no_provider(ev: &Evaluator, why: &str) -> Outcome {
+    Outcome::error(format!(
+        "{} ({}) calls a model, but {why}",
+        ev.id,
+        ev.kind.id()
+    ))
 }
 
-/// What the judges read from a trace.
-#[derive(Debug, Clone, Copy)]
-pub struct TraceView<'a> {
-    /// Every span of the trace, in the order received.
-    pub spans: &'a [Span],
-    /// The tool calls extraction made (the deterministic evaluators' input).
-    pub calls: &'a [ToolCall],
-    /// The root span's input attribute (`input.value` unless configured):
-    /// deepeval's `LLMTestCase.input`, UiPath's `agent_input`.
-    pub input: Option<&'a AttrValue>,
-    /// The root span's output attribute (`output.value` unless configured):
-    /// UiPath's `workload_output`.
-    pub output: Option<&'a AttrValue>,
+/// deepeval's `LLMTestCase.input`: the root span's input as a string, `""`
+/// when there is none.
+fn deepeval_input(input: Option<&AttrValue>) -> String {
+    input.map(AttrValue::py_str).unwrap_or_default()
 }
 
-/// The root span: the earliest-starting span without a parent (ties: the
-/// smaller span id).
-pub fn root_span(spans: &[Span]) -> Option<&Span> {
-    spans
-        .iter()
-        .filter(|s| s.is_root())
-        .min_by_key(|s| (s.start_time_unix_nano, s.span_id))
+/// The judges' view of a trace: its spans, its tool calls, and the root
+/// span's input and output attributes as `extract` names them.
+pub fn trace_view<'a>(
+    spans: &'a [crate::span::Span],
+    calls: &'a [crate::extract::ToolCall],
+    extract: &crate::extract::ExtractConfig,
+) -> TraceView<'a> {
+    let root = llm::root_span(spans);
+    TraceView {
+        spans,
+        calls,
+        input: root.and_then(|r| r.attr(&extract.root_input_attribute)),
+        output: root.and_then(|r| r.attr(&extract.root_output_attribute)),
+    }
 }

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use serde_json::Value as Json;
-use toolscore::judge::{Method, Reply, Request, Transport};
+use toolscore::evaluator::llm::{Method, Reply, Request, Transport};
+use toolscore::evaluator::{Outcome, Status};
 
-use super::conformance::{self, Case};
+use super::conformance::{self, Case, canonical_reason};
 
 /// The stub's port placeholder in the recorded requests and error texts.
 pub const STUB_PORT: &str = "{STUB_PORT}";
@@ -378,3 +379,103 @@ fn dump(v: &Json, out: &mut String) {
         }
     }
 }
+
+/// Checks an outcome against the case's expected score, details and error
+/// (the stub's port placeholder already replaced by the caller).
+pub fn check_outcome(case: &LlmCase, got: &Outcome) -> Result<(), String> {
+    check_expected(case, case.expected(), got)
+}
+
+/// [`check_outcome`] against `expected` (a copy of the case's with the
+/// port filled in, for the HTTP runs).
+pub fn check_expected(case: &LlmCase, expected: &Json, got: &Outcome) -> Result<(), String> {
+    if case.case.evaluator_type == "tool-correctness-llm" {
+        check_deepeval(expected, got)
+    } else {
+        check_uipath(expected, got)
+    }
+}
+
+/// deepeval: an exception is the error text; otherwise the score, its int
+/// flag, and every detail exactly (the reason modulo the set order of its
+/// deterministic part, as in `conformance.rs`).
+fn check_deepeval(expected: &Json, got: &Outcome) -> Result<(), String> {
+    if let Some(err) = expected["error"].as_str() {
+        return match &got.error {
+            Some(e) if e == err => Ok(()),
+            other => Err(format!("error:\nexpected {err:?}\n     got {other:?}")),
+        };
+    }
+    if let Some(e) = &got.error {
+        return Err(format!("unexpected error {e}"));
+    }
+    let want = expected["score"].as_f64().ok_or("no expected score")?;
+    let score = got.score.ok_or("no score")?;
+    if score.to_bits() != want.to_bits() {
+        return Err(format!("score: expected {want}, got {score}"));
+    }
+    let ed = &expected["details"];
+    if ed["score_is_int"].as_bool() != Some(got.score_is_int) {
+        return Err(format!("score_is_int: expected {}", ed["score_is_int"]));
+    }
+    let details = got.details.to_json();
+    let (Some(want), Some(have)) = (ed.as_object(), details.as_object()) else {
+        return Err(format!("details are not objects: {details}"));
+    };
+    let want_keys: Vec<&String> = want.keys().collect();
+    let have_keys: Vec<&String> = have.keys().collect();
+    if want_keys != have_keys {
+        return Err(format!(
+            "detail keys: expected {want_keys:?}, got {have_keys:?}"
+        ));
+    }
+    for (k, v) in want {
+        let h = &have[k];
+        let same = if k == "reason" {
+            canonical_reason(v.as_str().unwrap_or("")) == canonical_reason(h.as_str().unwrap_or(""))
+        } else {
+            serde_json::to_string(v).ok() == serde_json::to_string(h).ok()
+        };
+        if !same {
+            return Err(format!("details.{k}:\nexpected {v}\n     got {h}"));
+        }
+    }
+    Ok(())
+}
+
+/// uipath: status, score (an `ErrorEvaluationResult`'s 0.0 is no score
+/// here), details as JSON text (key order counts) and error.
+fn check_uipath(expected: &Json, got: &Outcome) -> Result<(), String> {
+    let want_error = expected["score_type"] == "error" || expected["score"].is_null();
+    if want_error != (got.status == Status::Error) {
+        return Err(format!(
+            "status: expected error={want_error}, got {:?} ({:?})",
+            got.status, got.error
+        ));
+    }
+    let want_score = expected["score"].as_f64();
+    let got_score = match (&expected["score_type"], got.status) {
+        // An ErrorEvaluationResult's score is 0.0; toolscore reports none.
+        (Json::String(t), Status::Error) if t == "error" => Some(0.0),
+        _ => got.score,
+    };
+    if want_score.map(f64::to_bits) != got_score.map(f64::to_bits) {
+        return Err(format!("score: expected {want_score:?}, got {got_score:?}"));
+    }
+    let want_details = serde_json::to_string(&expected["details"]).unwrap();
+    let got_details = got.details.to_string();
+    if want_details != got_details {
+        return Err(format!(
+            "details:\nexpected {want_details}\n     got {got_details}"
+        ));
+    }
+    let want_err = expected["error"].as_str();
+    if want_err != got.error.as_deref() {
+        return Err(format!(
+            "error:\nexpected {want_err:?}\n     got {:?}",
+            got.error
+        ));
+    }
+    Ok(())
+}
+

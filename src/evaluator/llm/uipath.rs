@@ -32,7 +32,7 @@ pub use output::TargetKey;
 
 use crate::evaluator::Outcome;
 use crate::evaluator::common::{Invalid, field, join, lax_bool, lax_float};
-use crate::judge::{Endpoint, TraceView, Transport};
+use crate::evaluator::llm::{Endpoint, TraceView, Transport};
 use crate::pyvalue::{Dict, Int, Value};
 use crate::span::AttrValue;
 use pydantic::{Errors, LineError, Loc};
@@ -147,7 +147,7 @@ pub enum Criteria {
 }
 
 /// An LLM judge's `evaluatorConfig`, validated.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JudgeConfig {
     pub kind: Kind,
     pub name: String,
@@ -162,6 +162,45 @@ pub struct JudgeConfig {
     /// Output judges only (`"*"` for trajectory judges).
     pub target_output_key: TargetKey,
     pub default_criteria: Option<Criteria>,
+}
+
+/// Python's `==` on the criteria values (`Config` is compared in tests).
+impl PartialEq for Criteria {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                Criteria::Trajectory {
+                    expected_agent_behavior: a,
+                },
+                Criteria::Trajectory {
+                    expected_agent_behavior: b,
+                },
+            ) => a == b,
+            (
+                Criteria::Output { expected_output: a },
+                Criteria::Output { expected_output: b },
+            ) => a.py_eq(b),
+            _ => false,
+        }
+    }
+}
+
+impl JudgeConfig {
+    /// The config of an empty `evaluatorConfig`.
+    pub fn defaults(kind: Kind) -> JudgeConfig {
+        let (actual, expected) = kind.placeholders();
+        JudgeConfig {
+            kind,
+            name: kind.default_name().to_owned(),
+            description: String::new(),
+            prompt: prompt::auto_append(kind.default_prompt(), actual, expected),
+            model: String::new(),
+            temperature: 0.0,
+            max_tokens: None,
+            target_output_key: TargetKey::All,
+            default_criteria: None,
+        }
+    }
 }
 
 /// Validates `evaluatorConfig` (camelCase or snake_case keys; unknown keys

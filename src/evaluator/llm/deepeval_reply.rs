@@ -4,8 +4,8 @@
 //! mode, or plain `create`), `trim_and_load_json`, `ToolSelectionScore`
 //! validation and the cost.
 
-use crate::judge::jiter_check;
-use crate::judge::openai_models::ModelData;
+use super::jiter_check;
+use super::openai_models::ModelData;
 use crate::pyvalue::{self, Int, Value};
 
 /// An exception the reference raises: its class and `str()`.
