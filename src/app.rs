@@ -131,8 +131,19 @@ pub fn start(
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
+    for ev in binder.catalog.evaluators.values().filter(|e| e.needs_model()) {
+        tracing::warn!(evaluator = %ev.id, r#type = %ev.kind.id(), "evaluator skipped in live evaluation: it is LLM-judged, and LLM judges run only in `toolscore eval` and `POST /v1/evaluate` so far");
+    }
     let mut metrics = Metrics::new();
     let security = crate::security::Security::load(&config, &metrics)?;
+    // A provider whose key or TLS files cannot be used fails start-up.
+    let llm_metrics = crate::judge::metrics::LlmMetrics::register(&mut metrics.registry);
+    let judges = Arc::new(
+        crate::judge::Judges::build(&config.llm, &llm_metrics).map_err(|e| {
+            let file = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
+            LoadError::new(file, e.key, e.message)
+        })?,
+    );
     crate::security::warn_exposed(&config);
     let exporter_stop = CancellationToken::new();
     // A TLS file of `exporter.tls` that cannot be used fails start-up.
@@ -187,6 +198,7 @@ pub fn start(
             exporter: exporter.map(|(handle, task)| (handle, task, exporter_stop)),
             wal,
             security,
+            judges,
         },
     ));
     Ok(Running {
@@ -219,6 +231,8 @@ struct Optional {
     wal: Option<(crate::wal::Wal, crate::wal::Replay)>,
     /// Each listener's TLS and token check.
     security: crate::security::Security,
+    /// The model providers of `POST /v1/evaluate`'s LLM judges.
+    judges: Arc<crate::judge::Judges>,
 }
 
 async fn run(
@@ -232,6 +246,7 @@ async fn run(
         exporter,
         wal,
         security,
+        judges,
     }: Optional,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
@@ -416,6 +431,7 @@ async fn run(
             failed: failed.clone(),
             config: config.api.clone(),
             shutdown: shutdown.clone(),
+            judges: judges.clone(),
         });
         let mut router = crate::api::http::router(state);
         if let Some(guard) = security.api_http.guard.clone() {

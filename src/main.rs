@@ -63,6 +63,12 @@ enum Command {
         /// [default: eval.case.id, eval_item_id, evalId].
         #[arg(long = "binding-attribute", value_name = "KEY")]
         binding_attributes: Vec<String>,
+        /// A toolscore config file whose `llm` providers the LLM-judged
+        /// evaluators call (and whose `extract` settings apply). Without
+        /// one, providers come from OPENAI_API_KEY [OPENAI_BASE_URL] and
+        /// UIPATH_URL + UIPATH_ACCESS_TOKEN, as the reference libraries read them.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Send a sample agent trace to a running `toolscore serve` over OTLP/gRPC
     /// and print its scores (a first run with no agent at hand).
@@ -115,6 +121,7 @@ fn main() -> ExitCode {
             output,
             min_score,
             binding_attributes,
+            config,
         } => cli::eval::run(&EvalArgs {
             eval_set,
             evaluators,
@@ -122,6 +129,7 @@ fn main() -> ExitCode {
             output,
             min_score,
             binding_attributes,
+            config,
         })
         .into(),
         Command::Demo {

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::llm::{LlmCase, check_expected, compare_requests, load_cases, with_port};
+use common::llm::{
+    LlmCase, check_expected, compare_requests, load_cases, outcome_of_json, with_port,
+};
 use common::llm_stub::Stub;
 use toolscore::evaluator::{self, Evaluator, EvaluatorType};
 use toolscore::extract::{ExtractConfig, extract};
@@ -93,4 +95,78 @@ async fn every_llm_case_over_http_matches_the_reference() {
         cases.len(),
         failures.join("\n\n")
     );
+}
+
+/// `POST /v1/evaluate` runs the same judges: every case as an inline
+/// evaluator, the service's providers pointing at the stub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluate_endpoint_runs_the_judges() {
+    let stub = Stub::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = common::service::test_config();
+    config.llm = stub_config(&stub, dir.path());
+    let running = common::service::start(config).await;
+    let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
+    let http = common::http();
+    let mut failures = Vec::new();
+    let cases = load_cases();
+    // The simulation cases fill `{{SimulationInstructions}}`, which the
+    // service (as the reference's runtime) leaves empty. The service keeps
+    // UiPath's model discovery for the process, as the reference does: only
+    // the first judge asks, so the GETs are left out of the comparison, and
+    // so are the cases whose discovery reply differs from the first's.
+    let fresh_discovery = |c: &&LlmCase| {
+        c.script()["discovery"]
+            .as_array()
+            .is_none_or(|d| d.is_empty())
+    };
+    for case in cases
+        .iter()
+        .filter(|c| c.simulation_instructions().is_empty())
+        .filter(fresh_discovery)
+    {
+        stub.load(case.script());
+        let line: serde_json::Value = serde_json::from_str(&case.case.line).unwrap();
+        let ty = match case.case.evaluator_type.as_str() {
+            "tool-correctness-llm" => "deepeval-tool-correctness",
+            other => other,
+        };
+        let mut body = common::live::case_otlp_json(&case.case);
+        body["evaluators"] =
+            serde_json::json!([{"id": "e", "type": ty, "config": line["evaluator"]["config"]}]);
+        if !line["criteria"].is_null() {
+            body["criteria"] = serde_json::json!({"e": line["criteria"]});
+        }
+        let resp = http.post(&url).json(&body).send().await.unwrap();
+        let status = resp.status().as_u16();
+        let got: serde_json::Value = resp.json().await.unwrap();
+        let expected: serde_json::Value =
+            serde_json::from_str(&with_port(&case.expected().to_string(), stub.port)).unwrap();
+        let posts = |r: &serde_json::Value| r["method"] == "POST";
+        let want_posts: Vec<serde_json::Value> = expected["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| posts(r))
+            .cloned()
+            .collect();
+        let sent: Vec<_> = stub
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        let verdict = match status {
+            200 => compare_requests(&serde_json::Value::from(want_posts), &sent).and_then(|()| {
+                check_expected(case, &expected, &outcome_of_json(&got["scores"][0]))
+            }),
+            // No criteria and no default: refused before anything runs.
+            400 if line["criteria"].is_null() && expected["score"].is_null() => Ok(()),
+            other => Err(format!("HTTP {other}: {got}")),
+        };
+        if let Err(e) = verdict {
+            failures.push(format!("{}: {e}", case.id()));
+        }
+    }
+    running.stop().await.unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -42,6 +42,8 @@ pub struct ApiState {
     pub config: ApiConfig,
     /// Ends long-polls when the service starts shutting down.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// The model providers `POST /v1/evaluate`'s LLM-judged evaluators call.
+    pub judges: Arc<crate::judge::Judges>,
 }
 
 /// An API error: `{"error": {"code", "message"}}` with the table's status.
@@ -506,11 +508,41 @@ async fn evaluate(
 ) -> ApiResult<axum::Json<Json>> {
     let started = Instant::now();
     let st2 = st.clone();
-    let record = tokio::task::spawn_blocking(move || evaluate_body(&st2, &body))
-        .await
-        .map_err(|e| ApiError::new(ErrorKind::Internal, e.to_string()))??;
+    let (mut record, spans, judged) =
+        tokio::task::spawn_blocking(move || evaluate_body(&st2, &body))
+            .await
+            .map_err(|e| ApiError::new(ErrorKind::Internal, e.to_string()))??;
+    if !judged.is_empty() {
+        // The LLM-judged scores, awaited together (each provider bounds its
+        // own concurrency), then put in their places in the evaluator order.
+        let calls = extract::extract(&spans, &st.extract);
+        let view = crate::judge::trace_view(&spans, &calls, &st.extract);
+        let outcomes = futures_util::future::join_all(
+            judged
+                .iter()
+                .map(|j| st.judges.evaluate(&j.evaluator, &j.criteria, view)),
+        )
+        .await;
+        for (j, outcome) in judged.iter().zip(outcomes) {
+            let score = Score {
+                evaluator_id: j.evaluator.id.clone(),
+                evaluator_type: j.evaluator.kind,
+                outcome: outcome.into(),
+            };
+            let at = j.index.min(record.scores.len());
+            record.scores.insert(at, score);
+        }
+    }
     st.metrics.record_evaluation(&record, started.elapsed());
     Ok(axum::Json(scores_json(&record)))
+}
+
+/// An LLM-judged evaluator of a `POST /v1/evaluate`, scored after the
+/// others: `index` is its place in the evaluator order.
+struct Judged {
+    index: usize,
+    evaluator: Arc<crate::evaluator::Evaluator>,
+    criteria: crate::evaluator::Criteria,
 }
 
 fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> ApiError {
@@ -520,7 +552,11 @@ fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> Api
     )
 }
 
-fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
+/// The record with every score that needs no model, the trace's spans, and
+/// the LLM-judged evaluators still to score.
+type Evaluated = (TraceRecord, Arc<Vec<crate::span::Span>>, Vec<Judged>);
+
+fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     let text = std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?;
     let parsed = crate::otlp_json::parse_object(text).map_err(|e| invalid(&e.path, &e.message))?;
     if let Some(r) = parsed.rejected.first() {
@@ -557,19 +593,37 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<TraceRecord> {
         due: std::time::Instant::now(),
         pin: Default::default(),
     };
+    let spans = ready.spans.clone();
     match json.get("evaluators") {
-        None | Some(Json::Null) => Ok(evaluate_ready(
-            &st.binder,
-            &st.extract,
-            &ready,
-            SystemTime::now(),
-        )),
+        None | Some(Json::Null) => {
+            let record = evaluate_ready(&st.binder, &st.extract, &ready, SystemTime::now());
+            // `evaluate_ready` leaves the LLM judges out (they do not run
+            // live yet); here they are scored and awaited.
+            let judged = st
+                .binder
+                .bind(&spans)
+                .map(|b| {
+                    b.evaluators
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, ie)| ie.evaluator.needs_model())
+                        .map(|(index, ie)| Judged {
+                            index,
+                            evaluator: ie.evaluator.clone(),
+                            criteria: (*ie.criteria).clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok((record, spans, judged))
+        }
         Some(list) => {
             // Configs and criteria become Python values: read them as the
             // references read their files, with `json.loads` (serde_json
             // would make `-0` and integers past 64 bits floats).
             let py = crate::pyvalue::json::loads(text).map_err(|e| invalid("(body)", e))?;
-            evaluate_inline(st, &ready, list, json.get("criteria"), &py)
+            let (record, judged) = evaluate_inline(st, &ready, list, json.get("criteria"), &py)?;
+            Ok((record, spans, judged))
         }
     }
 }
@@ -595,7 +649,7 @@ fn evaluate_inline(
     list: &Json,
     criteria: Option<&Json>,
     py: &PyValue,
-) -> ApiResult<TraceRecord> {
+) -> ApiResult<(TraceRecord, Vec<Judged>)> {
     let Json::Array(items) = list else {
         return Err(invalid(
             "evaluators",
@@ -614,6 +668,7 @@ fn evaluate_inline(
     };
     let calls = extract::extract(&ready.spans, &st.extract);
     let mut scores = Vec::with_capacity(items.len());
+    let mut judged = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("evaluators[{i}]");
         let id = item["id"]
@@ -639,7 +694,7 @@ fn evaluate_inline(
         };
         let ev = crate::criteria::build_evaluator(id, kind, &config, &format!("{path}.config"))
             .map_err(|e| invalid(&e.path, &e.message))?;
-        let outcome = match criteria.get(id) {
+        let bound = match criteria.get(id) {
             None | Some(Json::Null) => {
                 let Some(c) = &ev.default_criteria else {
                     return Err(invalid(
@@ -647,19 +702,26 @@ fn evaluate_inline(
                         "no criteria given and the evaluator has no defaultEvaluationCriteria",
                     ));
                 };
-                ev.evaluate(&calls, c)
+                c.clone()
             }
             Some(_) => {
                 let c = py_field(py, "criteria")
                     .and_then(PyValue::as_dict)
                     .and_then(|m| m.get_str(id))
                     .unwrap_or(&PyValue::None);
-                let parsed = ev
-                    .parse_criteria(c)
-                    .map_err(|e| invalid(format!("criteria.{id}"), e))?;
-                ev.evaluate(&calls, &parsed)
+                ev.parse_criteria(c)
+                    .map_err(|e| invalid(format!("criteria.{id}"), e))?
             }
         };
+        if ev.is_llm_judged() {
+            judged.push(Judged {
+                index: i,
+                evaluator: Arc::new(ev),
+                criteria: bound,
+            });
+            continue;
+        }
+        let outcome = ev.evaluate(&calls, &bound);
         scores.push(Score {
             evaluator_id: ev.id.clone(),
             evaluator_type: kind,
@@ -674,7 +736,7 @@ fn evaluate_inline(
     };
     record.binding = None;
     record.scores = scores;
-    Ok(record)
+    Ok((record, judged))
 }
 
 /// Whether any score of a record errored (for tests and callers).

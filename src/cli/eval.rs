@@ -12,6 +12,7 @@ use super::Exit;
 use crate::criteria::{BindingConfig, Catalog, EvalItem, EvalSet, LoadError, find_binding_value};
 use crate::evaluator::{Outcome, Status};
 use crate::extract::{self, ExtractConfig};
+use crate::judge::Judges;
 use crate::otlp_json;
 use crate::span::{Span, TraceId};
 
@@ -26,6 +27,9 @@ pub struct EvalArgs {
     pub min_score: Option<f64>,
     /// Overrides the binding attributes (default: `eval.case.id`, `eval_item_id`, `evalId`).
     pub binding_attributes: Vec<String>,
+    /// A toolscore config file: its `llm` providers (the LLM judges') and
+    /// `extract` settings are used.
+    pub config: Option<PathBuf>,
 }
 
 /// Why the run could not start (exit code 2).
@@ -33,6 +37,12 @@ pub struct EvalArgs {
 pub enum UsageError {
     #[error(transparent)]
     Load(#[from] LoadError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("{0}")]
+    Provider(#[from] crate::judge::http::ProviderError),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
     #[error("{file}: {message}")]
     Traces { file: String, message: String },
     #[error("cannot write {file}: {source}")]
@@ -99,19 +109,25 @@ pub fn load_traces(
     Ok(traces)
 }
 
-/// Evaluates each trace against the eval-set item it is bound to.
-pub fn evaluate<'a>(
+/// Traces whose LLM judges are awaited at once; each provider's
+/// `max_concurrency` bounds the requests in flight.
+const TRACES_IN_FLIGHT: usize = 64;
+
+/// Evaluates each trace against the eval-set item it is bound to, calling
+/// the models of LLM-judged evaluators through `judges`.
+pub async fn evaluate<'a>(
     set: &'a EvalSet,
     catalog: &'a Catalog,
     traces: &IndexMap<TraceId, Vec<Span>>,
     binding: &BindingConfig,
+    extract_cfg: &ExtractConfig,
+    judges: &Judges,
     messages: &mut Vec<String>,
 ) -> Vec<TraceResult<'a>> {
-    let extract_cfg = ExtractConfig::default();
+    use futures_util::StreamExt;
     let progress = progress_bar(traces.len());
-    let mut results = Vec::new();
+    let mut bound = Vec::new();
     for (trace_id, spans) in traces {
-        progress.inc(1);
         let Some(item_id) = find_binding_value(spans, binding) else {
             messages.push(format!(
                 "warning: trace {trace_id} has none of the binding attributes {:?}; not evaluated",
@@ -129,23 +145,39 @@ pub fn evaluate<'a>(
                 continue;
             }
         };
-        let calls = extract::extract(spans, &extract_cfg);
-        let outcomes = item
-            .evaluators
-            .iter()
-            .map(|ie| {
-                (
-                    ie.evaluator.clone(),
-                    ie.evaluator.evaluate(&calls, &ie.criteria),
-                )
-            })
-            .collect();
-        results.push(TraceResult {
-            trace_id: *trace_id,
-            item,
-            outcomes,
-        });
+        bound.push((*trace_id, spans, item));
     }
+    let progress = &progress;
+    let results = futures_util::stream::iter(bound)
+        .map(|(trace_id, spans, item)| async move {
+            let calls = extract::extract(spans, extract_cfg);
+            let view = crate::judge::trace_view(spans, &calls, extract_cfg);
+            // LLM judges without a provider are skipped (`run` warns).
+            let runnable: Vec<_> = item
+                .evaluators
+                .iter()
+                .filter(|ie| judges.missing_provider(&ie.evaluator).is_none())
+                .collect();
+            let outcomes = futures_util::future::join_all(
+                runnable
+                    .iter()
+                    .map(|ie| judges.evaluate(&ie.evaluator, &ie.criteria, view)),
+            )
+            .await;
+            progress.inc(1);
+            TraceResult {
+                trace_id,
+                item,
+                outcomes: runnable
+                    .iter()
+                    .map(|ie| ie.evaluator.clone())
+                    .zip(outcomes)
+                    .collect(),
+            }
+        })
+        .buffered(TRACES_IN_FLIGHT)
+        .collect()
+        .await;
     progress.finish_and_clear();
     results
 }
@@ -266,6 +298,12 @@ pub fn run(args: &EvalArgs) -> Exit {
 }
 
 fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
+    let config = match &args.config {
+        Some(path) => crate::config::Config::load(path)?,
+        None => crate::config::Config::default(),
+    };
+    let llm = config.llm.clone().with_environment(|k| std::env::var(k).ok());
+    let judges = Judges::build(&llm, &crate::judge::metrics::LlmMetrics::default())?;
     let (catalog, set) = load_catalog(args)?;
     let mut messages = Vec::new();
     for skipped in &set.skipped {
@@ -273,6 +311,18 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
             messages.push(format!(
                 "warning: evaluator {:?} ({}) is skipped: {}",
                 u.id, u.type_id, u.reason
+            ));
+        }
+    }
+    // Without a provider, an LLM judge is skipped (one warning) rather than
+    // reported as an error on every trace.
+    // (`evaluate` leaves them out.)
+    for ev in &set.evaluators {
+        if let Some(why) = judges.missing_provider(ev) {
+            messages.push(format!(
+                "warning: evaluator {:?} ({}) is skipped: it calls a model, but {why} (use --config with llm.providers, or set OPENAI_API_KEY / UIPATH_URL and UIPATH_ACCESS_TOKEN)",
+                ev.id,
+                ev.kind.id()
             ));
         }
     }
@@ -284,7 +334,19 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
             attributes: args.binding_attributes.clone(),
         }
     };
-    let results = evaluate(&set, &catalog, &traces, &binding, &mut messages);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(UsageError::Runtime)?;
+    let results = runtime.block_on(evaluate(
+        &set,
+        &catalog,
+        &traces,
+        &binding,
+        &config.extract,
+        &judges,
+        &mut messages,
+    ));
     let report = report(&set, &results, args.min_score, messages);
     let mut text = serde_json::to_string_pretty(&report.json).unwrap_or_default();
     text.push('\n');

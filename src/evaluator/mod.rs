@@ -228,6 +228,17 @@ impl Evaluator {
         }
     }
 
+    /// Whether the evaluator is configured as an LLM judge, whether or not
+    /// it has a request to make (deepeval with `available_tools: []` makes
+    /// none, but reports the LLM path's details).
+    pub fn is_llm_judged(&self) -> bool {
+        match &self.config {
+            Config::Judge(_) => true,
+            Config::ToolCorrectness(cfg) => cfg.available_tools.is_some(),
+            _ => false,
+        }
+    }
+
     /// Scores `calls` against validated criteria, without a model: an
     /// evaluator that [needs one](Self::needs_model) gives an error outcome.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {

@@ -57,6 +57,18 @@ impl Judges {
         })
     }
 
+    /// Why `ev` cannot run: it needs a model and its provider is missing.
+    pub fn missing_provider(&self, ev: &Evaluator) -> Option<&str> {
+        if !ev.needs_model() {
+            return None;
+        }
+        let provider = match ev.config {
+            Config::Judge(_) => &self.uipath,
+            _ => &self.openai,
+        };
+        provider.as_ref().err().map(String::as_str)
+    }
+
     /// Scores one evaluator against bound criteria, calling its model if it
     /// has one.
     pub async fn evaluate(
