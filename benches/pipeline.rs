@@ -206,6 +206,8 @@ fn criteria(kind: EvaluatorType, calls: usize) -> serde_json::Value {
         EvaluatorType::ToolCorrectness => {
             serde_json::json!({"expectedTools": names.iter().map(|n| serde_json::json!({"name": n})).collect::<Vec<_>>()})
         }
+        // The LLM judges call a model: not measured here.
+        _ => serde_json::Value::Null,
     }
 }
 

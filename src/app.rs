@@ -131,7 +131,12 @@ pub fn start(
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
-    for ev in binder.catalog.evaluators.values().filter(|e| e.needs_model()) {
+    for ev in binder
+        .catalog
+        .evaluators
+        .values()
+        .filter(|e| e.needs_model())
+    {
         tracing::warn!(evaluator = %ev.id, r#type = %ev.kind.id(), "evaluator skipped in live evaluation: it is LLM-judged, and LLM judges run only in `toolscore eval` and `POST /v1/evaluate` so far");
     }
     let mut metrics = Metrics::new();

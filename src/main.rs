@@ -155,6 +155,11 @@ fn validate(file: &std::path::Path) -> ExitCode {
             // Certificates, keys, CA bundles and token sources exist and parse.
             toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
             toolscore::security::check_clients(&config)?;
+            // The model providers' key and TLS files.
+            toolscore::judge::Judges::build(
+                &config.llm,
+                &toolscore::judge::metrics::LlmMetrics::default(),
+            )?;
             Ok(())
         });
     match result {

@@ -25,6 +25,9 @@ fn traces_fixture() -> PathBuf {
 fn toolscore(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(args)
+        // No model provider from the environment: the LLM judge is skipped.
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("UIPATH_URL")
         .output()
         .unwrap()
 }
@@ -240,4 +243,101 @@ fn legacy_eval_sets_and_bad_usage_exit_2() {
 
     let out = toolscore(&["eval", "--traces", "x.json"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// With a model provider, the sample's `trajectory.json` (an LLM judge)
+/// runs: one discovery GET, then one chat request per trace whose prompt
+/// is the file's, its run history the trace's tool calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weather_example_runs_the_trajectory_judge_with_a_provider() {
+    let stub = common::llm_stub::Stub::start().await;
+    let answer = serde_json::json!({"status": 200, "body": {
+        "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025-04-14",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "t", "name": "submit_evaluation",
+                "arguments": {"justification": "Called the expected tools.", "score": 85}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}});
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces.jsonl");
+    std::fs::write(&traces, common::weather::traces_jsonl(&eval_set_json())).unwrap();
+    let eval_set = eval_set_path(&example_dir());
+    // Once with a config file naming the provider, once with the
+    // environment variables the uipath SDK reads.
+    let config = dir.path().join("toolscore.yaml");
+    std::fs::write(dir.path().join("token"), "stub-token\n").unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "llm:\n  providers:\n    gateway:\n      kind: uipath\n      base_url: {}/org/tenant\n      api_key_file: {}\n",
+            stub.base_url(),
+            dir.path().join("token").display()
+        ),
+    )
+    .unwrap();
+    let with_config = vec![
+        "eval".to_owned(),
+        "--eval-set".into(),
+        eval_set.display().to_string(),
+        "--traces".into(),
+        traces.display().to_string(),
+        "--config".into(),
+        config.display().to_string(),
+    ];
+    for (args, env) in [
+        (with_config.clone(), vec![]),
+        (
+            with_config[..5].to_vec(),
+            vec![
+                ("UIPATH_URL", format!("{}/org/tenant", stub.base_url())),
+                ("UIPATH_ACCESS_TOKEN", "stub-token".to_owned()),
+            ],
+        ),
+    ] {
+        stub.load(&serde_json::json!({"responses": vec![answer.clone(); 5], "discovery": []}));
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_toolscore"))
+                .args(&args)
+                .envs(env)
+                .env_remove("OPENAI_API_KEY")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+        assert!(!stderr.contains("skipped"), "{stderr}");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+        for r in report["evaluationSetResults"].as_array().unwrap() {
+            let run = &r["evaluationRunResults"][0];
+            assert_eq!(run["evaluatorId"], "TrajectoryEvaluator", "{r}");
+            assert_eq!(run["result"]["score"], 0.85, "{run}");
+            assert_eq!(
+                run["result"]["details"]["justification"],
+                "Called the expected tools."
+            );
+        }
+        let sent = stub.requests();
+        assert_eq!(
+            sent.len(),
+            6,
+            "one discovery GET, five chat POSTs: {sent:?}"
+        );
+        assert_eq!(sent[0].method, "GET");
+        for post in &sent[1..] {
+            assert_eq!(
+                post.headers["x-uipath-llmgateway-normalizedapi-modelname"],
+                "gpt-4.1-2025-04-14"
+            );
+            assert_eq!(post.headers["authorization"], "Bearer stub-token");
+            let prompt = post.body["messages"][1]["content"].as_str().unwrap();
+            assert!(
+                prompt.starts_with("Evaluate the agent's execution trajectory")
+                    && prompt.contains("Tool: get_temperature")
+                    && prompt.contains("Expected Agent Behavior: The agent should "),
+                "{prompt}"
+            );
+        }
+    }
 }

@@ -6,9 +6,9 @@
 mod common;
 
 use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, load_cases};
+use toolscore::evaluator::llm::{Endpoint, deepeval, root_span};
 use toolscore::evaluator::{self, Config, EvaluatorType, tool_correctness};
 use toolscore::extract::{ExtractConfig, extract};
-use toolscore::evaluator::llm::{Endpoint, deepeval, root_span};
 use toolscore::span::AttrValue;
 
 fn endpoint() -> Endpoint {

@@ -8,9 +8,9 @@ mod common;
 
 use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, load_cases};
 
-use toolscore::extract::{ExtractConfig, extract};
 use toolscore::evaluator::llm::uipath::{self, Discovery, Kind};
 use toolscore::evaluator::llm::{Endpoint, TraceView, root_span};
+use toolscore::extract::{ExtractConfig, extract};
 use toolscore::pyvalue::Value;
 
 fn endpoint() -> Endpoint {

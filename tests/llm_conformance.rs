@@ -39,7 +39,12 @@ fn evaluator(case: &LlmCase) -> Evaluator {
         other => EvaluatorType::parse(other).unwrap(),
     };
     let mut ev = Evaluator::with_defaults("case", kind);
-    let config = case.case.config.as_dict().cloned().unwrap_or_else(Dict::new);
+    let config = case
+        .case
+        .config
+        .as_dict()
+        .cloned()
+        .unwrap_or_else(Dict::new);
     ev.config = evaluator::parse_config(kind, &config, "config").unwrap();
     assert!(ev.needs_model() || case.case.evaluator_type == "tool-correctness-llm");
     ev

@@ -302,7 +302,10 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
         Some(path) => crate::config::Config::load(path)?,
         None => crate::config::Config::default(),
     };
-    let llm = config.llm.clone().with_environment(|k| std::env::var(k).ok());
+    let llm = config
+        .llm
+        .clone()
+        .with_environment(|k| std::env::var(k).ok());
     let judges = Judges::build(&llm, &crate::judge::metrics::LlmMetrics::default())?;
     let (catalog, set) = load_catalog(args)?;
     let mut messages = Vec::new();

@@ -7,8 +7,8 @@
 
 pub mod args;
 pub mod common;
-pub mod llm;
 pub mod count;
+pub mod llm;
 pub mod order;
 pub mod output;
 pub mod stage;
@@ -114,10 +114,19 @@ impl EvaluatorType {
 /// An evaluator's validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Config {
-    Count { strict: bool },
-    Order { strict: bool },
-    Args { strict: bool, subset: bool },
-    Output { strict: bool },
+    Count {
+        strict: bool,
+    },
+    Order {
+        strict: bool,
+    },
+    Args {
+        strict: bool,
+        subset: bool,
+    },
+    Output {
+        strict: bool,
+    },
     ToolCorrectness(tool_correctness::DeepevalConfig),
     /// A UiPath LLM judge (`llm::uipath`).
     Judge(Box<llm::uipath::JudgeConfig>),

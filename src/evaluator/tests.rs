@@ -1719,13 +1719,18 @@ fn row_63_deepeval_available_tools_need_a_model() {
         "config",
     );
     match result {
-        Ok(Config::ToolCorrectness(cfg)) => assert!(crate::evaluator::llm::deepeval::needs_model(&cfg)),
+        Ok(Config::ToolCorrectness(cfg)) => {
+            assert!(crate::evaluator::llm::deepeval::needs_model(&cfg))
+        }
         other => panic!("{other:?}"),
     }
     for config in [r#"{"available_tools": []}"#, r#"{"available_tools": null}"#] {
         match parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config") {
             Ok(Config::ToolCorrectness(cfg)) => {
-                assert!(!crate::evaluator::llm::deepeval::needs_model(&cfg), "{config}")
+                assert!(
+                    !crate::evaluator::llm::deepeval::needs_model(&cfg),
+                    "{config}"
+                )
             }
             other => panic!("{config}: {other:?}"),
         }

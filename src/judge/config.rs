@@ -126,7 +126,11 @@ impl LlmConfig {
                     Some(p) if p.kind != kind => {
                         return Err((
                             key.into(),
-                            format!("{name:?} is a {} provider, not {}", p.kind.as_str(), kind.as_str()),
+                            format!(
+                                "{name:?} is a {} provider, not {}",
+                                p.kind.as_str(),
+                                kind.as_str()
+                            ),
                         ));
                     }
                     Some(_) => {}
@@ -174,8 +178,8 @@ impl LlmConfig {
     pub fn with_environment(mut self, env: impl Fn(&str) -> Option<String>) -> LlmConfig {
         let has = |c: &LlmConfig, k: ProviderKind| c.providers.values().any(|p| p.kind == k);
         if !has(&self, ProviderKind::Openai) && env("OPENAI_API_KEY").is_some() {
-            let base_url = env("OPENAI_BASE_URL")
-                .unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
+            let base_url =
+                env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
             self.providers
                 .entry("openai".to_owned())
                 .or_insert_with(|| {

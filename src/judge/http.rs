@@ -64,9 +64,8 @@ impl Provider {
             .pool_idle_timeout(Duration::from_secs(60))
             .redirect(reqwest::redirect::Policy::none());
         if config.base_url.starts_with("https://") {
-            let tls =
-                crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])
-                    .map_err(|(key, message)| ProviderError { key, message })?;
+            let tls = crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])
+                .map_err(|(key, message)| ProviderError { key, message })?;
             builder = builder.tls_backend_preconfigured((*tls).clone());
         }
         let client = builder.build().map_err(|e| ProviderError {
@@ -178,7 +177,8 @@ impl Transport for HttpTransport {
         let _slot = self.slots.acquire().await;
         let started = Instant::now();
         let reply = self.attempt(request).await;
-        self.metrics.observe(&self.provider, &reply, started.elapsed());
+        self.metrics
+            .observe(&self.provider, &reply, started.elapsed());
         reply
     }
 }

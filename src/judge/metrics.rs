@@ -70,7 +70,9 @@ impl LlmMetrics {
                 500..=599 => "5xx",
                 _ => "other",
             },
-            Reply::Failed { timed_out: true, .. } => "timeout",
+            Reply::Failed {
+                timed_out: true, ..
+            } => "timeout",
             Reply::Failed { .. } => "error",
         };
         self.requests

@@ -479,7 +479,6 @@ fn check_uipath(expected: &Json, got: &Outcome) -> Result<(), String> {
     Ok(())
 }
 
-
 /// A score as the HTTP API shows it, as an [`Outcome`] for the checks.
 pub fn outcome_of_json(score: &Json) -> Outcome {
     Outcome {

@@ -176,10 +176,9 @@ impl PartialEq for Criteria {
                     expected_agent_behavior: b,
                 },
             ) => a == b,
-            (
-                Criteria::Output { expected_output: a },
-                Criteria::Output { expected_output: b },
-            ) => a.py_eq(b),
+            (Criteria::Output { expected_output: a }, Criteria::Output { expected_output: b }) => {
+                a.py_eq(b)
+            }
             _ => false,
         }
     }

@@ -39,6 +39,10 @@ type Models = HashMap<String, Value>;
 #[derive(Debug, Default)]
 pub struct Discovery {
     cache: Mutex<HashMap<String, Arc<Models>>>,
+    /// One fetch at a time: judges started together wait for the first
+    /// one's reply instead of each asking (the reference, evaluating one
+    /// item after another, asks once).
+    fetching: tokio::sync::Mutex<()>,
 }
 
 impl Discovery {
@@ -53,15 +57,21 @@ impl Discovery {
     }
 
     /// Whether `model` rejects `temperature`: `should_skip_temperature`.
-    /// The lock is not held across the fetch: as in the reference, racing
-    /// evaluations may both fetch.
     async fn skips_temperature<T: Transport>(
         &self,
         transport: &T,
         endpoint: &Endpoint,
         model: &str,
     ) -> Result<bool, String> {
-        let cached = self.lock().get(&endpoint.base_url).cloned();
+        let mut cached = self.lock().get(&endpoint.base_url).cloned();
+        // Held until this call has fetched and cached (or not) the reply.
+        let _fetching = if cached.is_none() {
+            let guard = self.fetching.lock().await;
+            cached = self.lock().get(&endpoint.base_url).cloned();
+            Some(guard)
+        } else {
+            None
+        };
         let models = match cached {
             Some(m) => m,
             None => match fetch_models(transport, endpoint).await {

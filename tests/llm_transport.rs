@@ -1,0 +1,176 @@
+//! The model providers' HTTP client against the loopback stub: at most
+//! `max_concurrency` requests in flight, each attempt under `timeout_ms`,
+//! requests counted in `toolscore_llm_*`, and configuration errors that
+//! name their key.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::llm_stub::Stub;
+use toolscore::evaluator::llm::{Method, Reply, Request, Transport};
+use toolscore::judge::config::LlmConfig;
+use toolscore::judge::http::Provider;
+use toolscore::judge::metrics::LlmMetrics;
+
+fn provider_config(yaml: &str) -> LlmConfig {
+    let config: LlmConfig = serde_yaml_ng::from_str(yaml).unwrap();
+    config.validate().unwrap();
+    config
+}
+
+fn chat(stub: &Stub) -> Request {
+    Request {
+        method: Method::Post,
+        url: format!("{}/v1/chat/completions", stub.base_url()),
+        headers: vec![("authorization".into(), "Bearer k".into())],
+        body: Some(serde_json::json!({"model": "m"})),
+    }
+}
+
+fn ok() -> serde_json::Value {
+    serde_json::json!({"status": 200, "body": {"ok": true}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_in_flight_are_bounded_and_slow_ones_time_out() {
+    let stub = Stub::start().await;
+    stub.load(&serde_json::json!({"responses": vec![ok(); 6]}));
+    stub.set_delay(Duration::from_millis(300));
+    let config = provider_config(&format!(
+        "providers:\n  p:\n    kind: openai\n    base_url: {}/v1\n    max_concurrency: 2\n    timeout_ms: 5000\n",
+        stub.base_url()
+    ));
+    let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
+    let metrics = LlmMetrics::register(&mut registry);
+    let p = Provider::build("p", &config.providers["p"], metrics.clone()).unwrap();
+    let replies =
+        futures_util::future::join_all((0..6).map(|_| p.transport.send(chat(&stub)))).await;
+    for r in &replies {
+        assert!(matches!(r, Reply::Response { status: 200, .. }), "{r:?}");
+    }
+    assert_eq!(stub.max_in_flight(), 2, "max_concurrency 2");
+
+    // An answer slower than timeout_ms is a timed-out attempt.
+    stub.set_delay(Duration::from_secs(3));
+    let config = provider_config(&format!(
+        "providers:\n  p:\n    kind: openai\n    base_url: {}/v1\n    timeout_ms: 100\n",
+        stub.base_url()
+    ));
+    let slow = Provider::build("p", &config.providers["p"], metrics).unwrap();
+    match slow.transport.send(chat(&stub)).await {
+        Reply::Failed { timed_out, .. } => assert!(timed_out),
+        other => panic!("{other:?}"),
+    }
+
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains(r#"toolscore_llm_requests_total{provider="p",outcome="2xx"} 6"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"toolscore_llm_requests_total{provider="p",outcome="timeout"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("toolscore_llm_request_seconds_count"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_failed_attempt() {
+    // A port that was bound and released: nothing listens there.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let config = provider_config(&format!(
+        "providers:\n  p:\n    kind: uipath\n    base_url: http://127.0.0.1:{port}/org/tenant\n"
+    ));
+    let p = Provider::build("p", &config.providers["p"], LlmMetrics::default()).unwrap();
+    let request = Request {
+        method: Method::Get,
+        url: format!("http://127.0.0.1:{port}/org/tenant/agenthub_/llm/api/discovery"),
+        headers: vec![],
+        body: None,
+    };
+    match p.transport.send(request).await {
+        Reply::Failed { timed_out, message } => {
+            assert!(!timed_out);
+            assert!(!message.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn configuration_errors_name_the_key() {
+    let bad = |yaml: &str| -> (String, String) {
+        let config: LlmConfig = serde_yaml_ng::from_str(yaml).unwrap();
+        config.validate().unwrap_err()
+    };
+    assert_eq!(
+        bad("providers:\n  p:\n    kind: openai\n    base_url: ftp://x\n").0,
+        "llm.providers.p.base_url"
+    );
+    assert_eq!(
+        bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\n    max_concurrency: 0\n")
+            .0,
+        "llm.providers.p.max_concurrency"
+    );
+    assert_eq!(
+        bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\n    api_key_file: /a\n    api_key_env: B\n").0,
+        "llm.providers.p.api_key_file"
+    );
+    assert_eq!(
+        bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\n    tls:\n      insecure_skip_verify: true\n").0,
+        "llm.providers.p.tls"
+    );
+    let (key, message) =
+        bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\nuipath_provider: p\n");
+    assert_eq!(key, "llm.uipath_provider");
+    assert!(message.contains("openai"), "{message}");
+    assert_eq!(bad("deepeval_provider: nope\n").0, "llm.deepeval_provider");
+    // Files are read when the provider is built.
+    let config = provider_config(
+        "providers:\n  p:\n    kind: openai\n    base_url: http://x\n    api_key_file: /nonexistent/key\n",
+    );
+    let e = Provider::build("p", &config.providers["p"], LlmMetrics::default()).unwrap_err();
+    assert_eq!(e.key, "llm.providers.p.api_key_file");
+    // Two providers of a kind and none named: the judges say which key to set.
+    let two = provider_config(
+        "providers:\n  a:\n    kind: openai\n    base_url: http://x\n  b:\n    kind: openai\n    base_url: http://y\n",
+    );
+    let why = two
+        .provider_for(toolscore::judge::config::ProviderKind::Openai)
+        .unwrap_err();
+    assert!(why.contains("llm.deepeval_provider"), "{why}");
+}
+
+/// The references' environment variables give providers where none of
+/// that kind is configured, and never replace a configured one.
+#[test]
+fn providers_from_the_environment() {
+    let env = |k: &str| match k {
+        "OPENAI_API_KEY" => Some("sk".to_owned()),
+        "UIPATH_URL" => Some("https://cloud.uipath.com/org/tenant".to_owned()),
+        _ => None,
+    };
+    let config = LlmConfig::default().with_environment(env);
+    assert_eq!(
+        config.providers["openai"].base_url,
+        "https://api.openai.com/v1"
+    );
+    assert_eq!(
+        config.providers["uipath"].api_key_env.as_deref(),
+        Some("UIPATH_ACCESS_TOKEN")
+    );
+    let configured =
+        provider_config("providers:\n  mine:\n    kind: openai\n    base_url: http://x\n");
+    let config = configured.with_environment(env);
+    assert!(!config.providers.contains_key("openai"));
+    assert!(config.providers.contains_key("uipath"));
+}
