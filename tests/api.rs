@@ -269,7 +269,9 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         .iter()
         .find(|e| e["id"] == "TrajectoryEvaluator")
         .unwrap();
-    assert_eq!(trajectory["status"], "unsupported");
+    assert_eq!(trajectory["status"], "supported");
+    assert_eq!(trajectory["llm_judged"], true);
+    assert_eq!(trajectory["type"], "uipath-llm-judge-trajectory-similarity");
     let sets: Json = http
         .get(format!("{base}/eval-sets"))
         .send()
@@ -280,10 +282,7 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         .unwrap();
     assert_eq!(sets["eval_sets"][0]["id"], "WeatherToolsEval");
     assert_eq!(sets["eval_sets"][0]["items"].as_array().unwrap().len(), 5);
-    assert_eq!(
-        sets["eval_sets"][0]["skipped_evaluators"],
-        json!(["TrajectoryEvaluator"])
-    );
+    assert_eq!(sets["eval_sets"][0]["skipped_evaluators"], json!([]));
 
     // A weather trace bound by its item id, through OTLP/HTTP JSON.
     let eval_set: Json = serde_json::from_str(

@@ -111,6 +111,14 @@ pub fn api() -> &'static Api {
             failed: toolscore::supervise::Failed::default(),
             config: config.api.clone(),
             shutdown: tokio_util::sync::CancellationToken::new(),
+            // No model providers: an LLM judge in a fuzzed body is an error score.
+            judges: Arc::new(
+                toolscore::judge::Judges::build(
+                    &config.llm,
+                    &toolscore::judge::metrics::LlmMetrics::default(),
+                )
+                .expect("no provider to build"),
+            ),
         });
         let router = toolscore::api::http::router(state);
         Api { rt, router }

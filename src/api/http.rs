@@ -421,6 +421,9 @@ async fn list_evaluators(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
                 "description": e.description,
                 "status": "supported",
                 "has_default_criteria": e.default_criteria.is_some(),
+                // Scored by `POST /v1/evaluate` only: the live pipeline
+                // skips LLM judges so far.
+                "llm_judged": e.is_llm_judged(),
             })
         })
         .collect();

@@ -1,5 +1,7 @@
 //! The evaluators: pure functions of a trace's tool calls, an evaluator's
-//! config and the bound criteria. No I/O, no clock.
+//! config and the bound criteria. No I/O, no clock — except the LLM judges
+//! (`llm/`), which call a model through a `Transport` their caller supplies
+//! (`crate::judge`).
 //!
 //! Each evaluator lives in its own file with its config, its criteria and
 //! its scoring, reproducing the reference implementation (uipath 2.14.44,
@@ -205,27 +207,28 @@ impl Evaluator {
     /// The reference's `validate_and_evaluate_criteria`: `None` means "use
     /// the default criteria"; invalid or missing criteria are an error outcome.
     pub fn evaluate_value(&self, calls: &[ToolCall], criteria: Option<&Value>) -> Outcome {
-        let parsed;
-        let criteria = match criteria {
-            Some(v) => match self.parse_criteria(v) {
-                Ok(c) => {
-                    parsed = c;
-                    &parsed
-                }
-                Err(e) => return Outcome::error(e.to_string()),
-            },
+        match self.bind_criteria(criteria) {
+            Ok(c) => self.evaluate(calls, &c),
+            Err(e) => Outcome::error(e.to_string()),
+        }
+    }
+
+    /// Criteria as given, validated, or (`None`) the evaluator's default.
+    pub fn bind_criteria(
+        &self,
+        criteria: Option<&Value>,
+    ) -> Result<std::borrow::Cow<'_, Criteria>, CriteriaError> {
+        use std::borrow::Cow;
+        match criteria {
+            Some(v) => self.parse_criteria(v).map(Cow::Owned),
             None => match &self.default_criteria {
-                Some(c) => c,
-                None => {
-                    let e = match self.kind {
-                        EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
-                        _ => CriteriaError::Missing,
-                    };
-                    return Outcome::error(e.to_string());
-                }
+                Some(c) => Ok(Cow::Borrowed(c)),
+                None => Err(match self.kind {
+                    EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
+                    _ => CriteriaError::Missing,
+                }),
             },
-        };
-        self.evaluate(calls, criteria)
+        }
     }
 
     /// Whether scoring calls a model (`crate::judge` runs these).

@@ -768,6 +768,13 @@ fn dump_key(k: &Value) -> String {
 }
 
 fn json_str(s: &str, out: &mut String) {
+    py_json_str(s, false, out);
+}
+
+/// A string as Python's `json.dumps` writes it: `ensure_ascii` escapes
+/// everything outside printable ASCII (as UTF-16 units), else only the
+/// quote, the backslash and control characters.
+pub(crate) fn py_json_str(s: &str, ensure_ascii: bool, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -778,7 +785,13 @@ fn json_str(s: &str, out: &mut String) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            ' '..='~' => out.push(c),
+            c if ensure_ascii || (c as u32) < 0x20 => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
             c => out.push(c),
         }
     }

@@ -8,7 +8,7 @@ pub mod metrics;
 
 use crate::evaluator::llm::uipath::Discovery;
 use crate::evaluator::llm::{self, TraceView};
-use crate::evaluator::{Config, Criteria, CriteriaError, Evaluator, EvaluatorType, Outcome};
+use crate::evaluator::{Config, Criteria, Evaluator, Outcome};
 use crate::pyvalue::Value;
 use crate::span::AttrValue;
 
@@ -27,15 +27,6 @@ pub struct Judges {
 }
 
 impl Judges {
-    /// No provider at all: every LLM-judged evaluator reports an error.
-    pub fn unconfigured() -> Judges {
-        Judges::build(&LlmConfig::default(), &LlmMetrics::default()).unwrap_or_else(|_| Judges {
-            openai: Err("no provider".into()),
-            uipath: Err("no provider".into()),
-            discovery: Discovery::new(),
-        })
-    }
-
     /// Reads every configured provider's key and TLS files.
     pub fn build(config: &LlmConfig, metrics: &LlmMetrics) -> Result<Judges, ProviderError> {
         let mut built = Vec::with_capacity(config.providers.len());
@@ -135,27 +126,10 @@ impl Judges {
                 .uipath(ev, criteria, view, simulation_instructions)
                 .await;
         }
-        let parsed;
-        let bound = match criteria {
-            Some(v) => match ev.parse_criteria(v) {
-                Ok(c) => {
-                    parsed = c;
-                    &parsed
-                }
-                Err(e) => return Outcome::error(e.to_string()),
-            },
-            None => match &ev.default_criteria {
-                Some(c) => c,
-                None => {
-                    let e = match ev.kind {
-                        EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
-                        _ => CriteriaError::Missing,
-                    };
-                    return Outcome::error(e.to_string());
-                }
-            },
-        };
-        self.evaluate(ev, bound, view).await
+        match ev.bind_criteria(criteria) {
+            Ok(bound) => self.evaluate(ev, &bound, view).await,
+            Err(e) => Outcome::error(e.to_string()),
+        }
     }
 
     async fn uipath(

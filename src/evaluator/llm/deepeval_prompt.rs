@@ -224,26 +224,7 @@ fn dump(v: &Ser, depth: usize, out: &mut String) {
 
 /// A JSON string with everything outside printable ASCII escaped.
 fn ascii_json_str(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{u:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
+    crate::evaluator::tool_correctness::py_json_str(s, true, out);
 }
 
 /// One part of the message content: text, or an image URL.
