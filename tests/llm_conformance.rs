@@ -19,12 +19,13 @@ use toolscore::judge::{Judges, trace_view};
 use toolscore::pyvalue::{Dict, Value};
 
 /// `llm:` pointing both provider kinds at the stub, with the tokens the
-/// recordings show, read from files as a deployment would.
+/// recordings show, read from files as a deployment would; no reply cache
+/// (every case's script answers its own requests).
 pub fn stub_config(stub: &Stub, dir: &std::path::Path) -> LlmConfig {
     std::fs::write(dir.join("openai-key"), "sk-stub\n").unwrap();
     std::fs::write(dir.join("uipath-token"), "stub-token").unwrap();
     let yaml = format!(
-        "providers:\n  openai:\n    kind: openai\n    base_url: {0}/v1\n    api_key_file: {1}/openai-key\n  uipath:\n    kind: uipath\n    base_url: {0}/org/tenant\n    api_key_file: {1}/uipath-token\n",
+        "providers:\n  openai:\n    kind: openai\n    base_url: {0}/v1\n    api_key_file: {1}/openai-key\n    cache_ttl_secs: 0\n  uipath:\n    kind: uipath\n    base_url: {0}/org/tenant\n    api_key_file: {1}/uipath-token\n    cache_ttl_secs: 0\n",
         stub.base_url(),
         dir.display()
     );

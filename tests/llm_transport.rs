@@ -30,7 +30,8 @@ fn chat(stub: &Stub) -> Request {
 }
 
 fn ok() -> serde_json::Value {
-    serde_json::json!({"status": 200, "body": {"ok": true}})
+    serde_json::json!({"status": 200, "body": {"ok": true,
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}})
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,6 +77,14 @@ async fn requests_in_flight_are_bounded_and_slow_ones_time_out() {
     );
     assert!(
         text.contains("toolscore_llm_request_seconds_count"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"toolscore_llm_tokens_total{provider="p",direction="input"} 600"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"toolscore_llm_tokens_total{provider="p",direction="output"} 120"#),
         "{text}"
     );
 }
@@ -173,4 +182,33 @@ fn providers_from_the_environment() {
     let config = configured.with_environment(env);
     assert!(!config.providers.contains_key("openai"));
     assert!(config.providers.contains_key("uipath"));
+}
+
+/// Identical requests within `cache_ttl_secs` are answered once; another
+/// body is another request.
+#[tokio::test]
+async fn identical_requests_are_answered_from_the_cache() {
+    let stub = Stub::start().await;
+    stub.load(&serde_json::json!({"responses": vec![ok(); 3]}));
+    let config = provider_config(&format!(
+        "providers:\n  p:\n    kind: openai\n    base_url: {}/v1\n",
+        stub.base_url()
+    ));
+    let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
+    let metrics = LlmMetrics::register(&mut registry);
+    let p = Provider::build("p", &config.providers["p"], metrics).unwrap();
+    let first = p.transport.send(chat(&stub)).await;
+    let second = p.transport.send(chat(&stub)).await;
+    assert_eq!(first, second);
+    assert_eq!(stub.requests().len(), 1);
+    let mut other = chat(&stub);
+    other.body = Some(serde_json::json!({"model": "other"}));
+    p.transport.send(other).await;
+    assert_eq!(stub.requests().len(), 2);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains(r#"toolscore_llm_cache_hits_total{provider="p"} 1"#),
+        "{text}"
+    );
 }

@@ -68,6 +68,20 @@ pub struct ProviderConfig {
     /// One attempt's deadline, connection included.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Identical requests within this window are answered once (0: off).
+    #[serde(default = "default_cache_ttl_secs")]
+    pub cache_ttl_secs: u64,
+    /// The answers the cache keeps, in bytes.
+    #[serde(default = "default_cache_max_bytes")]
+    pub cache_max_bytes: usize,
+}
+
+fn default_cache_ttl_secs() -> u64 {
+    300
+}
+
+fn default_cache_max_bytes() -> usize {
+    16 << 20
 }
 
 fn default_max_concurrency() -> usize {
@@ -103,6 +117,12 @@ impl LlmConfig {
             }
             if p.timeout_ms == 0 || p.timeout_ms > 3_600_000 {
                 return Err((at("timeout_ms"), "must be 1 to 3600000".into()));
+            }
+            if p.cache_ttl_secs > 86_400 {
+                return Err((at("cache_ttl_secs"), "must be at most 86400".into()));
+            }
+            if p.cache_max_bytes > 1 << 30 {
+                return Err((at("cache_max_bytes"), "must be at most 1 GiB".into()));
             }
             crate::tls::keyed::validate(&format!("llm.providers.{name}.tls"), https, &p.tls)?;
         }
@@ -210,6 +230,8 @@ impl ProviderConfig {
             tls: ClientTlsConfig::default(),
             max_concurrency: default_max_concurrency(),
             timeout_ms: default_timeout_ms(),
+            cache_ttl_secs: default_cache_ttl_secs(),
+            cache_max_bytes: default_cache_max_bytes(),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use super::cache::ReplyCache;
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
 use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
@@ -84,6 +85,10 @@ impl Provider {
             transport: HttpTransport {
                 client,
                 slots: Arc::new(Semaphore::new(config.max_concurrency)),
+                cache: Arc::new(ReplyCache::new(
+                    Duration::from_secs(config.cache_ttl_secs),
+                    config.cache_max_bytes,
+                )),
                 provider: name,
                 metrics,
             },
@@ -96,6 +101,7 @@ impl Provider {
 pub struct HttpTransport {
     client: reqwest::Client,
     slots: Arc<Semaphore>,
+    cache: Arc<ReplyCache>,
     provider: Arc<str>,
     metrics: LlmMetrics,
 }
@@ -173,12 +179,20 @@ fn failed(e: &reqwest::Error) -> Reply {
 
 impl Transport for HttpTransport {
     async fn send(&self, request: Request) -> Reply {
+        let key = self.cache.key(&request);
+        if let Some(hit) = key.as_ref().and_then(|k| self.cache.get(k, Instant::now())) {
+            self.metrics.cache_hit(&self.provider);
+            return hit;
+        }
         // The semaphore is never closed, so acquiring only waits.
         let _slot = self.slots.acquire().await;
         let started = Instant::now();
         let reply = self.attempt(request).await;
         self.metrics
             .observe(&self.provider, &reply, started.elapsed());
+        if let Some(key) = key {
+            self.cache.put(key, &reply, Instant::now());
+        }
         reply
     }
 }

@@ -25,11 +25,33 @@ pub struct ProviderLabel {
     pub provider: Arc<str>,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TokenLabel {
+    pub provider: Arc<str>,
+    /// `input` (the prompt) or `output` (the completion).
+    pub direction: &'static str,
+}
+
+/// The part of an answer the token counters read (OpenAI's and the UiPath
+/// gateway's `usage` alike); anything else in the body is ignored.
+#[derive(serde::Deserialize)]
+struct Usage {
+    usage: Option<Tokens>,
+}
+
+#[derive(serde::Deserialize)]
+struct Tokens {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
 /// Cheap to clone: every clone updates the same series.
 #[derive(Clone, Debug)]
 pub struct LlmMetrics {
     requests: Family<RequestLabel, Counter>,
     latency: Family<ProviderLabel, Histogram>,
+    tokens: Family<TokenLabel, Counter>,
+    cache_hits: Family<ProviderLabel, Counter>,
 }
 
 impl Default for LlmMetrics {
@@ -39,6 +61,8 @@ impl Default for LlmMetrics {
             latency: Family::new_with_constructor(|| {
                 Histogram::new(exponential_buckets(0.05, 2.0, 12))
             }),
+            tokens: Family::default(),
+            cache_hits: Family::default(),
         }
     }
 }
@@ -59,7 +83,25 @@ impl LlmMetrics {
             Unit::Seconds,
             m.latency.clone(),
         );
+        sub.register(
+            "tokens",
+            "Tokens the providers reported using, by direction",
+            m.tokens.clone(),
+        );
+        sub.register(
+            "cache_hits",
+            "Requests answered from the reply cache, without a call",
+            m.cache_hits.clone(),
+        );
         m
+    }
+
+    pub(super) fn cache_hit(&self, provider: &Arc<str>) {
+        self.cache_hits
+            .get_or_create(&ProviderLabel {
+                provider: provider.clone(),
+            })
+            .inc();
     }
 
     pub(super) fn observe(&self, provider: &Arc<str>, reply: &Reply, took: Duration) {
@@ -86,5 +128,26 @@ impl LlmMetrics {
                 provider: provider.clone(),
             })
             .observe(took.as_secs_f64());
+        if let Reply::Response {
+            status: 200..=299,
+            body,
+            ..
+        } = reply
+            && let Ok(Usage {
+                usage: Some(tokens),
+            }) = serde_json::from_slice::<Usage>(body)
+        {
+            for (direction, n) in [
+                ("input", tokens.prompt_tokens),
+                ("output", tokens.completion_tokens),
+            ] {
+                self.tokens
+                    .get_or_create(&TokenLabel {
+                        provider: provider.clone(),
+                        direction,
+                    })
+                    .inc_by(n.unwrap_or(0));
+            }
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! providers (`llm:`), their HTTP client, and the dispatch of an evaluator
 //! to its judge (`crate::evaluator::llm`).
 
+pub mod cache;
 pub mod config;
 pub mod http;
 pub mod metrics;
