@@ -176,3 +176,112 @@ async fn evaluate_endpoint_runs_the_judges() {
     running.stop().await.unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `toolscore eval` runs the same judges: each case as a UiPath evaluator
+/// file and a one-item eval set, its spans as an OTLP JSON trace file bound
+/// to the item, one process per case (so UiPath's discovery cache starts
+/// empty, as in the recordings).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_eval_command_runs_the_judges() {
+    let stub = Stub::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = stub_config(&stub, dir.path());
+    let config_file = dir.path().join("toolscore.yaml");
+    std::fs::write(
+        &config_file,
+        serde_yaml_ng::to_string(&serde_json::json!({"llm": config})).unwrap(),
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for case in load_cases() {
+        let line: serde_json::Value = serde_json::from_str(&case.case.line).unwrap();
+        let ty = match case.case.evaluator_type.as_str() {
+            "tool-correctness-llm" => "deepeval-tool-correctness",
+            other => other,
+        };
+        let config = &line["evaluator"]["config"];
+        let has_default = config.get("defaultEvaluationCriteria").is_some()
+            || config.get("default_evaluation_criteria").is_some();
+        // An eval set refuses an item with no criteria and no default at
+        // load time; `{{SimulationInstructions}}` is empty in eval runs.
+        if (line["criteria"].is_null() && !has_default)
+            || !case.simulation_instructions().is_empty()
+        {
+            continue;
+        }
+        ran += 1;
+        let root = dir.path().join(case.id());
+        std::fs::create_dir_all(root.join("evaluators")).unwrap();
+        std::fs::create_dir_all(root.join("eval-sets")).unwrap();
+        std::fs::write(
+            root.join("evaluators/e.json"),
+            serde_json::json!({"version": "1.0", "id": "e", "evaluatorTypeId": ty, "evaluatorConfig": config})
+                .to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("eval-sets/set.json"),
+            serde_json::json!({"version": "1.0", "id": "set", "name": "set", "evaluatorRefs": ["e"],
+                "evaluations": [{"id": "item", "name": "item", "inputs": {},
+                    "evaluationCriterias": {"e": line["criteria"]}}]})
+            .to_string(),
+        )
+        .unwrap();
+        // The binding attribute on the root span, which no judge reads
+        // attributes of but its input and output.
+        let mut trace = common::live::case_otlp_json(&case.case);
+        let spans = case.spans();
+        let root_id = toolscore::evaluator::llm::root_span(&spans)
+            .unwrap_or(&spans[0])
+            .span_id
+            .to_hex();
+        for span in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            .as_array_mut()
+            .unwrap()
+        {
+            if span["spanId"] == root_id.as_str() {
+                span["attributes"].as_array_mut().unwrap().push(
+                    serde_json::json!({"key": "eval.case.id", "value": {"stringValue": "item"}}),
+                );
+            }
+        }
+        std::fs::write(root.join("trace.json"), trace.to_string()).unwrap();
+        stub.load(case.script());
+        let args = [
+            "eval".to_owned(),
+            "--eval-set".into(),
+            root.join("eval-sets/set.json").display().to_string(),
+            "--traces".into(),
+            root.join("trace.json").display().to_string(),
+            "--config".into(),
+            config_file.display().to_string(),
+        ];
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_toolscore"))
+                .args(args)
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("UIPATH_URL")
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let verdict = if out.status.code() == Some(2) {
+            Err(format!("exit 2: {stderr}"))
+        } else {
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let result = &report["evaluationSetResults"][0]["evaluationRunResults"][0]["result"];
+            let expected: serde_json::Value =
+                serde_json::from_str(&with_port(&case.expected().to_string(), stub.port)).unwrap();
+            compare_requests(&expected["requests"], &stub.requests())
+                .and_then(|()| check_expected(&case, &expected, &outcome_of_json(result)))
+        };
+        if let Err(e) = verdict {
+            failures.push(format!("{}: {e}", case.id()));
+        }
+    }
+    assert!(ran >= 50, "only {ran} cases ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
