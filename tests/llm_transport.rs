@@ -212,3 +212,60 @@ async fn identical_requests_are_answered_from_the_cache() {
         "{text}"
     );
 }
+
+/// Past a provider's `max_requests_per_minute`, a judge is refused before
+/// it sends anything: an error naming the limit, counted.
+#[tokio::test]
+async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
+    use toolscore::evaluator::{Evaluator, EvaluatorType, Status};
+    let stub = Stub::start().await;
+    let answer = serde_json::json!({"status": 200, "body": {
+        "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4.1",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "t", "name": "submit_evaluation",
+                "arguments": {"justification": "ok", "score": 90}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}});
+    stub.load(&serde_json::json!({"responses": vec![answer; 3], "discovery": []}));
+    let config = provider_config(&format!(
+        "providers:\n  gw:\n    kind: uipath\n    base_url: {}/org/tenant\n    max_requests_per_minute: 3\n    cache_ttl_secs: 0\n",
+        stub.base_url()
+    ));
+    let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
+    let metrics = LlmMetrics::register(&mut registry);
+    let judges = toolscore::judge::Judges::build(&config, &metrics).unwrap();
+    let kind = EvaluatorType::JudgeOutputSemantic;
+    let mut ev = Evaluator::with_defaults("semantic", kind);
+    let cfg = toolscore::pyvalue::json::loads(r#"{"model": "gpt-4.1"}"#).unwrap();
+    ev.config = toolscore::evaluator::parse_config(kind, cfg.as_dict().unwrap(), "config").unwrap();
+    let criteria = toolscore::pyvalue::json::loads(r#"{"expectedOutput": "x"}"#).unwrap();
+    let view = toolscore::evaluator::llm::TraceView {
+        spans: &[],
+        calls: &[],
+        input: None,
+        output: None,
+    };
+    // The first judge sends discovery and a chat request, the second a chat
+    // request: three requests, the minute's budget.
+    for _ in 0..2 {
+        let o = judges.evaluate_value(&ev, Some(&criteria), view, "").await;
+        assert_eq!(o.status, Status::Ok, "{o:?}");
+        assert_eq!(o.score, Some(0.9));
+    }
+    let refused = judges.evaluate_value(&ev, Some(&criteria), view, "").await;
+    assert_eq!(refused.status, Status::Error);
+    let error = refused.error.unwrap();
+    assert!(
+        error.contains("llm.providers.gw.max_requests_per_minute (3) is spent"),
+        "{error}"
+    );
+    assert_eq!(stub.requests().len(), 3, "nothing sent once refused");
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains(
+            r#"toolscore_llm_budget_refusals_total{provider="gw",limit="max_requests_per_minute"} 1"#
+        ),
+        "{text}"
+    );
+}

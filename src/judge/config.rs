@@ -74,6 +74,13 @@ pub struct ProviderConfig {
     /// The answers the cache keeps, in bytes.
     #[serde(default = "default_cache_max_bytes")]
     pub cache_max_bytes: usize,
+    /// Requests a minute; past it, judges are refused until the minute ends.
+    #[serde(default)]
+    pub max_requests_per_minute: Option<u64>,
+    /// Tokens a minute (as the answers report them); past it, judges are
+    /// refused until the minute ends.
+    #[serde(default)]
+    pub max_tokens_per_minute: Option<u64>,
 }
 
 fn default_cache_ttl_secs() -> u64 {
@@ -123,6 +130,17 @@ impl LlmConfig {
             }
             if p.cache_max_bytes > 1 << 30 {
                 return Err((at("cache_max_bytes"), "must be at most 1 GiB".into()));
+            }
+            for (key, v) in [
+                ("max_requests_per_minute", p.max_requests_per_minute),
+                ("max_tokens_per_minute", p.max_tokens_per_minute),
+            ] {
+                if v == Some(0) {
+                    return Err((
+                        at(key),
+                        "must be greater than 0 (leave it out for no limit)".into(),
+                    ));
+                }
             }
             crate::tls::keyed::validate(&format!("llm.providers.{name}.tls"), https, &p.tls)?;
         }
@@ -232,6 +250,8 @@ impl ProviderConfig {
             timeout_ms: default_timeout_ms(),
             cache_ttl_secs: default_cache_ttl_secs(),
             cache_max_bytes: default_cache_max_bytes(),
+            max_requests_per_minute: None,
+            max_tokens_per_minute: None,
         }
     }
 }

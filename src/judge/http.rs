@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use super::budget::{Budget, Spent};
 use super::cache::ReplyCache;
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
@@ -85,6 +86,10 @@ impl Provider {
             transport: HttpTransport {
                 client,
                 slots: Arc::new(Semaphore::new(config.max_concurrency)),
+                budget: Arc::new(Budget::new(
+                    config.max_requests_per_minute,
+                    config.max_tokens_per_minute,
+                )),
                 cache: Arc::new(ReplyCache::new(
                     Duration::from_secs(config.cache_ttl_secs),
                     config.cache_max_bytes,
@@ -101,6 +106,7 @@ impl Provider {
 pub struct HttpTransport {
     client: reqwest::Client,
     slots: Arc<Semaphore>,
+    budget: Arc<Budget>,
     cache: Arc<ReplyCache>,
     provider: Arc<str>,
     metrics: LlmMetrics,
@@ -177,6 +183,16 @@ fn failed(e: &reqwest::Error) -> Reply {
     }
 }
 
+impl HttpTransport {
+    /// Whether a judge may start: `Err` names the limit spent this minute
+    /// (and counts the refusal).
+    pub fn admit(&self) -> Result<(), Spent> {
+        self.budget.check(Instant::now()).inspect_err(|spent| {
+            self.metrics.budget_refused(&self.provider, spent.key);
+        })
+    }
+}
+
 impl Transport for HttpTransport {
     async fn send(&self, request: Request) -> Reply {
         let key = self.cache.key(&request);
@@ -188,8 +204,10 @@ impl Transport for HttpTransport {
         let _slot = self.slots.acquire().await;
         let started = Instant::now();
         let reply = self.attempt(request).await;
-        self.metrics
+        let tokens = self
+            .metrics
             .observe(&self.provider, &reply, started.elapsed());
+        self.budget.spend(Instant::now(), tokens);
         if let Some(key) = key {
             self.cache.put(key, &reply, Instant::now());
         }

@@ -26,6 +26,13 @@ pub struct ProviderLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BudgetLabel {
+    pub provider: Arc<str>,
+    /// The limit that was spent: `max_requests_per_minute` or `max_tokens_per_minute`.
+    pub limit: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct TokenLabel {
     pub provider: Arc<str>,
     /// `input` (the prompt) or `output` (the completion).
@@ -52,6 +59,7 @@ pub struct LlmMetrics {
     latency: Family<ProviderLabel, Histogram>,
     tokens: Family<TokenLabel, Counter>,
     cache_hits: Family<ProviderLabel, Counter>,
+    budget_refusals: Family<BudgetLabel, Counter>,
 }
 
 impl Default for LlmMetrics {
@@ -63,6 +71,7 @@ impl Default for LlmMetrics {
             }),
             tokens: Family::default(),
             cache_hits: Family::default(),
+            budget_refusals: Family::default(),
         }
     }
 }
@@ -93,7 +102,21 @@ impl LlmMetrics {
             "Requests answered from the reply cache, without a call",
             m.cache_hits.clone(),
         );
+        sub.register(
+            "budget_refusals",
+            "Judges refused because a provider's budget for the minute was spent",
+            m.budget_refusals.clone(),
+        );
         m
+    }
+
+    pub(super) fn budget_refused(&self, provider: &Arc<str>, limit: &'static str) {
+        self.budget_refusals
+            .get_or_create(&BudgetLabel {
+                provider: provider.clone(),
+                limit,
+            })
+            .inc();
     }
 
     pub(super) fn cache_hit(&self, provider: &Arc<str>) {
@@ -104,7 +127,8 @@ impl LlmMetrics {
             .inc();
     }
 
-    pub(super) fn observe(&self, provider: &Arc<str>, reply: &Reply, took: Duration) {
+    /// Counts one request; returns the tokens its answer reported.
+    pub(super) fn observe(&self, provider: &Arc<str>, reply: &Reply, took: Duration) -> u64 {
         let outcome = match reply {
             Reply::Response { status, .. } => match status {
                 200..=299 => "2xx",
@@ -128,6 +152,7 @@ impl LlmMetrics {
                 provider: provider.clone(),
             })
             .observe(took.as_secs_f64());
+        let mut used = 0u64;
         if let Reply::Response {
             status: 200..=299,
             body,
@@ -147,7 +172,9 @@ impl LlmMetrics {
                         direction,
                     })
                     .inc_by(n.unwrap_or(0));
+                used = used.saturating_add(n.unwrap_or(0));
             }
         }
+        used
     }
 }

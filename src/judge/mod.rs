@@ -2,6 +2,7 @@
 //! providers (`llm:`), their HTTP client, and the dispatch of an evaluator
 //! to its judge (`crate::evaluator::llm`).
 
+pub mod budget;
 pub mod cache;
 pub mod config;
 pub mod http;
@@ -80,7 +81,12 @@ impl Judges {
                 if cfg.available_tools.is_some() =>
             {
                 let input = deepeval_input(view.input);
+                let admitted = match &self.openai {
+                    Ok(p) if ev.needs_model() => p.transport.admit(),
+                    _ => Ok(()),
+                };
                 match &self.openai {
+                    Ok(p) if admitted.is_err() => over_budget(ev, p, admitted),
                     Ok(p) => {
                         llm::deepeval::evaluate(
                             &p.transport,
@@ -147,6 +153,10 @@ impl Judges {
             Ok(p) => p,
             Err(why) => return no_provider(ev, why),
         };
+        let admitted = provider.transport.admit();
+        if admitted.is_err() {
+            return over_budget(ev, provider, admitted);
+        }
         llm::uipath::evaluate(
             &provider.transport,
             &provider.endpoint,
@@ -172,6 +182,19 @@ impl llm::Transport for NoProvider {
             timed_out: false,
         })
     }
+}
+
+/// A judge refused for its provider's budget: an error that says which
+/// limit, so it is not mistaken for the model's verdict.
+fn over_budget(ev: &Evaluator, p: &Provider, admitted: Result<(), budget::Spent>) -> Outcome {
+    let why = match admitted {
+        Err(spent) => format!(
+            "llm.providers.{}.{} ({}) is spent for this minute",
+            p.name, spent.key, spent.limit
+        ),
+        Ok(()) => "its provider's budget is spent for this minute".to_owned(),
+    };
+    Outcome::error(format!("skipped: {} was not judged: {why}", ev.id))
 }
 
 fn no_provider(ev: &Evaluator, why: &str) -> Outcome {
