@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 use tokio::sync::mpsc;
 
 use super::EvaluatorType;
+use super::llm::root_span;
 use crate::assembler::Ready;
 use crate::config::{Config, RuleConfig};
 use crate::criteria::{
@@ -229,14 +230,6 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
             .collect(),
         evaluators,
     })
-}
-
-/// The root span: the earliest-starting span without a parent.
-fn root_span(spans: &[Span]) -> Option<&Span> {
-    spans
-        .iter()
-        .filter(|s| s.is_root())
-        .min_by_key(|s| (s.start_time_unix_nano, s.span_id))
 }
 
 fn rule_matches(rule: &Rule, root: Option<&Span>, spans: &[Span]) -> bool {

@@ -178,10 +178,7 @@ fn serializable(v: &Value) -> Ser {
     }
 }
 
-fn pad(out: &mut String, depth: usize) {
-    out.push('\n');
-    out.extend(std::iter::repeat_n(' ', 4 * depth));
-}
+use crate::evaluator::tool_correctness::pad;
 
 /// `json.dumps(v, indent=4)` with the default `ensure_ascii=True`.
 fn dump(v: &Ser, depth: usize, out: &mut String) {

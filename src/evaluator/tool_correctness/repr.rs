@@ -44,7 +44,8 @@ fn json_dumps_dict(d: &Dict) -> String {
     out
 }
 
-fn pad(out: &mut String, d: usize) {
+/// A new line indented to `d` levels of `json.dumps(indent=4)`.
+pub(crate) fn pad(out: &mut String, d: usize) {
     out.push('\n');
     out.extend(std::iter::repeat_n(' ', 4 * d));
 }
