@@ -341,7 +341,8 @@ fn bench_evaluate_ready(c: &mut Criterion) {
         &config.extract,
         &ready,
         std::time::SystemTime::now(),
-    );
+    )
+    .record;
     assert_eq!(
         record.scores.len(),
         5,
@@ -374,7 +375,8 @@ fn bench_store(c: &mut Criterion) {
         &config.extract,
         &ready,
         std::time::SystemTime::now(),
-    );
+    )
+    .record;
     let dir = tempfile::tempdir().unwrap();
     let db = toolscore::store::sqlite::Sqlite::open(&toolscore::config::SqliteConfig {
         path: dir.path().join("results.db"),

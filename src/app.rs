@@ -131,24 +131,35 @@ pub fn start(
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
-    for ev in binder
-        .catalog
-        .evaluators
-        .values()
-        .filter(|e| e.needs_model())
-    {
-        tracing::warn!(evaluator = %ev.id, r#type = %ev.kind.id(), "evaluator skipped in live evaluation: it is LLM-judged, and LLM judges run only in `toolscore eval` and `POST /v1/evaluate` so far");
+    let config_path = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
+    for id in config.llm.sample_rates.keys() {
+        if !binder
+            .catalog
+            .evaluators
+            .get(id.as_str())
+            .is_some_and(|e| e.is_llm_judged())
+        {
+            return Err(LoadError::new(
+                config_path,
+                format!("llm.sample_rates.{id}"),
+                "names no LLM-judged evaluator that is loaded",
+            )
+            .into());
+        }
     }
     let mut metrics = Metrics::new();
     let security = crate::security::Security::load(&config, &metrics)?;
     // A provider whose key or TLS files cannot be used fails start-up.
     let llm_metrics = crate::judge::metrics::LlmMetrics::register(&mut metrics.registry);
     let judges = Arc::new(
-        crate::judge::Judges::build(&config.llm, &llm_metrics).map_err(|e| {
-            let file = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
-            LoadError::new(file, e.key, e.message)
-        })?,
+        crate::judge::Judges::build(&config.llm, &llm_metrics)
+            .map_err(|e| LoadError::new(config_path, e.key, e.message))?,
     );
+    for ev in binder.catalog.evaluators.values() {
+        if let Some(why) = judges.missing_provider(ev) {
+            tracing::warn!(evaluator = %ev.id, r#type = %ev.kind.id(), "this evaluator calls a model, but {why}: its scores will be errors");
+        }
+    }
     crate::security::warn_exposed(&config);
     let exporter_stop = CancellationToken::new();
     // A TLS file of `exporter.tls` that cannot be used fails start-up.
@@ -173,6 +184,13 @@ pub fn start(
         // Never blocks: a full export queue drops (and counts) the record.
         store.set_on_stored(Box::new(move |record| handle.offer(record)));
     }
+    let live = Arc::new(crate::judge::live::Live::new(
+        &config.llm,
+        judges.clone(),
+        Arc::new(config.extract.clone()),
+        store.clone(),
+        &mut metrics.registry,
+    ));
     let metrics = Arc::new(metrics);
     // Opened (and checked) before anything is served; replayed in `run`
     // before the receivers open.
@@ -204,6 +222,7 @@ pub fn start(
             wal,
             security,
             judges,
+            live,
         },
     ));
     Ok(Running {
@@ -238,6 +257,8 @@ struct Optional {
     security: crate::security::Security,
     /// The model providers of `POST /v1/evaluate`'s LLM judges.
     judges: Arc<crate::judge::Judges>,
+    /// The live LLM judgements of evaluated traces.
+    live: Arc<crate::judge::live::Live>,
 }
 
 async fn run(
@@ -252,6 +273,7 @@ async fn run(
         wal,
         security,
         judges,
+        live,
     }: Optional,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
@@ -272,6 +294,7 @@ async fn run(
             Arc::new(config.extract.clone()),
             store.clone(),
             metrics.clone(),
+            live.clone(),
             workers,
         ),
         || (),
@@ -523,6 +546,11 @@ async fn run(
             "evaluation did not drain before the shutdown deadline; some results are lost"
         );
     }
+    // Judgements get what is left of the deadline, less a margin for the
+    // store to commit what they settle (unanswered ones as skipped).
+    let margin = Duration::from_millis(config.shutdown_timeout_ms / 10);
+    live.drain(deadline.checked_sub(margin).unwrap_or(deadline))
+        .await;
     // The log closes before the store: a result the store then fails to
     // commit (its deadline passed) releases its segments into a closed log,
     // which keeps them for the next start instead of deleting them. (Results

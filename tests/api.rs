@@ -314,13 +314,37 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         body["binding"],
         json!({"source": "eval_set", "eval_set": "WeatherToolsEval", "item": "tokyo_forecast"})
     );
-    let scores: Vec<f64> = body["scores"]
+    // The sample's LLM judge (trajectory.json) runs too; with no model
+    // provider configured its score is an error saying so, at once.
+    let scores: Vec<(String, Option<f64>)> = body["scores"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["score"].as_f64().unwrap())
+        .map(|s| {
+            (
+                s["status"].as_str().unwrap().to_owned(),
+                s["score"].as_f64(),
+            )
+        })
         .collect();
-    assert_eq!(scores, vec![1.0, 1.0, 1.0, 1.0]);
+    let ok = |v| ("ok".to_owned(), Some(v));
+    assert_eq!(
+        scores,
+        vec![("error".into(), None), ok(1.0), ok(1.0), ok(1.0), ok(1.0)],
+        "{body}"
+    );
+    let judge = &body["scores"][0];
+    assert_eq!(
+        judge["evaluator_type"],
+        "uipath-llm-judge-trajectory-similarity"
+    );
+    assert!(
+        judge["error"]
+            .as_str()
+            .unwrap()
+            .contains("no `uipath` provider is configured"),
+        "{judge}"
+    );
 
     // /metrics is Prometheus text and names every pipeline metric.
     let text = http

@@ -155,6 +155,7 @@ async fn get_scores_maps_every_field() {
             },
         ],
         span_count: 9,
+        judged: None,
     });
 
     let mut client = h.client().await;

@@ -18,22 +18,6 @@ use toolscore::judge::metrics::LlmMetrics;
 use toolscore::judge::{Judges, trace_view};
 use toolscore::pyvalue::{Dict, Value};
 
-/// `llm:` pointing both provider kinds at the stub, with the tokens the
-/// recordings show, read from files as a deployment would; no reply cache
-/// (every case's script answers its own requests).
-pub fn stub_config(stub: &Stub, dir: &std::path::Path) -> LlmConfig {
-    std::fs::write(dir.join("openai-key"), "sk-stub\n").unwrap();
-    std::fs::write(dir.join("uipath-token"), "stub-token").unwrap();
-    let yaml = format!(
-        "providers:\n  openai:\n    kind: openai\n    base_url: {0}/v1\n    api_key_file: {1}/openai-key\n    cache_ttl_secs: 0\n  uipath:\n    kind: uipath\n    base_url: {0}/org/tenant\n    api_key_file: {1}/uipath-token\n    cache_ttl_secs: 0\n",
-        stub.base_url(),
-        dir.display()
-    );
-    let config: LlmConfig = serde_yaml_ng::from_str(&yaml).unwrap();
-    config.validate().unwrap();
-    config
-}
-
 fn evaluator(case: &LlmCase) -> Evaluator {
     let kind = match case.case.evaluator_type.as_str() {
         "tool-correctness-llm" => EvaluatorType::ToolCorrectness,
@@ -80,7 +64,7 @@ async fn run(case: &LlmCase, stub: &Stub, config: &LlmConfig) -> Result<(), Stri
 async fn every_llm_case_over_http_matches_the_reference() {
     let stub = Stub::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = stub_config(&stub, dir.path());
+    let config = stub.config(dir.path());
     let cases = load_cases();
     assert!(cases.len() >= 60, "only {} LLM cases", cases.len());
     let mut failures = Vec::new();
@@ -110,7 +94,7 @@ async fn evaluate_endpoint_runs_the_judges() {
     let stub = Stub::start().await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = common::service::test_config();
-    config.llm = stub_config(&stub, dir.path());
+    config.llm = stub.config(dir.path());
     let running = common::service::start(config).await;
     let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
     let http = common::http();
@@ -185,7 +169,7 @@ async fn evaluate_endpoint_runs_the_judges() {
 async fn the_eval_command_runs_the_judges() {
     let stub = Stub::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = stub_config(&stub, dir.path());
+    let config = stub.config(dir.path());
     let config_file = dir.path().join("toolscore.yaml");
     std::fs::write(
         &config_file,

@@ -26,6 +26,7 @@ fn chat(stub: &Stub) -> Request {
         url: format!("{}/v1/chat/completions", stub.base_url()),
         headers: vec![("authorization".into(), "Bearer k".into())],
         body: Some(serde_json::json!({"model": "m"})),
+        attempt: 1,
     }
 }
 
@@ -53,14 +54,19 @@ async fn requests_in_flight_are_bounded_and_slow_ones_time_out() {
     }
     assert_eq!(stub.max_in_flight(), 2, "max_concurrency 2");
 
-    // An answer slower than timeout_ms is a timed-out attempt.
+    // An answer slower than timeout_ms is a timed-out attempt (here a
+    // judge's second attempt: a retry).
     stub.set_delay(Duration::from_secs(3));
     let config = provider_config(&format!(
         "providers:\n  p:\n    kind: openai\n    base_url: {}/v1\n    timeout_ms: 100\n",
         stub.base_url()
     ));
     let slow = Provider::build("p", &config.providers["p"], metrics).unwrap();
-    match slow.transport.send(chat(&stub)).await {
+    let retry = Request {
+        attempt: 2,
+        ..chat(&stub)
+    };
+    match slow.transport.send(retry).await {
         Reply::Failed { timed_out, .. } => assert!(timed_out),
         other => panic!("{other:?}"),
     }
@@ -68,11 +74,17 @@ async fn requests_in_flight_are_bounded_and_slow_ones_time_out() {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
     assert!(
-        text.contains(r#"toolscore_llm_requests_total{provider="p",outcome="2xx"} 6"#),
+        text.contains(r#"toolscore_llm_requests_total{provider="p",model="m",outcome="2xx"} 6"#),
         "{text}"
     );
     assert!(
-        text.contains(r#"toolscore_llm_requests_total{provider="p",outcome="timeout"} 1"#),
+        text.contains(
+            r#"toolscore_llm_requests_total{provider="p",model="m",outcome="timeout"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"toolscore_llm_retries_total{provider="p"} 1"#),
         "{text}"
     );
     assert!(
@@ -105,6 +117,7 @@ async fn a_refused_connection_is_a_failed_attempt() {
         url: format!("http://127.0.0.1:{port}/org/tenant/agenthub_/llm/api/discovery"),
         headers: vec![],
         body: None,
+        attempt: 1,
     };
     match p.transport.send(request).await {
         Reply::Failed { timed_out, message } => {
@@ -214,7 +227,7 @@ async fn identical_requests_are_answered_from_the_cache() {
 }
 
 /// Past a provider's `max_requests_per_minute`, a judge is refused before
-/// it sends anything: an error naming the limit, counted.
+/// it sends anything: `skipped`, with a reason naming the limit, counted.
 #[tokio::test]
 async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
     use toolscore::evaluator::{Evaluator, EvaluatorType, Status};
@@ -253,7 +266,8 @@ async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
         assert_eq!(o.score, Some(0.9));
     }
     let refused = judges.evaluate_value(&ev, Some(&criteria), view, "").await;
-    assert_eq!(refused.status, Status::Error);
+    assert_eq!(refused.status, Status::Skipped);
+    assert_eq!(refused.score, None);
     let error = refused.error.unwrap();
     assert!(
         error.contains("llm.providers.gw.max_requests_per_minute (3) is spent"),

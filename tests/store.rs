@@ -73,6 +73,13 @@ fn an_older_revision_never_replaces_a_newer_one_and_reopening_reads_the_same() {
     assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
 }
 
+/// An LLM judge's update of a revision replaces it, pending score and all.
+#[test]
+fn a_judged_update_replaces_its_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    common::records::a_judged_update_replaces_its_revision(|| sqlite_store(dir.path(), 100));
+}
+
 /// The filters of `GET /traces` on SQLite give what the memory store gives
 /// for the same records.
 #[test]

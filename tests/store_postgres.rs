@@ -90,6 +90,53 @@ fn an_older_revision_never_replaces_a_newer_one() {
     assert_eq!(reader.get(&TraceId([2; 16])).unwrap().scores.len(), 1);
 }
 
+/// An LLM judge's update of a revision replaces it, pending score and all.
+#[test]
+fn a_judged_update_replaces_its_revision() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("judged");
+    common::records::a_judged_update_replaces_its_revision(|| postgres_store(&url));
+}
+
+/// Another replica's judged update (the same revision again) reaches this
+/// one's watchers, after the evaluation it completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_replicas_judged_update_is_published_here() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("judged_replicas");
+    let open = |url: String| tokio::task::spawn_blocking(move || postgres_store(&url));
+    let a = open(url.clone()).await.unwrap();
+    let b = open(url).await.unwrap();
+    let mut updates = a.subscribe();
+    let mut first = record(5, 1, &[("judge", None)]);
+    first.scores[0].outcome = toolscore::evaluator::Outcome::pending().into();
+    let mut update = first.clone();
+    update.scores[0].outcome =
+        toolscore::evaluator::Outcome::ok(0.5, serde_json::json!("x")).into();
+    update.judged = Some(Box::default());
+    b.put(first, Instant::now());
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut statuses = Vec::new();
+    // The second put after the first is seen: two commits, two announcements.
+    while statuses.len() < 2 {
+        let r = tokio::time::timeout_at(deadline, updates.recv())
+            .await
+            .expect("both publications in time")
+            .unwrap();
+        statuses.push(r.scores[0].outcome.status);
+        if statuses.len() == 1 {
+            b.put(update.clone(), Instant::now());
+        }
+    }
+    use toolscore::evaluator::Status;
+    assert_eq!(statuses, vec![Status::Pending, Status::Ok]);
+    tokio::task::spawn_blocking(move || {
+        assert!(a.close(WAIT) && b.close(WAIT));
+    })
+    .await
+    .unwrap();
+}
+
 /// A commit is published once on every replica: by its writer on its own
 /// replica (the listener skips its own announcements), by the listener on
 /// the others. Another replica's commit, announced after this one's, is the

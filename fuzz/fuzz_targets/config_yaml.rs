@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
             due: Instant::now(),
             pin: Default::default(),
         };
-        let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
+        let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now()).record;
         let _ = toolscore::api::http::scores_json(&record);
     }
 });

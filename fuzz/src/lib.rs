@@ -93,7 +93,7 @@ pub fn api() -> &'static Api {
                 due: Instant::now(),
                 pin: Default::default(),
             };
-            let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now());
+            let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now()).record;
             store.put(record, Instant::now());
         }
         // A pending trace too.

@@ -434,6 +434,8 @@ fn pb_score(s: &crate::store::Score) -> pb::Score {
         status: match o.status {
             evaluator::Status::Ok => pb::ScoreStatus::Ok,
             evaluator::Status::Error => pb::ScoreStatus::Error,
+            evaluator::Status::Pending => pb::ScoreStatus::Pending,
+            evaluator::Status::Skipped => pb::ScoreStatus::Skipped,
         } as i32,
         score: o.score,
         score_is_int: o.score_is_int,

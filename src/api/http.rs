@@ -20,9 +20,9 @@ use super::ErrorKind;
 use super::time::{parse_since, rfc3339, rfc3339_nanos};
 use crate::assembler::{Ready, Reason};
 use crate::config::ApiConfig;
-use crate::criteria::Binding;
+use crate::criteria::{Binding, ItemEvaluator};
 use crate::evaluator::stage::{Binder, evaluate_ready};
-use crate::evaluator::{EvaluatorType, Status};
+use crate::evaluator::{EvaluatorType, Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::pyvalue::Value as PyValue;
 use crate::span::TraceId;
@@ -517,23 +517,19 @@ async fn evaluate(
             .map_err(|e| ApiError::new(ErrorKind::Internal, e.to_string()))??;
     if !judged.is_empty() {
         // The LLM-judged scores, awaited together (each provider bounds its
-        // own concurrency), then put in their places in the evaluator order.
+        // own concurrency), in the places their `pending` scores keep.
         let calls = extract::extract(&spans, &st.extract);
         let view = crate::judge::trace_view(&spans, &calls, &st.extract);
         let outcomes = futures_util::future::join_all(
             judged
                 .iter()
-                .map(|j| st.judges.evaluate(&j.evaluator, &j.criteria, view)),
+                .map(|(_, j)| st.judges.evaluate(&j.evaluator, &j.criteria, view)),
         )
         .await;
-        for (j, outcome) in judged.iter().zip(outcomes) {
-            let score = Score {
-                evaluator_id: j.evaluator.id.clone(),
-                evaluator_type: j.evaluator.kind,
-                outcome: outcome.into(),
-            };
-            let at = j.index.min(record.scores.len());
-            record.scores.insert(at, score);
+        for ((i, _), outcome) in judged.iter().zip(outcomes) {
+            if let Some(score) = record.scores.get_mut(*i) {
+                score.outcome = outcome.into();
+            }
         }
     }
     st.metrics.record_evaluation(&record, started.elapsed());
@@ -541,12 +537,8 @@ async fn evaluate(
 }
 
 /// An LLM-judged evaluator of a `POST /v1/evaluate`, scored after the
-/// others: `index` is its place in the evaluator order.
-struct Judged {
-    index: usize,
-    evaluator: Arc<crate::evaluator::Evaluator>,
-    criteria: crate::evaluator::Criteria,
-}
+/// others, and its place in the evaluator order.
+type Judged = (usize, ItemEvaluator);
 
 fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> ApiError {
     ApiError::new(
@@ -599,26 +591,8 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     let spans = ready.spans.clone();
     match json.get("evaluators") {
         None | Some(Json::Null) => {
-            let record = evaluate_ready(&st.binder, &st.extract, &ready, SystemTime::now());
-            // `evaluate_ready` leaves the LLM judges out (they do not run
-            // live yet); here they are scored and awaited.
-            let judged = st
-                .binder
-                .bind(&spans)
-                .map(|b| {
-                    b.evaluators
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, ie)| ie.evaluator.needs_model())
-                        .map(|(index, ie)| Judged {
-                            index,
-                            evaluator: ie.evaluator.clone(),
-                            criteria: (*ie.criteria).clone(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            Ok((record, spans, judged))
+            let evaluated = evaluate_ready(&st.binder, &st.extract, &ready, SystemTime::now());
+            Ok((evaluated.record, spans, evaluated.judges))
         }
         Some(list) => {
             // Configs and criteria become Python values: read them as the
@@ -716,22 +690,27 @@ fn evaluate_inline(
                     .map_err(|e| invalid(format!("criteria.{id}"), e))?
             }
         };
-        if ev.is_llm_judged() {
-            judged.push(Judged {
-                index: i,
-                evaluator: Arc::new(ev),
-                criteria: bound,
-            });
-            continue;
-        }
-        let outcome = ev.evaluate(&calls, &bound);
+        let outcome = if ev.is_llm_judged() {
+            let (evaluator, criteria) = (Arc::new(ev.clone()), Arc::new(bound));
+            judged.push((
+                i,
+                ItemEvaluator {
+                    evaluator,
+                    criteria,
+                },
+            ));
+            Outcome::pending()
+        } else {
+            ev.evaluate(&calls, &bound)
+        };
         scores.push(Score {
             evaluator_id: ev.id.clone(),
             evaluator_type: kind,
             outcome: outcome.into(),
         });
     }
-    let mut record = evaluate_ready(&Binder::default(), &st.extract, ready, SystemTime::now());
+    let mut record =
+        evaluate_ready(&Binder::default(), &st.extract, ready, SystemTime::now()).record;
     record.status = if ready.complete {
         TraceStatus::Evaluated
     } else {

@@ -491,6 +491,8 @@ fn score_json(s: &pb::Score) -> Json {
     let status = match s.status() {
         pb::ScoreStatus::Ok => "ok",
         pb::ScoreStatus::Error => "error",
+        pb::ScoreStatus::Pending => "pending",
+        pb::ScoreStatus::Skipped => "skipped",
         pb::ScoreStatus::Unspecified => "unspecified",
     };
     m.insert("status".into(), json!(status));

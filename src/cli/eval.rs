@@ -206,10 +206,12 @@ pub fn report(
         for (ev, o) in &r.outcomes {
             total += 1;
             let below_min = matches!((o.score, min_score), (Some(s), Some(m)) if s < m);
-            if o.status == Status::Error {
+            // A judge that did not run has no score to pass: an error here.
+            if o.status != Status::Ok {
                 errors += 1;
                 messages.push(format!(
-                    "error: {} / {} (trace {}): {}",
+                    "{}: {} / {} (trace {}): {}",
+                    o.status.as_str(),
                     r.item.id,
                     ev.id,
                     r.trace_id,

@@ -372,6 +372,30 @@ pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria,
 pub enum Status {
     Ok,
     Error,
+    /// An LLM judge's score, asked for and not answered yet: the trace's
+    /// record is stored again, same revision, when the model answers.
+    Pending,
+    /// An LLM judge that did not run (not sampled, its provider's budget or
+    /// the judge queue full, shut down first): `error` says why.
+    Skipped,
+}
+
+impl Status {
+    /// The status as the API and the results database write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Pending => "pending",
+            Status::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        [Status::Ok, Status::Error, Status::Pending, Status::Skipped]
+            .into_iter()
+            .find(|st| st.as_str() == s)
+    }
 }
 
 /// The result of one evaluator on one trace.
@@ -414,6 +438,23 @@ impl Outcome {
             error: Some(message),
             passed: None,
             threshold: None,
+        }
+    }
+
+    /// An LLM judge's placeholder until its model answers.
+    pub fn pending() -> Outcome {
+        Outcome {
+            status: Status::Pending,
+            error: None,
+            ..Outcome::error(String::new())
+        }
+    }
+
+    /// An LLM judge that did not run, and why.
+    pub fn skipped(reason: impl Into<String>) -> Outcome {
+        Outcome {
+            status: Status::Skipped,
+            ..Outcome::error(reason)
         }
     }
 

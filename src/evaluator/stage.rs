@@ -21,6 +21,7 @@ use crate::criteria::{
     Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, find_binding_value,
 };
 use crate::extract::{self, ExtractConfig, ToolCall};
+use crate::judge::live::Live;
 use crate::pyvalue::{self, Value};
 use crate::span::Span;
 use crate::store::{
@@ -253,13 +254,22 @@ fn rule_matches(rule: &Rule, root: Option<&Span>, spans: &[Span]) -> bool {
     })
 }
 
+/// A trace evaluated: the record to store now, with a `pending` score in
+/// the place of each evaluator that calls a model, and those evaluators
+/// with their places (their scores follow, `crate::judge::live`).
+#[derive(Debug)]
+pub struct Evaluated {
+    pub record: TraceRecord,
+    pub judges: Vec<(usize, ItemEvaluator)>,
+}
+
 /// Evaluates one ready trace into the record the store keeps.
 pub fn evaluate_ready(
     binder: &Binder,
     extract_cfg: &ExtractConfig,
     ready: &Ready,
     now: SystemTime,
-) -> TraceRecord {
+) -> Evaluated {
     let spans = ready.spans.as_slice();
     let calls = extract::extract(spans, extract_cfg);
     let root = root_span(spans).map(|r| RootSummary {
@@ -275,27 +285,30 @@ pub fn evaluate_ready(
         (Some(_), true) => TraceStatus::Evaluated,
         (Some(_), false) => TraceStatus::TimedOut,
     };
+    let mut judges = Vec::new();
     let scores = bound
         .as_ref()
         .map(|b| {
             b.evaluators
                 .iter()
-                // LLM judges do not run live yet (a WARN at start-up says so).
-                .filter(|ie| !ie.evaluator.needs_model())
-                .map(
-                    |ItemEvaluator {
-                         evaluator,
-                         criteria,
-                     }| Score {
-                        evaluator_id: evaluator.id.clone(),
-                        evaluator_type: evaluator.kind,
-                        outcome: evaluator.evaluate(&calls, criteria).into(),
-                    },
-                )
+                .enumerate()
+                .map(|(i, ie)| {
+                    let outcome = if ie.evaluator.is_llm_judged() {
+                        judges.push((i, ie.clone()));
+                        crate::evaluator::Outcome::pending()
+                    } else {
+                        ie.evaluator.evaluate(&calls, &ie.criteria)
+                    };
+                    Score {
+                        evaluator_id: ie.evaluator.id.clone(),
+                        evaluator_type: ie.evaluator.kind,
+                        outcome: outcome.into(),
+                    }
+                })
                 .collect()
         })
         .unwrap_or_default();
-    TraceRecord {
+    let record = TraceRecord {
         trace_id: ready.trace_id,
         status,
         complete: ready.complete,
@@ -307,7 +320,9 @@ pub fn evaluate_ready(
         tool_calls: summarise_all(calls),
         scores,
         span_count: spans.len(),
-    }
+        judged: None,
+    };
+    Evaluated { record, judges }
 }
 
 /// The calls as the record keeps them, in a list of exactly their number:
@@ -380,23 +395,32 @@ pub async fn run(
     extract_cfg: Arc<ExtractConfig>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
+    live: Arc<Live>,
     workers: usize,
 ) {
     let rx = Arc::new(std::sync::Mutex::new(rx));
     let mut threads = Vec::new();
     for _ in 0..workers.max(1) {
-        let (rx, binder, extract_cfg, store, metrics) = (
+        let (rx, binder, extract_cfg, store, metrics, live) = (
             rx.clone(),
             binder.clone(),
             extract_cfg.clone(),
             store.clone(),
             metrics.clone(),
+            live.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
             let _policy = crate::sched::Evaluating::enter();
             let mut batch = Vec::with_capacity(MAX_BATCH);
+            let stage = Stage {
+                binder: &binder,
+                extract_cfg: &extract_cfg,
+                store: &*store,
+                metrics: &metrics,
+                live: &live,
+            };
             while take_batch(&rx, &mut batch, &metrics) {
-                evaluate_batch(&mut batch, &binder, &extract_cfg, &*store, &metrics);
+                stage.evaluate_batch(&mut batch);
                 batch.clear();
             }
         }));
@@ -431,43 +455,63 @@ fn take_batch(
     true
 }
 
-/// Evaluates a batch of ready traces and stores the results (the store
-/// offers them for export once they can be read).
-fn evaluate_batch(
-    batch: &mut [Ready],
-    binder: &Binder,
-    extract_cfg: &ExtractConfig,
-    store: &dyn ResultStore,
-    metrics: &Metrics,
-) {
-    for ready in batch {
-        let _span = tracing::info_span!(
-            "evaluate_trace",
-            trace_id = %ready.trace_id,
-            revision = ready.revision,
-            spans = ready.spans.len()
-        )
-        .entered();
-        let started = Instant::now();
-        // A panic (a bug) costs this trace, not the worker: the others in
-        // the queue are still evaluated. It is logged and counted; the trace
-        // keeps its `pending` record.
-        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            evaluate_ready(binder, extract_cfg, ready, SystemTime::now())
-        }));
-        let Ok(record) = evaluated else {
-            tracing::error!(trace_id = %ready.trace_id, "evaluating this trace panicked; it has no result");
-            metrics.stage_panicked("evaluation");
-            continue;
-        };
-        // Counted before it is stored: once a result can be read, so can its count.
-        metrics.record_evaluation(&record, started.elapsed());
-        // Stored as soon as it is ready (an uncontended lock), so no result
-        // waits for the rest of its batch.
-        // The log segments of its spans are released once it is stored.
-        let pin = std::mem::take(&mut ready.pin);
-        store.put_pinned(record, Instant::now(), pin);
-        metrics.observe_scores_latency(ready);
+/// What an evaluation worker works with.
+struct Stage<'a> {
+    binder: &'a Binder,
+    extract_cfg: &'a ExtractConfig,
+    store: &'a dyn ResultStore,
+    metrics: &'a Metrics,
+    live: &'a Arc<Live>,
+}
+
+impl Stage<'_> {
+    /// Evaluates a batch of ready traces and stores the results (the store
+    /// offers them for export once they can be read); hands the LLM judges of
+    /// each to [`Live`] once its deterministic scores are stored.
+    fn evaluate_batch(&self, batch: &mut [Ready]) {
+        let Stage {
+            binder,
+            extract_cfg,
+            store,
+            metrics,
+            live,
+        } = *self;
+        for ready in batch {
+            let _span = tracing::info_span!(
+                "evaluate_trace",
+                trace_id = %ready.trace_id,
+                revision = ready.revision,
+                spans = ready.spans.len()
+            )
+            .entered();
+            let started = Instant::now();
+            // A panic (a bug) costs this trace, not the worker: the others in
+            // the queue are still evaluated. It is logged and counted; the trace
+            // keeps its `pending` record.
+            let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                evaluate_ready(binder, extract_cfg, ready, SystemTime::now())
+            }));
+            let Ok(Evaluated { mut record, judges }) = evaluated else {
+                tracing::error!(trace_id = %ready.trace_id, "evaluating this trace panicked; it has no result");
+                metrics.stage_panicked("evaluation");
+                continue;
+            };
+            let job = match judges.is_empty() {
+                true => None,
+                false => live.prepare(&mut record, judges, &ready.spans),
+            };
+            // Counted before it is stored: once a result can be read, so can its count.
+            metrics.record_evaluation(&record, started.elapsed());
+            // Stored as soon as it is ready (an uncontended lock), so no result
+            // waits for the rest of its batch.
+            // The log segments of its spans are released once it is stored.
+            let pin = std::mem::take(&mut ready.pin);
+            store.put_pinned(record, Instant::now(), pin);
+            metrics.observe_scores_latency(ready);
+            if let Some(job) = job {
+                live.start(job);
+            }
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! Evaluated records → OTLP spans and log records. Pure: no I/O, no clock
 //! (the caller passes the times to use).
 //!
-//! Per [`Score`] of a [`TraceRecord`]:
+//! Per score a [`TraceRecord`] settles ([`TraceRecord::settled_scores`]: a
+//! `pending` LLM judge's score is exported with the judged update that
+//! fills it in, once):
 //! - a span `evaluation {evaluator_id}` in the evaluated trace, a child of
 //!   the root span and linked to it, at `evaluated_at` (start = end);
 //! - a log record, event `gen_ai.evaluation.result`, carrying the root's
@@ -9,7 +11,8 @@
 //!
 //! Both carry the same attributes ([`result_attributes`]): the GenAI
 //! semantic conventions' `gen_ai.evaluation.*`, OpenInference's span kind,
-//! and `toolscore.*` for the rest.
+//! and `toolscore.*` for the rest; an LLM judge's score adds the `gen_ai.*`
+//! request and usage attributes of its model call.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,7 +27,7 @@ use serde_json::Value as Json;
 use crate::criteria::Binding;
 use crate::evaluator::EvaluatorType;
 use crate::span::{SpanId, TraceId};
-use crate::store::{Score, StoredOutcome, TraceRecord};
+use crate::store::{ModelCall, Score, StoredOutcome, TraceRecord};
 
 /// The instrumentation scope of everything exported.
 pub const SCOPE_NAME: &str = "toolscore";
@@ -34,12 +37,16 @@ pub const EVENT_NAME: &str = "gen_ai.evaluation.result";
 /// and end with `…`: details can quote whole tool outputs.
 pub const MAX_EXPLANATION_BYTES: usize = 4096;
 
-/// `pass`, `fail` or `error`. An errored evaluation is `error`. Otherwise
+/// `pass`, `fail`, `error` or `skipped` (an LLM judge that did not run).
+/// An errored evaluation is `error`. Otherwise
 /// `passed` decides where the evaluator has a threshold; where it has none,
 /// only a perfect score passes (`score >= 1.0`): the UiPath tool-call
 /// evaluators score the share of expectations met, so anything less means
 /// some expectation failed.
 pub fn score_label(outcome: &StoredOutcome) -> &'static str {
+    if outcome.status == crate::evaluator::Status::Skipped {
+        return "skipped";
+    }
     if outcome.error.is_some() || outcome.score.is_none() {
         return "error";
     }
@@ -132,7 +139,11 @@ pub fn scope() -> InstrumentationScope {
 }
 
 /// The attributes shared by a result's span and log record.
-pub fn result_attributes(record: &TraceRecord, score: &Score) -> Vec<KeyValue> {
+pub fn result_attributes(
+    record: &TraceRecord,
+    score: &Score,
+    call: Option<&ModelCall>,
+) -> Vec<KeyValue> {
     let o = &score.outcome;
     let mut attrs = vec![
         kv("openinference.span.kind", string("EVALUATOR")),
@@ -176,7 +187,51 @@ pub fn result_attributes(record: &TraceRecord, score: &Score) -> Vec<KeyValue> {
         }
         None => {}
     }
+    if let Some(call) = call {
+        model_call_attributes(call, &mut attrs);
+    }
     attrs
+}
+
+/// The GenAI semantic conventions' client attributes of a judge's model call.
+fn model_call_attributes(call: &ModelCall, attrs: &mut Vec<KeyValue>) {
+    attrs.push(kv("gen_ai.operation.name", string("chat")));
+    attrs.push(kv("gen_ai.provider.name", string(call.provider)));
+    attrs.push(kv("gen_ai.request.model", string(&call.model)));
+    let optional = [
+        ("server.address", call.server_address.as_deref().map(string)),
+        ("server.port", call.server_port.map(|p| int(i64::from(p)))),
+        ("gen_ai.request.temperature", call.temperature.map(double)),
+        (
+            "gen_ai.request.max_tokens",
+            call.max_tokens.and_then(|n| i64::try_from(n).ok()).map(int),
+        ),
+        (
+            "gen_ai.response.id",
+            call.response_id.as_deref().map(string),
+        ),
+        (
+            "gen_ai.response.model",
+            call.response_model.as_deref().map(string),
+        ),
+        (
+            "gen_ai.usage.input_tokens",
+            call.input_tokens
+                .and_then(|n| i64::try_from(n).ok())
+                .map(int),
+        ),
+        (
+            "gen_ai.usage.output_tokens",
+            call.output_tokens
+                .and_then(|n| i64::try_from(n).ok())
+                .map(int),
+        ),
+    ];
+    for (key, value) in optional {
+        if let Some(v) = value {
+            attrs.push(kv(key, v));
+        }
+    }
 }
 
 /// One span per score. `fallback_time` (unix nanos) stands in for a record
@@ -186,9 +241,9 @@ pub fn result_spans(record: &TraceRecord, fallback_time: u64) -> Vec<Span> {
     // The root was recorded by another process: its context is remote.
     let remote = SpanFlags::ContextHasIsRemoteMask as u32 | SpanFlags::ContextIsRemoteMask as u32;
     record
-        .scores
-        .iter()
-        .map(|score| {
+        .settled_scores()
+        .into_iter()
+        .map(|(score, call)| {
             let root = record.root.as_ref();
             let status = score.outcome.error.as_ref().map(|e| Status {
                 message: e.clone(),
@@ -205,7 +260,7 @@ pub fn result_spans(record: &TraceRecord, fallback_time: u64) -> Vec<Span> {
                 kind: SpanKind::Internal as i32,
                 start_time_unix_nano: time,
                 end_time_unix_nano: time,
-                attributes: result_attributes(record, score),
+                attributes: result_attributes(record, score, call),
                 links: root
                     .map(|r| Link {
                         trace_id: record.trace_id.0.to_vec(),
@@ -228,9 +283,9 @@ pub fn result_spans(record: &TraceRecord, fallback_time: u64) -> Vec<Span> {
 pub fn result_logs(record: &TraceRecord, fallback_time: u64, observed_time: u64) -> Vec<LogRecord> {
     let time = record.evaluated_at.map_or(fallback_time, unix_nanos);
     record
-        .scores
-        .iter()
-        .map(|score| {
+        .settled_scores()
+        .into_iter()
+        .map(|(score, call)| {
             let (severity, text) = if score.outcome.error.is_some() {
                 (SeverityNumber::Error, "ERROR")
             } else {
@@ -242,7 +297,7 @@ pub fn result_logs(record: &TraceRecord, fallback_time: u64, observed_time: u64)
                 severity_number: severity as i32,
                 severity_text: text.into(),
                 body: explanation(score).map(|e| string(&e)),
-                attributes: result_attributes(record, score),
+                attributes: result_attributes(record, score, call),
                 trace_id: record.trace_id.0.to_vec(),
                 span_id: record
                     .root
@@ -337,6 +392,79 @@ pub(crate) mod tests {
             any_value::Value::StringValue(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// A pending judge is exported once, with the judged update that
+    /// settles it (and its model call's `gen_ai.*` attributes); the
+    /// update does not export the scores published before it.
+    #[test]
+    fn each_score_is_exported_once_a_judged_one_with_its_model_call() {
+        let mut r = record(2);
+        r.scores[1].outcome = Outcome::pending().into();
+        let first = result_spans(&r, 0);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].name, "evaluation count-0");
+        assert_eq!(result_logs(&r, 0, 0).len(), 1);
+
+        r.scores[1].outcome = Outcome::ok(0.9, json!("close")).into();
+        r.judged = Some(Box::new(crate::store::JudgedUpdate {
+            scores: vec![(
+                1,
+                Some(ModelCall {
+                    provider: "openai",
+                    model: "gpt-4.1".into(),
+                    server_address: Some("api.openai.com".into()),
+                    server_port: Some(443),
+                    temperature: Some(0.0),
+                    input_tokens: Some(120),
+                    output_tokens: Some(30),
+                    ..ModelCall::default()
+                }),
+            )],
+        }));
+        let update = result_spans(&r, 0);
+        assert_eq!(update.len(), 1);
+        let s = &update[0];
+        assert_eq!(s.name, "evaluation count-1");
+        assert_eq!(
+            str_attr(&s.attributes, "gen_ai.request.model"),
+            Some("gpt-4.1")
+        );
+        assert_eq!(
+            str_attr(&s.attributes, "gen_ai.provider.name"),
+            Some("openai")
+        );
+        assert_eq!(
+            str_attr(&s.attributes, "gen_ai.operation.name"),
+            Some("chat")
+        );
+        assert_eq!(
+            attr(&s.attributes, "gen_ai.usage.input_tokens"),
+            Some(&any_value::Value::IntValue(120))
+        );
+        assert_eq!(
+            attr(&s.attributes, "server.port"),
+            Some(&any_value::Value::IntValue(443))
+        );
+        assert_eq!(
+            attr(&s.attributes, "gen_ai.request.temperature"),
+            Some(&any_value::Value::DoubleValue(0.0))
+        );
+        assert_eq!(attr(&s.attributes, "gen_ai.response.id"), None);
+        // Scores of one revision have distinct span IDs.
+        assert_ne!(s.span_id, first[0].span_id);
+        let log = &result_logs(&r, 0, 0)[0];
+        assert_eq!(
+            str_attr(&log.attributes, "gen_ai.request.model"),
+            Some("gpt-4.1")
+        );
+    }
+
+    #[test]
+    fn a_skipped_judge_is_labelled_skipped() {
+        let mut r = record(1);
+        r.scores[0].outcome = Outcome::skipped("not sampled").into();
+        assert_eq!(score_label(&r.scores[0].outcome), "skipped");
     }
 
     #[test]
@@ -505,6 +633,6 @@ pub(crate) mod tests {
         assert_eq!(l.observed_time_unix_nano, 5);
         assert_eq!(l.severity_number, SeverityNumber::Info as i32);
         assert_eq!(l.body, Some(string(r#"{"expected":1,"actual":1}"#)));
-        assert_eq!(l.attributes, result_attributes(&r, &r.scores[0]));
+        assert_eq!(l.attributes, result_attributes(&r, &r.scores[0], None));
     }
 }

@@ -231,13 +231,14 @@ pub struct ExporterHandle {
 }
 
 impl ExporterHandle {
-    /// Queues a record for export without waiting. Records without scores
-    /// (pending, unbound) carry nothing to export and are ignored. Otherwise
+    /// Queues a record for export without waiting. Records that settle no
+    /// score (pending, unbound, or only `pending` LLM judges) carry nothing
+    /// to export and are ignored. Otherwise
     /// the record is either queued (`records_accepted`) or dropped and
     /// counted: `queue_full`, `disabled`, or `shutdown` once the exporter
     /// has stopped taking records.
     pub fn offer(&self, record: Arc<TraceRecord>) {
-        if record.scores.is_empty() {
+        if !record.settles_any() {
             return;
         }
         let Some(tx) = &self.tx else {

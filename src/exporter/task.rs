@@ -109,7 +109,7 @@ impl Exporter {
         if self.metrics.is_none() {
             return;
         }
-        for score in records.iter().flat_map(|r| &r.scores) {
+        for (score, _) in records.iter().flat_map(|r| r.settled_scores()) {
             if !self.aggregator.observe(score) {
                 ExporterStats::inc(&self.stats.metric_series_dropped);
             }

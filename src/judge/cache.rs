@@ -150,6 +150,7 @@ mod tests {
             url: "http://m/v1/chat/completions".into(),
             headers: vec![("authorization".into(), "Bearer k".into())],
             body: Some(serde_json::json!({ "prompt": body })),
+            attempt: 1,
         }
     }
 

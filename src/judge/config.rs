@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::tls::ClientTlsConfig;
 
-/// The providers, and which one each reference's judges use.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The providers, which one each reference's judges use, and how the
+/// service schedules live judgements (`judge::live`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {
     /// Model providers by name.
@@ -19,6 +20,34 @@ pub struct LlmConfig {
     /// The provider UiPath's LLM judges call (a `uipath` one). Unset: the
     /// only `uipath` provider.
     pub uipath_provider: Option<String>,
+    /// Traces waiting for, or in, their LLM judgement in `serve`, at most:
+    /// past it a trace's judges are `skipped` and counted, while its
+    /// deterministic scores are stored as always.
+    pub max_queued_traces: usize,
+    /// The same bound in bytes (the queued traces' spans and records,
+    /// estimated).
+    pub max_queued_bytes: usize,
+    /// The share of traces the LLM judges score, 0 to 1, chosen by trace ID
+    /// (its random low 56 bits, as OpenTelemetry's ratio samplers do): every
+    /// judge and every replica picks the same traces. The others' judge
+    /// scores are `skipped`.
+    pub sample_rate: f64,
+    /// Per evaluator ID, overriding `sample_rate`.
+    pub sample_rates: BTreeMap<String, f64>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            providers: BTreeMap::new(),
+            deepeval_provider: None,
+            uipath_provider: None,
+            max_queued_traces: 256,
+            max_queued_bytes: 32 << 20,
+            sample_rate: 1.0,
+            sample_rates: BTreeMap::new(),
+        }
+    }
 }
 
 /// The wire protocol a provider speaks.
@@ -104,6 +133,28 @@ impl LlmConfig {
     /// Checks what can be checked without reading files; the error is (key
     /// path, message).
     pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.max_queued_traces == 0 || self.max_queued_traces > 1_000_000 {
+            return Err((
+                "llm.max_queued_traces".into(),
+                "must be 1 to 1000000".into(),
+            ));
+        }
+        if self.max_queued_bytes < 1 << 16 || self.max_queued_bytes > 1 << 34 {
+            return Err((
+                "llm.max_queued_bytes".into(),
+                "must be 64 KiB to 16 GiB".into(),
+            ));
+        }
+        let rates = std::iter::once(("llm.sample_rate".to_owned(), self.sample_rate)).chain(
+            self.sample_rates
+                .iter()
+                .map(|(id, r)| (format!("llm.sample_rates.{id}"), *r)),
+        );
+        for (key, rate) in rates {
+            if !(0.0..=1.0).contains(&rate) {
+                return Err((key, format!("must be 0 to 1, got {rate}")));
+            }
+        }
         for (name, p) in &self.providers {
             let at = |key: &str| format!("llm.providers.{name}.{key}");
             let https = p.base_url.starts_with("https://");

@@ -203,10 +203,11 @@ impl Transport for HttpTransport {
         // The semaphore is never closed, so acquiring only waits.
         let _slot = self.slots.acquire().await;
         let started = Instant::now();
+        let labels = (model_of(&request).to_owned(), request.attempt);
         let reply = self.attempt(request).await;
         let tokens = self
             .metrics
-            .observe(&self.provider, &reply, started.elapsed());
+            .observe(&self.provider, labels, &reply, started.elapsed());
         self.budget.spend(Instant::now(), tokens);
         if let Some(key) = key {
             self.cache.put(key, &reply, Instant::now());
@@ -214,3 +215,24 @@ impl Transport for HttpTransport {
         reply
     }
 }
+
+/// The model a request asks: the body's `model` (OpenAI-compatible), the
+/// model header (the UiPath gateway), or nothing (UiPath's discovery).
+pub fn model_of(request: &Request) -> &str {
+    request
+        .body
+        .as_ref()
+        .and_then(|b| b.get("model"))
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| {
+            request
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(MODEL_HEADER))
+                .map(|(_, v)| v.as_str())
+        })
+        .unwrap_or("")
+}
+
+/// Where the UiPath gateway's requests name their model.
+const MODEL_HEADER: &str = "X-UiPath-LlmGateway-NormalizedApi-ModelName";

@@ -16,6 +16,9 @@ use crate::evaluator::llm::Reply;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabel {
     pub provider: Arc<str>,
+    /// The model asked (the body's `model`, the UiPath gateway's model
+    /// header); empty for UiPath's model discovery.
+    pub model: String,
     /// The HTTP status class (`2xx`, `4xx`, `5xx`), `timeout` or `error`.
     pub outcome: &'static str,
 }
@@ -60,6 +63,7 @@ pub struct LlmMetrics {
     tokens: Family<TokenLabel, Counter>,
     cache_hits: Family<ProviderLabel, Counter>,
     budget_refusals: Family<BudgetLabel, Counter>,
+    retries: Family<ProviderLabel, Counter>,
 }
 
 impl Default for LlmMetrics {
@@ -72,6 +76,7 @@ impl Default for LlmMetrics {
             tokens: Family::default(),
             cache_hits: Family::default(),
             budget_refusals: Family::default(),
+            retries: Family::default(),
         }
     }
 }
@@ -83,7 +88,7 @@ impl LlmMetrics {
         let sub = registry.sub_registry_with_prefix("llm");
         sub.register(
             "requests",
-            "Model requests (attempts) by provider and outcome",
+            "Model requests (attempts) by provider, model and outcome",
             m.requests.clone(),
         );
         sub.register_with_unit(
@@ -101,6 +106,11 @@ impl LlmMetrics {
             "cache_hits",
             "Requests answered from the reply cache, without a call",
             m.cache_hits.clone(),
+        );
+        sub.register(
+            "retries",
+            "Model requests that retried a failed attempt (the references' retry rules)",
+            m.retries.clone(),
         );
         sub.register(
             "budget_refusals",
@@ -127,8 +137,22 @@ impl LlmMetrics {
             .inc();
     }
 
-    /// Counts one request; returns the tokens its answer reported.
-    pub(super) fn observe(&self, provider: &Arc<str>, reply: &Reply, took: Duration) -> u64 {
+    /// Counts one request (`attempt` > 1: a retry); returns the tokens its
+    /// answer reported.
+    pub(super) fn observe(
+        &self,
+        provider: &Arc<str>,
+        (model, attempt): (String, u32),
+        reply: &Reply,
+        took: Duration,
+    ) -> u64 {
+        if attempt > 1 {
+            self.retries
+                .get_or_create(&ProviderLabel {
+                    provider: provider.clone(),
+                })
+                .inc();
+        }
         let outcome = match reply {
             Reply::Response { status, .. } => match status {
                 200..=299 => "2xx",
@@ -144,6 +168,7 @@ impl LlmMetrics {
         self.requests
             .get_or_create(&RequestLabel {
                 provider: provider.clone(),
+                model,
                 outcome,
             })
             .inc();

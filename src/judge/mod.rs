@@ -6,13 +6,17 @@ pub mod budget;
 pub mod cache;
 pub mod config;
 pub mod http;
+pub mod live;
 pub mod metrics;
+mod traced;
 
 use crate::evaluator::llm::uipath::Discovery;
 use crate::evaluator::llm::{self, TraceView};
 use crate::evaluator::{Config, Criteria, Evaluator, Outcome};
 use crate::pyvalue::Value;
 use crate::span::AttrValue;
+use crate::store::ModelCall;
+use traced::{CallLog, Traced};
 
 use config::{LlmConfig, ProviderKind};
 use http::{Provider, ProviderError};
@@ -70,10 +74,34 @@ impl Judges {
         criteria: &Criteria,
         view: TraceView<'_>,
     ) -> Outcome {
+        self.evaluate_logged(ev, criteria, view, &CallLog::default())
+            .await
+    }
+
+    /// [`evaluate`](Self::evaluate), and the model call the score came
+    /// from (its last attempt), if one was made.
+    pub async fn judge(
+        &self,
+        ev: &Evaluator,
+        criteria: &Criteria,
+        view: TraceView<'_>,
+    ) -> (Outcome, Option<ModelCall>) {
+        let log = CallLog::default();
+        let outcome = self.evaluate_logged(ev, criteria, view, &log).await;
+        (outcome, log.take())
+    }
+
+    async fn evaluate_logged(
+        &self,
+        ev: &Evaluator,
+        criteria: &Criteria,
+        view: TraceView<'_>,
+        log: &CallLog,
+    ) -> Outcome {
         match (&ev.config, criteria) {
             // The reference's evaluation runtime never sets simulation
             // instructions (uipath `eval/runtime/runtime.py`): "".
-            (Config::Judge(_), Criteria::Judge(v)) => self.uipath(ev, Some(v), view, "").await,
+            (Config::Judge(_), Criteria::Judge(v)) => self.uipath(ev, Some(v), view, "", log).await,
             // With the key present, even empty, deepeval reports the
             // LLM path's details (`verbose_logs`, `evaluation_cost`); a
             // request is made only for a non-empty list.
@@ -89,7 +117,7 @@ impl Judges {
                     Ok(p) if admitted.is_err() => over_budget(ev, p, admitted),
                     Ok(p) => {
                         llm::deepeval::evaluate(
-                            &p.transport,
+                            &Traced::new(p, log),
                             &p.endpoint,
                             view.calls,
                             expected,
@@ -130,7 +158,13 @@ impl Judges {
         if matches!(ev.config, Config::Judge(_)) {
             // The judge applies its own default and raises as the reference does.
             return self
-                .uipath(ev, criteria, view, simulation_instructions)
+                .uipath(
+                    ev,
+                    criteria,
+                    view,
+                    simulation_instructions,
+                    &CallLog::default(),
+                )
                 .await;
         }
         match ev.bind_criteria(criteria) {
@@ -145,6 +179,7 @@ impl Judges {
         criteria: Option<&Value>,
         view: TraceView<'_>,
         simulation_instructions: &str,
+        log: &CallLog,
     ) -> Outcome {
         let (Config::Judge(cfg), Some(kind)) = (&ev.config, ev.kind.judge_kind()) else {
             return ev.evaluate(view.calls, &Criteria::Judge(Value::None));
@@ -158,7 +193,7 @@ impl Judges {
             return over_budget(ev, provider, admitted);
         }
         llm::uipath::evaluate(
-            &provider.transport,
+            &Traced::new(provider, log),
             &provider.endpoint,
             &self.discovery,
             kind,
@@ -194,7 +229,7 @@ fn over_budget(ev: &Evaluator, p: &Provider, admitted: Result<(), budget::Spent>
         ),
         Ok(()) => "its provider's budget is spent for this minute".to_owned(),
     };
-    Outcome::error(format!("skipped: {} was not judged: {why}", ev.id))
+    Outcome::skipped(format!("{} was not judged: {why}", ev.id))
 }
 
 fn no_provider(ev: &Evaluator, why: &str) -> Outcome {

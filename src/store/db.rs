@@ -320,7 +320,8 @@ impl Shared {
             || self
                 .local
                 .get(&trace_id)
-                .is_some_and(|r| r.status != TraceStatus::Pending && r.revision >= revision)
+                // Equal: perhaps the judged update of the revision it has.
+                .is_some_and(|r| r.status != TraceStatus::Pending && r.revision > revision)
         {
             return;
         }

@@ -296,6 +296,33 @@ pub struct TraceRecord {
     pub content_captured: bool,
     pub scores: Vec<Score>,
     pub span_count: usize,
+    /// Set on the record that fills in the LLM-judged scores of its
+    /// revision (published a second time, same revision); not stored.
+    pub judged: Option<Box<JudgedUpdate>>,
+}
+
+/// What a judged update settles: the places of the scores it fills in (the
+/// others were published with the evaluation), each with its model call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JudgedUpdate {
+    pub scores: Vec<(usize, Option<ModelCall>)>,
+}
+
+/// The model call behind a judged score, as the exported result span's
+/// `gen_ai.*` attributes describe it (the last attempt's request).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelCall {
+    /// `openai` or `uipath`: `gen_ai.provider.name`.
+    pub provider: &'static str,
+    pub model: String,
+    pub server_address: Option<String>,
+    pub server_port: Option<u16>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub response_id: Option<String>,
+    pub response_model: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
 }
 
 /// Heap bytes of a Python value, estimated (what `store.max_bytes` counts).
@@ -325,6 +352,35 @@ fn json_bytes(v: &serde_json::Value) -> usize {
 }
 
 impl TraceRecord {
+    /// Whether this publication settles a score, for those who see each
+    /// score once (the exporter): an evaluation settles its scores but the
+    /// `pending` ones, a judged update its own.
+    pub fn settles_any(&self) -> bool {
+        self.judged.is_some()
+            || self
+                .scores
+                .iter()
+                .any(|s| s.outcome.status != crate::evaluator::Status::Pending)
+    }
+
+    /// The scores [`settles_any`](Self::settles_any) speaks of, a judged
+    /// update's with their model calls.
+    pub fn settled_scores(&self) -> Vec<(&Score, Option<&ModelCall>)> {
+        match &self.judged {
+            None => self
+                .scores
+                .iter()
+                .filter(|s| s.outcome.status != crate::evaluator::Status::Pending)
+                .map(|s| (s, None))
+                .collect(),
+            Some(update) => update
+                .scores
+                .iter()
+                .filter_map(|(i, call)| Some((self.scores.get(*i)?, call.as_ref())))
+                .collect(),
+        }
+    }
+
     /// The record's memory, estimated: its own size, its strings, its tool
     /// calls' arguments and its scores' details (what `store.max_bytes`
     /// bounds). Within a few tens of bytes a field, not exact.
@@ -374,6 +430,7 @@ impl TraceRecord {
             content_captured: true,
             scores: Vec::new(),
             span_count: 0,
+            judged: None,
         }
     }
 }

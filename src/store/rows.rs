@@ -128,10 +128,7 @@ pub(crate) fn score_rows(r: &TraceRecord) -> impl Iterator<Item = ScoreRow<'_>> 
             idx: i as i64,
             evaluator_id: &s.evaluator_id,
             evaluator_type: s.evaluator_type.id(),
-            status: match o.status {
-                Status::Ok => "ok",
-                Status::Error => "error",
-            },
+            status: o.status.as_str(),
             score: o.score.filter(|v| !v.is_nan()),
             score_bits: o.score.map(|v| v.to_bits() as i64),
             score_is_int: o.score_is_int,
@@ -247,6 +244,7 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, RowError> {
         content_captured: row.content_captured,
         scores: Vec::new(),
         span_count: usize::try_from(row.span_count).unwrap_or(0),
+        judged: None,
     })
 }
 
@@ -288,11 +286,7 @@ pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, 
     };
     let evaluator_type =
         EvaluatorType::parse(&row.evaluator_type).ok_or_else(|| bad("unknown evaluator type"))?;
-    let status = match row.status.as_str() {
-        "ok" => Status::Ok,
-        "error" => Status::Error,
-        _ => return Err(bad("unknown score status")),
-    };
+    let status = Status::parse(&row.status).ok_or_else(|| bad("unknown score status"))?;
     Ok(Score {
         evaluator_id: row.evaluator_id.into(),
         evaluator_type,

@@ -17,7 +17,6 @@ mod otlp;
 pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
 
 use crate::config::{LogFormat, TelemetryConfig};
-use crate::evaluator::Status;
 use crate::store::TraceRecord;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -509,10 +508,7 @@ impl Metrics {
     pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {
         self.evaluation_seconds.observe(took.as_secs_f64());
         for s in &record.scores {
-            let status = match s.outcome.status {
-                Status::Ok => "ok",
-                Status::Error => "error",
-            };
+            let status = s.outcome.status.as_str();
             self.results
                 .get_or_create(&ResultLabel {
                     evaluator: s.evaluator_id.clone(),

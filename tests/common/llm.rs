@@ -482,11 +482,10 @@ fn check_uipath(expected: &Json, got: &Outcome) -> Result<(), String> {
 /// A score as the HTTP API shows it, as an [`Outcome`] for the checks.
 pub fn outcome_of_json(score: &Json) -> Outcome {
     Outcome {
-        status: if score["status"] == "error" {
-            Status::Error
-        } else {
-            Status::Ok
-        },
+        status: score["status"]
+            .as_str()
+            .and_then(Status::parse)
+            .unwrap_or(Status::Ok),
         score: score["score"].as_f64(),
         score_is_int: score["score"].is_i64() || score["score"].is_u64(),
         details: toolscore::evaluator::OutcomeDetails::Value(score["details"].clone()),

@@ -18,6 +18,7 @@ struct State {
     delay: Mutex<Duration>,
     in_flight: std::sync::atomic::AtomicUsize,
     max_in_flight: std::sync::atomic::AtomicUsize,
+    arrived: tokio::sync::Notify,
 }
 
 /// The running stub; stops with the test's runtime.
@@ -36,6 +37,7 @@ impl Stub {
             delay: Mutex::new(Duration::ZERO),
             in_flight: Default::default(),
             max_in_flight: Default::default(),
+            arrived: tokio::sync::Notify::new(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -65,6 +67,20 @@ impl Stub {
         self.state.requests.lock().unwrap().clone()
     }
 
+    /// Waits until `n` requests have arrived; panics at `timeout`.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let arrived = self.state.arrived.notified();
+            if self.state.requests.lock().unwrap().len() >= n {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!("fewer than {n} requests arrived in {timeout:?}");
+            }
+        }
+    }
+
     /// The most requests that were in flight at once.
     pub fn max_in_flight(&self) -> usize {
         self.state
@@ -74,6 +90,22 @@ impl Stub {
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `llm:` pointing both provider kinds at the stub, with the tokens the
+    /// recordings show, read from files (in `dir`) as a deployment would; no
+    /// reply cache (every case's script answers its own requests).
+    pub fn config(&self, dir: &std::path::Path) -> toolscore::judge::config::LlmConfig {
+        std::fs::write(dir.join("openai-key"), "sk-stub\n").unwrap();
+        std::fs::write(dir.join("uipath-token"), "stub-token").unwrap();
+        let yaml = format!(
+            "providers:\n  openai:\n    kind: openai\n    base_url: {0}/v1\n    api_key_file: {1}/openai-key\n    cache_ttl_secs: 0\n  uipath:\n    kind: uipath\n    base_url: {0}/org/tenant\n    api_key_file: {1}/uipath-token\n    cache_ttl_secs: 0\n",
+            self.base_url(),
+            dir.display()
+        );
+        let config: toolscore::judge::config::LlmConfig = serde_yaml_ng::from_str(&yaml).unwrap();
+        config.validate().unwrap();
+        config
     }
 }
 
@@ -98,6 +130,7 @@ async fn handle(
     let rec = Recorded::from_parts(method.as_str(), path_and_query, &sent, &body);
     let path = rec.path.clone();
     state.requests.lock().unwrap().push(rec);
+    state.arrived.notify_waiters();
     let now = state.in_flight.fetch_add(1, SeqCst) + 1;
     state.max_in_flight.fetch_max(now, SeqCst);
     let delay = *state.delay.lock().unwrap();

@@ -96,3 +96,26 @@ pub fn filters_agree_with_the_memory_store(open: impl Fn() -> DbStore) {
     assert!(db.close(WAIT));
     println!("{checked} filters agree");
 }
+
+/// A judged update (same revision, the `pending` judge's score filled in)
+/// replaces the evaluation's record and its score rows, through a store
+/// that then closes; `open` reads it back as written.
+pub fn a_judged_update_replaces_its_revision(open: impl Fn() -> DbStore) {
+    let mut first = record(9, 1, &[("judge", None), ("count", Some(1.0))]);
+    first.scores[0].outcome = Outcome::pending().into();
+    let mut update = first.clone();
+    update.scores[0].outcome = Outcome::ok(0.75, serde_json::json!("close")).into();
+    update.judged = Some(Box::default());
+    let mut skipped = record(10, 1, &[("judge", None)]);
+    skipped.scores[0].outcome = Outcome::skipped("not sampled").into();
+    let db = open();
+    db.put(first, Instant::now());
+    db.put(update.clone(), Instant::now());
+    db.put(skipped.clone(), Instant::now());
+    assert!(db.close(WAIT));
+    let db = open();
+    update.judged = None;
+    assert_eq!(*db.get(&TraceId([9; 16])).unwrap(), update);
+    assert_eq!(*db.get(&TraceId([10; 16])).unwrap(), skipped);
+    assert!(db.close(WAIT));
+}

@@ -196,7 +196,7 @@ impl<T: Transport> Judge<'_, T> {
         };
         let mut last = None;
         for attempt in 1..=MAX_ATTEMPTS {
-            match self.attempt(path, &text).await {
+            match self.attempt(path, &text, attempt).await {
                 Ok(sel) => return Ok(sel),
                 Err(e) if !e.retryable => return Err(e.into()),
                 Err(e) => {
@@ -221,7 +221,12 @@ impl<T: Transport> Judge<'_, T> {
     }
 
     /// One `a_generate` attempt under the per-attempt timeout.
-    async fn attempt(&self, path: ParsePath, prompt: &str) -> Result<Selection, PyErr> {
+    async fn attempt(
+        &self,
+        path: ParsePath,
+        prompt: &str,
+        attempt: u32,
+    ) -> Result<Selection, PyErr> {
         if self.model.requires_audio == Some(true) {
             return Err(PyErr::new(
                 "DeepEvalError",
@@ -232,7 +237,10 @@ impl<T: Transport> Judge<'_, T> {
             ));
         }
         let content = prompt_mod::content(prompt).map_err(|e| PyErr::new("ValueError", e))?;
-        let request = self.request(path, content);
+        let request = Request {
+            attempt,
+            ..self.request(path, content)
+        };
         let reply = match tokio::time::timeout(ATTEMPT_TIMEOUT, self.transport.send(request)).await
         {
             Ok(r) => r,
@@ -288,6 +296,7 @@ impl<T: Transport> Judge<'_, T> {
                 format!("Bearer {}", self.endpoint.token),
             )],
             body: Some(Json::Object(body)),
+            attempt: 1,
         }
     }
 }

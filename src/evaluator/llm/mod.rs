@@ -50,6 +50,9 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     /// The JSON body, key order as the reference writes it (sent compact).
     pub body: Option<Json>,
+    /// 1 for a first attempt, then 2, 3… as the judge retries it (the
+    /// retries metric); not sent.
+    pub attempt: u32,
 }
 
 /// What came back for one request.

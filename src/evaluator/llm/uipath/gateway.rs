@@ -113,6 +113,7 @@ async fn fetch_models<T: Transport>(transport: &T, endpoint: &Endpoint) -> Optio
             ("x-uipath-agenthub-config".into(), AGENTHUB_CONFIG.into()),
         ],
         body: None,
+        attempt: 1,
     };
     let Ok(body) = send(transport, request).await else {
         return Some(Models::new());
@@ -246,6 +247,7 @@ pub async fn chat<T: Transport>(
         ),
         headers,
         body: Some(Json::Object(body)),
+        attempt: 1,
     };
     let body = send(transport, request).await.map_err(|f| f.python())?;
     response_json(&body)
@@ -386,7 +388,12 @@ impl Failure {
 async fn send<T: Transport>(transport: &T, request: Request) -> Result<Vec<u8>, Failure> {
     let mut attempt = 1;
     loop {
-        let reply = transport.send(request.clone()).await;
+        let reply = transport
+            .send(Request {
+                attempt,
+                ..request.clone()
+            })
+            .await;
         let retry_after = reply.header("retry-after").and_then(parse_retry_after);
         let failure = match reply {
             Reply::Response { status, body, .. } if (200..300).contains(&status) => {
