@@ -7,7 +7,13 @@
 #   none      the write-ahead log with `wal.sync: none`
 #   interval  the log with `sync: interval` (10 ms)
 #   tls       no log; TLS on the OTLP/gRPC receiver (a certificate made by
-#             openssl, the generator trusting its CA) The store is BACKEND (memory by default: the log
+#             openssl, the generator trusting its CA)
+#   judges    no log; an LLM judge (UiPath trajectory similarity) on every
+#             trace besides the five deterministic evaluators, its model
+#             served by the generator (--model-stub) answering after
+#             MODEL_DELAY_MS (500); no reply cache. Also reports the judged
+#             scores a second.
+# The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
 # append latency (toolscore_wal_append_seconds) and the generator's request
@@ -25,6 +31,8 @@ WARMUP=${WARMUP:-8}
 CONCURRENCY=${CONCURRENCY:-16}
 BACKEND=${BACKEND:-memory}
 VARIANTS=${VARIANTS:-off none interval}
+MODEL=127.0.0.1:19090
+MODEL_DELAY_MS=${MODEL_DELAY_MS:-500}
 RATE=${RATE:-}
 if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
 GRPC=127.0.0.1:14317
@@ -55,7 +63,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == tls ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
@@ -65,11 +73,35 @@ config_for() {   # config_for VARIANT → path
     sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
     grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in bench/config.yaml to add tls to" >&2; exit 1; }
   fi
+  if [[ $1 == judges ]]; then
+    # The bench eval set with the judge added to its evaluators and to every
+    # item (null criteria: the judge's default).
+    rm -rf "$WORK/eval-set" && cp -r bench/eval-set "$WORK/eval-set"
+    python3 - "$WORK/eval-set" <<'PY'
+import json, sys, pathlib
+root = pathlib.Path(sys.argv[1])
+(root / "evaluators/trajectory.json").write_text(json.dumps({
+    "version": "1.0", "id": "TrajectoryEvaluator",
+    "evaluatorTypeId": "uipath-llm-judge-trajectory-similarity",
+    "evaluatorConfig": {"name": "TrajectoryEvaluator", "model": "gpt-4.1-2025-04-14",
+        "temperature": 0.0,
+        "defaultEvaluationCriteria": {"expectedAgentBehavior": "Calls each weather tool once."}}}))
+for f in (root / "eval-sets").glob("*.json"):
+    s = json.loads(f.read_text())
+    s["evaluatorRefs"].append("TrajectoryEvaluator")
+    for item in s["evaluations"]:
+        item["evaluationCriterias"]["TrajectoryEvaluator"] = None
+    f.write_text(json.dumps(s))
+PY
+    sed -i "s|$PWD/bench/eval-set/|$WORK/eval-set/|" "$out"
+    printf 'llm:\n  providers:\n    bench:\n      kind: uipath\n      base_url: http://%s/org/tenant\n      cache_ttl_secs: 0\n' "$MODEL" >>"$out"
+  fi
   echo "$out"
 }
 
 metric() { curl -fs "$API/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 completed() { metric 'toolscore_traces_total{outcome="completed"}'; }
+judged() { metric 'toolscore_llm_judgements_total{status="ok"}' | grep . || echo 0; }
 
 run() {   # run VARIANT ROUND
   local config
@@ -81,21 +113,23 @@ run() {   # run VARIANT ROUND
   [[ -n "$RATE" ]] && mode=(--mode rate --spans-per-sec "$RATE")
   local target=(--endpoint "http://$GRPC")
   [[ $1 == tls ]] && target=(--endpoint "https://$GRPC" --ca-file "$WORK/ca.crt")
+  [[ $1 == judges ]] && target+=(--model-stub "$MODEL" --model-delay-ms "$MODEL_DELAY_MS")
   "${GEN_PIN[@]}" ./target/release/toolscore-loadgen "${target[@]}" "${mode[@]}" \
     --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
   local gen=$!
   sleep "$WARMUP"
-  local c0 t0 c1 t1
-  c0=$(completed); t0=$(date +%s.%N)
+  local c0 t0 c1 t1 j0 j1
+  c0=$(completed); j0=$(judged); t0=$(date +%s.%N)
   sleep $((DURATION - WARMUP))
-  c1=$(completed); t1=$(date +%s.%N)
+  c1=$(completed); j1=$(judged); t1=$(date +%s.%N)
   wait "$gen" || true
   curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
   stop_server
-  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" <<'PY' | tee -a "$WORK/results.txt"
+  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" <<'PY' | tee -a "$WORK/results.txt"
 import json, re, sys
-v, rnd, c0, c1, t0, t1, spt, metrics, gen = sys.argv[1:]
+v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1 = sys.argv[1:]
 rate = (float(c1) - float(c0)) * float(spt) / (float(t1) - float(t0))
+judged = (float(j1) - float(j0)) / (float(t1) - float(t0))
 buckets = []
 for line in open(metrics):
     m = re.match(r'toolscore_wal_append_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
@@ -111,7 +145,7 @@ try:
     req = f"request p50 {lat.get('p50', '-')} ms p99 {lat.get('p99', '-')} ms"
 except Exception:
     req = "request latency -"
-print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}")
+print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, judged {judged:.1f}/s")
 PY
 }
 

@@ -294,7 +294,7 @@ async fn run(
             Arc::new(config.extract.clone()),
             store.clone(),
             metrics.clone(),
-            live.clone(),
+            Arc::new(live.clone()),
             workers,
         ),
         || (),

@@ -87,14 +87,7 @@ async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
 }
 
 async fn metric(running: &Running, name: &str, label: &str) -> f64 {
-    let text = common::http()
-        .get(format!("http://{}/metrics", running.api_addr.unwrap()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = service::metrics_text(running).await;
     text.lines()
         .find(|l| l.starts_with(name) && l.contains(label))
         .and_then(|l| l.rsplit(' ').next())

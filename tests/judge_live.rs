@@ -30,13 +30,9 @@ fn judged(r: &TraceRecord) -> bool {
 /// (by an attribute on its root) with the case's criteria.
 fn case_config(case: &LlmCase, config: &mut Config) {
     let line: Json = serde_json::from_str(&case.case.line).unwrap();
-    let kind = match case.case.evaluator_type.as_str() {
-        "tool-correctness-llm" => "deepeval-tool-correctness",
-        other => other,
-    };
     config.evaluators.inline = vec![InlineEvaluator {
         id: "e".into(),
-        kind: kind.into(),
+        kind: case.type_id().into(),
         config: line["evaluator"]["config"]
             .as_object()
             .cloned()
@@ -71,15 +67,7 @@ async fn every_llm_case_live_over_otlp() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for case in load_cases() {
-        let line: Json = serde_json::from_str(&case.case.line).unwrap();
-        let config = &line["evaluator"]["config"];
-        let has_default = config.get("defaultEvaluationCriteria").is_some()
-            || config.get("default_evaluation_criteria").is_some();
-        // A rule refuses an evaluator with no criteria and no default at
-        // start-up; the live runtime leaves `{{SimulationInstructions}}` empty.
-        if (line["criteria"].is_null() && !has_default)
-            || !case.simulation_instructions().is_empty()
-        {
+        if !case.runs_as_configured() {
             continue;
         }
         ran += 1;
@@ -194,17 +182,6 @@ fn weather_trace(n: u8) -> Vec<SpanSpec> {
     vec![root, tool]
 }
 
-async fn metrics_text(running: &toolscore::app::Running) -> String {
-    common::http()
-        .get(format!("http://{}/metrics", running.api_addr.unwrap()))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 /// A model slower than the test: the deterministic score is stored (and
 /// readable) at once with the judge `pending`; at shutdown the unanswered
 /// judge is stored as `skipped`, saying why.
@@ -270,7 +247,7 @@ async fn judged_scores_follow_in_the_same_revision() {
     assert_eq!(last.scores[0].outcome.status, Status::Ok, "{last:?}");
     assert_eq!(last.scores[0].outcome.score, Some(0.9));
     assert_eq!(last.scores[1].outcome.score, Some(1.0));
-    let text = metrics_text(&running).await;
+    let text = service::metrics_text(&running).await;
     for line in [
         r#"toolscore_llm_requests_total{provider="uipath",model="gpt-4.1",outcome="2xx"} 1"#,
         r#"toolscore_llm_judgements_total{status="ok"} 1"#,
@@ -326,7 +303,7 @@ async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
         "{judge:?}"
     );
     assert_eq!(second.scores[1].outcome.score, Some(1.0));
-    let text = metrics_text(&running).await;
+    let text = service::metrics_text(&running).await;
     for line in [
         r#"toolscore_llm_judgements_skipped_total{reason="queue_full"} 1"#,
         "toolscore_llm_queued_traces 1",

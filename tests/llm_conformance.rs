@@ -117,10 +117,7 @@ async fn evaluate_endpoint_runs_the_judges() {
     {
         stub.load(case.script());
         let line: serde_json::Value = serde_json::from_str(&case.case.line).unwrap();
-        let ty = match case.case.evaluator_type.as_str() {
-            "tool-correctness-llm" => "deepeval-tool-correctness",
-            other => other,
-        };
+        let ty = case.type_id();
         let mut body = common::live::case_otlp_json(&case.case);
         body["evaluators"] =
             serde_json::json!([{"id": "e", "type": ty, "config": line["evaluator"]["config"]}]);
@@ -180,18 +177,9 @@ async fn the_eval_command_runs_the_judges() {
     let mut ran = 0;
     for case in load_cases() {
         let line: serde_json::Value = serde_json::from_str(&case.case.line).unwrap();
-        let ty = match case.case.evaluator_type.as_str() {
-            "tool-correctness-llm" => "deepeval-tool-correctness",
-            other => other,
-        };
+        let ty = case.type_id();
         let config = &line["evaluator"]["config"];
-        let has_default = config.get("defaultEvaluationCriteria").is_some()
-            || config.get("default_evaluation_criteria").is_some();
-        // An eval set refuses an item with no criteria and no default at
-        // load time; `{{SimulationInstructions}}` is empty in eval runs.
-        if (line["criteria"].is_null() && !has_default)
-            || !case.simulation_instructions().is_empty()
-        {
+        if !case.runs_as_configured() {
             continue;
         }
         ran += 1;

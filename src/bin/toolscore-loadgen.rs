@@ -110,6 +110,51 @@ struct Args {
     /// Probe one request in this many (after the warm-up).
     #[arg(long, default_value_t = 20)]
     probe_every: u64,
+    /// Also serve a model at this address for the LLM judges' benchmark
+    /// (`bench/ab.sh`'s `judges` variant): the UiPath gateway's discovery
+    /// (no models) and chat completions, each chat answered after
+    /// `--model-delay-ms` with a `submit_evaluation` tool call scoring 80.
+    #[arg(long)]
+    model_stub: Option<std::net::SocketAddr>,
+    #[arg(long, default_value_t = 500)]
+    model_delay_ms: u64,
+}
+
+/// The benchmark's model (see `--model-stub`); runs until the process ends.
+async fn serve_model(addr: std::net::SocketAddr, delay: Duration) -> Result<()> {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("--model-stub {addr}"))?;
+    let answer = serde_json::json!({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 1,
+        "model": "gpt-4.1-2025-04-14",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "t", "name": "submit_evaluation",
+                "arguments": {"justification": "bench", "score": 80}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 400, "completion_tokens": 20, "total_tokens": 420}});
+    let app = axum::Router::new()
+        .route(
+            "/{org}/{tenant}/agenthub_/llm/api/discovery",
+            get(|| async { axum::Json(serde_json::json!([])) }),
+        )
+        .route(
+            "/{org}/{tenant}/agenthub_/llm/api/chat/completions",
+            post(move || {
+                let answer = answer.clone();
+                async move {
+                    tokio::time::sleep(delay).await;
+                    axum::Json(answer)
+                }
+            }),
+        );
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            eprintln!("the model stub stopped: {e}");
+        }
+    });
+    Ok(())
 }
 
 // ---------------------------------------------------------------- codec
@@ -482,6 +527,9 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 async fn run(args: Args) -> Result<()> {
+    if let Some(addr) = args.model_stub {
+        serve_model(addr, Duration::from_millis(args.model_delay_ms)).await?;
+    }
     let template = build_template(&args)?;
     let channel = if args.endpoint.starts_with("https://") {
         // The exporter's TLS channel: the same rustls client the service uses.

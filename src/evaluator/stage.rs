@@ -21,7 +21,6 @@ use crate::criteria::{
     Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, find_binding_value,
 };
 use crate::extract::{self, ExtractConfig, ToolCall};
-use crate::judge::live::Live;
 use crate::pyvalue::{self, Value};
 use crate::span::Span;
 use crate::store::{
@@ -263,6 +262,19 @@ pub struct Evaluated {
     pub judges: Vec<(usize, ItemEvaluator)>,
 }
 
+/// Where the LLM judges of an evaluated trace go (`crate::judge::live`,
+/// behind this trait so that `evaluator` does not depend on `judge`).
+pub trait Judging: Send + Sync {
+    /// Settles, in `record`, the judges that will not run; returns what
+    /// starts the others, to call once `record` is stored.
+    fn prepare(
+        &self,
+        record: &mut TraceRecord,
+        judges: Vec<(usize, ItemEvaluator)>,
+        spans: &Arc<Vec<Span>>,
+    ) -> Option<Box<dyn FnOnce() + Send>>;
+}
+
 /// Evaluates one ready trace into the record the store keeps.
 pub fn evaluate_ready(
     binder: &Binder,
@@ -395,7 +407,7 @@ pub async fn run(
     extract_cfg: Arc<ExtractConfig>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
-    live: Arc<Live>,
+    live: Arc<dyn Judging>,
     workers: usize,
 ) {
     let rx = Arc::new(std::sync::Mutex::new(rx));
@@ -417,7 +429,7 @@ pub async fn run(
                 extract_cfg: &extract_cfg,
                 store: &*store,
                 metrics: &metrics,
-                live: &live,
+                live: &*live,
             };
             while take_batch(&rx, &mut batch, &metrics) {
                 stage.evaluate_batch(&mut batch);
@@ -461,13 +473,13 @@ struct Stage<'a> {
     extract_cfg: &'a ExtractConfig,
     store: &'a dyn ResultStore,
     metrics: &'a Metrics,
-    live: &'a Arc<Live>,
+    live: &'a dyn Judging,
 }
 
 impl Stage<'_> {
     /// Evaluates a batch of ready traces and stores the results (the store
     /// offers them for export once they can be read); hands the LLM judges of
-    /// each to [`Live`] once its deterministic scores are stored.
+    /// each to [`Judging`] once its deterministic scores are stored.
     fn evaluate_batch(&self, batch: &mut [Ready]) {
         let Stage {
             binder,
@@ -508,8 +520,8 @@ impl Stage<'_> {
             let pin = std::mem::take(&mut ready.pin);
             store.put_pinned(record, Instant::now(), pin);
             metrics.observe_scores_latency(ready);
-            if let Some(job) = job {
-                live.start(job);
+            if let Some(start) = job {
+                start();
             }
         }
     }

@@ -37,6 +37,19 @@ use crate::extract::{self, ExtractConfig};
 use crate::span::{AttrValue, Span, TraceId};
 use crate::store::{JudgedUpdate, ResultStore, TraceRecord};
 
+impl crate::evaluator::stage::Judging for Arc<Live> {
+    fn prepare(
+        &self,
+        record: &mut TraceRecord,
+        judges: Vec<(usize, ItemEvaluator)>,
+        spans: &Arc<Vec<Span>>,
+    ) -> Option<Box<dyn FnOnce() + Send>> {
+        let job = Live::prepare(self, record, judges, spans)?;
+        let live = self.clone();
+        Some(Box::new(move || live.start(job)))
+    }
+}
+
 /// Why a judge did not run (the `reason` label of
 /// `toolscore_llm_judgements_skipped_total`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +74,15 @@ struct SkipLabel {
     reason: &'static str,
 }
 
+/// The skip counters, looked up once: a full queue skips every trace's
+/// judges, so this is on the evaluation workers' path.
+#[derive(Debug, Clone)]
+struct SkipCounters {
+    not_sampled: Counter,
+    queue_full: Counter,
+    shutdown: Counter,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabel {
     status: &'static str,
@@ -70,7 +92,7 @@ struct StatusLabel {
 #[derive(Debug, Clone)]
 struct LiveMetrics {
     judgements: Family<StatusLabel, Counter>,
-    skipped: Family<SkipLabel, Counter>,
+    skipped: SkipCounters,
     queued_traces: Gauge,
     queued_bytes: Gauge,
     seconds: Histogram,
@@ -78,9 +100,21 @@ struct LiveMetrics {
 
 impl LiveMetrics {
     fn register(registry: &mut Registry) -> LiveMetrics {
+        let skipped = Family::<SkipLabel, Counter>::default();
+        let counter = |why: Skip| {
+            skipped
+                .get_or_create(&SkipLabel {
+                    reason: why.label(),
+                })
+                .clone()
+        };
         let m = LiveMetrics {
             judgements: Family::default(),
-            skipped: Family::default(),
+            skipped: SkipCounters {
+                not_sampled: counter(Skip::NotSampled),
+                queue_full: counter(Skip::QueueFull),
+                shutdown: counter(Skip::Shutdown),
+            },
             queued_traces: Gauge::default(),
             queued_bytes: Gauge::default(),
             seconds: Histogram::new(exponential_buckets(0.05, 2.0, 12)),
@@ -94,7 +128,7 @@ impl LiveMetrics {
         sub.register(
             "judgements_skipped",
             "LLM judges that did not run, by reason",
-            m.skipped.clone(),
+            skipped,
         );
         sub.register(
             "queued_traces",
@@ -210,10 +244,16 @@ impl Live {
         if kept.is_empty() {
             return None;
         }
-        let bytes = record
-            .approx_bytes()
-            .saturating_add(spans.iter().map(span_bytes).sum());
-        if !self.reserve(bytes) {
+        // Sized only when the count leaves room: under load the queue is
+        // full for most traces.
+        let room = self.lock().0 < self.max_traces;
+        let bytes = match room {
+            true => record
+                .approx_bytes()
+                .saturating_add(spans.iter().map(span_bytes).sum()),
+            false => 0,
+        };
+        if !room || !self.reserve(bytes) {
             for (i, ie) in &kept {
                 self.skipped(Skip::QueueFull);
                 let why = format!(
@@ -336,12 +376,12 @@ impl Live {
     }
 
     fn skipped(&self, why: Skip) {
-        self.metrics
-            .skipped
-            .get_or_create(&SkipLabel {
-                reason: why.label(),
-            })
-            .inc();
+        let s = &self.metrics.skipped;
+        match why {
+            Skip::NotSampled => s.not_sampled.inc(),
+            Skip::QueueFull => s.queue_full.inc(),
+            Skip::Shutdown => s.shutdown.inc(),
+        };
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, (usize, usize)> {

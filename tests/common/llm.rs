@@ -55,6 +55,27 @@ impl LlmCase {
     pub fn spans(&self) -> Vec<toolscore::span::Span> {
         conformance::spans(&self.case)
     }
+
+    /// The evaluator type id a config names (the recordings call deepeval's
+    /// LLM path `tool-correctness-llm`).
+    pub fn type_id(&self) -> &str {
+        match self.case.evaluator_type.as_str() {
+            "tool-correctness-llm" => "deepeval-tool-correctness",
+            other => other,
+        }
+    }
+
+    /// Whether the case runs as configured evaluation does (an eval set,
+    /// a rule): criteria given or a default to take (else the file is
+    /// refused at load), and no `{{SimulationInstructions}}` (empty in
+    /// UiPath's evaluation runtime, and in toolscore's).
+    pub fn runs_as_configured(&self) -> bool {
+        let line: Json = serde_json::from_str(&self.case.line).unwrap_or_default();
+        let config = &line["evaluator"]["config"];
+        let has_default = config.get("defaultEvaluationCriteria").is_some()
+            || config.get("default_evaluation_criteria").is_some();
+        (!line["criteria"].is_null() || has_default) && self.simulation_instructions().is_empty()
+    }
 }
 
 pub fn load_cases() -> Vec<LlmCase> {

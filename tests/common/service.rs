@@ -164,3 +164,15 @@ pub async fn export(exporter: &opentelemetry_otlp::SpanExporter, spans: &[SpanSp
         .await
         .unwrap();
 }
+
+/// The service's `/metrics` text.
+pub async fn metrics_text(running: &Running) -> String {
+    super::http()
+        .get(format!("http://{}/metrics", running.api_addr.unwrap()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
