@@ -132,21 +132,10 @@ pub fn start(
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
     let config_path = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
-    for id in config.llm.sample_rates.keys() {
-        if !binder
-            .catalog
-            .evaluators
-            .get(id.as_str())
-            .is_some_and(|e| e.is_llm_judged())
-        {
-            return Err(LoadError::new(
-                config_path,
-                format!("llm.sample_rates.{id}"),
-                "names no LLM-judged evaluator that is loaded",
-            )
-            .into());
-        }
-    }
+    config
+        .llm
+        .check_sample_rates(|id| binder.catalog.is_llm_judge(id))
+        .map_err(|(key, message)| LoadError::new(config_path, key, message))?;
     let mut metrics = Metrics::new();
     let security = crate::security::Security::load(&config, &metrics)?;
     // A provider whose key or TLS files cannot be used fails start-up.

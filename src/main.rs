@@ -151,7 +151,13 @@ fn validate(file: &std::path::Path) -> ExitCode {
     let result = toolscore::app::load_config(Some(file))
         .map_err(anyhow::Error::from)
         .and_then(|(config, base)| {
-            toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
+            let binder = toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
+            config
+                .llm
+                .check_sample_rates(|id| binder.catalog.is_llm_judge(id))
+                .map_err(|(key, message)| {
+                    anyhow::anyhow!("{}: {key}: {message}", file.display())
+                })?;
             // Certificates, keys, CA bundles and token sources exist and parse.
             toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
             toolscore::security::check_clients(&config)?;

@@ -335,7 +335,7 @@ async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
 }
 
 /// `llm.sample_rates` naming an evaluator that is not loaded (or not a
-/// judge) fails start-up with the key.
+/// judge) fails start-up with the key, and `validate-config` too.
 #[tokio::test]
 async fn a_sample_rate_for_an_unknown_judge_fails_start_up() {
     let stub = Stub::start().await;
@@ -350,4 +350,18 @@ async fn a_sample_rate_for_an_unknown_judge_fails_start_up() {
         .to_string();
     assert!(err.contains("llm.sample_rates.count"), "{err}");
     assert!(err.contains("names no LLM-judged evaluator"), "{err}");
+
+    let file = dir.path().join("toolscore.yaml");
+    std::fs::write(
+        &file,
+        "evaluators:\n  inline:\n    - id: used\n      type: tool-correctness\n      config:\n        defaultEvaluationCriteria:\n          expected_tools: [{name: a}]\n      apply_to_all_traces: true\nllm:\n  sample_rates: {used: 0.5}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(["validate-config".as_ref(), file.as_os_str()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("llm.sample_rates.used: names no LLM-judged evaluator"), "{stderr}");
 }

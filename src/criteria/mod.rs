@@ -76,6 +76,11 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Whether `id` is a loaded LLM-judged evaluator.
+    pub fn is_llm_judge(&self, id: &str) -> bool {
+        self.evaluators.get(id).is_some_and(|e| e.is_llm_judged())
+    }
+
     /// Adds an evaluator; a duplicate id is an error naming both files.
     pub fn add_evaluator(&mut self, loaded: LoadedEvaluator, file: &Path) -> Result<(), LoadError> {
         let id = loaded.id().to_owned();

@@ -229,6 +229,22 @@ impl LlmConfig {
         Ok(())
     }
 
+    /// Checks that each `sample_rates` key names an LLM-judged evaluator
+    /// (`is_judge`: whether a loaded evaluator ID is one); the error is
+    /// (key path, message).
+    pub fn check_sample_rates(
+        &self,
+        is_judge: impl Fn(&str) -> bool,
+    ) -> Result<(), (String, String)> {
+        match self.sample_rates.keys().find(|id| !is_judge(id)) {
+            Some(id) => Err((
+                format!("llm.sample_rates.{id}"),
+                "names no LLM-judged evaluator that is loaded".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The name of the provider judges of `kind` call: the configured one,
     /// else the only provider of that kind.
     pub fn provider_for(&self, kind: ProviderKind) -> Result<&str, String> {
