@@ -363,5 +363,8 @@ async fn a_sample_rate_for_an_unknown_judge_fails_start_up() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("llm.sample_rates.used: names no LLM-judged evaluator"), "{stderr}");
+    assert!(
+        stderr.contains("llm.sample_rates.used: names no LLM-judged evaluator"),
+        "{stderr}"
+    );
 }
