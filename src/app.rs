@@ -449,6 +449,11 @@ async fn run(
             config: config.api.clone(),
             shutdown: shutdown.clone(),
             judges: judges.clone(),
+            watchers: crate::api::watch::Watchers::new(
+                config.api.watch_buffer,
+                crate::api::grpc::MAX_WATCHERS,
+                shutdown.clone(),
+            ),
         });
         let mut router = crate::api::http::router(state);
         if let Some(guard) = security.api_http.guard.clone() {

@@ -119,6 +119,11 @@ pub fn api() -> &'static Api {
                 )
                 .expect("no provider to build"),
             ),
+            watchers: toolscore::api::watch::Watchers::new(
+                16,
+                16,
+                tokio_util::sync::CancellationToken::new(),
+            ),
         });
         let router = toolscore::api::http::router(state);
         Api { rt, router }

@@ -2,12 +2,10 @@
 //! `proto/toolscore/v1/scores.proto`): the same results as the HTTP API, and
 //! `WatchScores`, a stream of results as the store takes them.
 //!
-//! Watching never slows the pipeline. The store publishes each record on a
-//! broadcast channel and returns; one small task per subscriber filters and
-//! forwards records into that subscriber's bounded buffer with `try_send`. A
-//! subscriber whose buffer is full, or whose task fell behind the broadcast
-//! (`Lagged`), is ended with RESOURCE_EXHAUSTED and counted in
-//! [`ScoresApi::dropped`]; it reconnects and catches up with `ListTraces`.
+//! Watching never slows the pipeline (`super::watch`, shared with the HTTP
+//! API's server-sent events): a subscriber that falls behind is ended with
+//! RESOURCE_EXHAUSTED and counted in [`ScoresApi::dropped`]; it reconnects
+//! and catches up with `ListTraces`.
 //!
 //! Wiring (the API gRPC port, 8081 by default):
 //!
@@ -25,17 +23,18 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
-use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 use tonic::codec::CompressionEncoding;
 use tonic::{Request, Response, Status};
 use tonic_reflection::server::v1::{ServerReflection, ServerReflectionServer};
 
 use super::ErrorKind;
+use super::watch::{TOO_SLOW, WatchFilter, Watched, Watchers};
 use crate::criteria::Binding;
 use crate::evaluator;
 use crate::span::TraceId;
@@ -69,8 +68,6 @@ pub const MAX_LIST_LIMIT: usize = 1000;
 /// Concurrent `WatchScores` streams unless [`ScoresApi::with_max_watchers`] says otherwise.
 pub const MAX_WATCHERS: usize = 1024;
 
-const TOO_SLOW: &str = "subscriber too slow; reconnect";
-
 /// The `ScoresService` implementation. Build it with [`ScoresApi::new`],
 /// serve it with [`ScoresApi::into_server`].
 pub struct ScoresApi {
@@ -81,23 +78,24 @@ pub struct ScoresApi {
     dropped: Arc<AtomicU64>,
     max_list_limit: usize,
     max_watchers: usize,
-    watchers: Arc<AtomicUsize>,
     /// Cancelled when the server drains: open watch streams end (UNAVAILABLE),
     /// otherwise a graceful shutdown would wait for them forever.
     shutdown: CancellationToken,
+    watchers: Watchers,
 }
 
 impl ScoresApi {
     /// `watch_buffer` (at least 1) bounds each `WatchScores` subscriber's backlog.
     pub fn new(store: Arc<dyn ResultStore>, watch_buffer: usize) -> ScoresApi {
+        let shutdown = CancellationToken::new();
         ScoresApi {
             store,
-            watch_buffer: watch_buffer.max(1),
+            watch_buffer,
             dropped: Arc::new(AtomicU64::new(0)),
             max_list_limit: MAX_LIST_LIMIT,
             max_watchers: MAX_WATCHERS,
-            watchers: Arc::new(AtomicUsize::new(0)),
-            shutdown: CancellationToken::new(),
+            watchers: Watchers::new(watch_buffer, MAX_WATCHERS, shutdown.clone()),
+            shutdown,
         }
     }
 
@@ -110,11 +108,13 @@ impl ScoresApi {
     /// Caps concurrent `WatchScores` streams; one more is RESOURCE_EXHAUSTED.
     pub fn with_max_watchers(mut self, max: usize) -> ScoresApi {
         self.max_watchers = max;
+        self.watchers = Watchers::new(self.watch_buffer, max, self.shutdown.clone());
         self
     }
 
     /// Ends every open watch stream with UNAVAILABLE when `token` is cancelled.
     pub fn with_shutdown(mut self, token: CancellationToken) -> ScoresApi {
+        self.watchers = Watchers::new(self.watch_buffer, self.max_watchers, token.clone());
         self.shutdown = token;
         self
     }
@@ -192,32 +192,36 @@ impl ScoresService for ScoresApi {
         Ok(Response::new(pb::ListTracesResponse { traces }))
     }
 
-    type WatchScoresStream = ReceiverStream<Result<pb::TraceScores, Status>>;
+    type WatchScoresStream =
+        std::pin::Pin<Box<dyn Stream<Item = Result<pb::TraceScores, Status>> + Send>>;
 
     async fn watch_scores(
         &self,
         request: Request<pb::WatchScoresRequest>,
     ) -> Result<Response<Self::WatchScoresStream>, Status> {
-        let filter = WatchFilter::parse(request.get_ref())?;
-        let Some(slot) = WatcherSlot::take(&self.watchers, self.max_watchers) else {
-            return Err(Status::resource_exhausted(
-                "too many WatchScores streams; retry later",
-            ));
-        };
-        // Subscribe before answering: once the client has the response
+        let filter = watch_filter(request.get_ref())?;
+        // Subscribed before answering: once the client has the response
         // headers, nothing stored afterwards can be missed.
-        let updates = self.store.subscribe();
-        // One slot more than the buffer, so the closing status always fits.
-        let (tx, rx) = mpsc::channel(self.watch_buffer + 1);
-        let forwarder = Forwarder {
-            filter,
-            tx,
-            dropped: self.dropped.clone(),
-            shutdown: self.shutdown.clone(),
-            _slot: slot,
+        let dropped = self.dropped.clone();
+        let too_slow = move || {
+            dropped.fetch_add(1, Ordering::Relaxed);
         };
-        tokio::spawn(forwarder.run(updates));
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let Some(rx) = self
+            .watchers
+            .subscribe(self.store.subscribe(), filter, too_slow)
+        else {
+            return Err(ErrorKind::ResourceExhausted
+                .grpc_status("too many WatchScores streams; retry later"));
+        };
+        let stream = ReceiverStream::new(rx).map(|watched| match watched {
+            Watched::Record(r) => Ok(pb::TraceScores::from(r.as_ref())),
+            // Not in `ErrorKind`'s HTTP meaning: a streaming-only condition.
+            Watched::TooSlow => Err(Status::resource_exhausted(TOO_SLOW)),
+            Watched::ShuttingDown => {
+                Err(ErrorKind::Unavailable.grpc_status("the server is shutting down; reconnect"))
+            }
+        });
+        Ok(Response::new(Box::pin(stream)))
     }
 }
 
@@ -270,108 +274,14 @@ fn parse_status(value: i32) -> Result<TraceStatus, Status> {
     }
 }
 
-/// Which stored records a watch subscriber wants.
-#[derive(Debug, Default)]
-struct WatchFilter {
-    status: Option<TraceStatus>,
-    evaluator: Option<String>,
-    trace_id: Option<TraceId>,
-}
-
-impl WatchFilter {
-    fn parse(req: &pb::WatchScoresRequest) -> Result<WatchFilter, Status> {
-        Ok(WatchFilter {
-            status: req.status.map(parse_status).transpose()?,
-            evaluator: req.evaluator.clone(),
-            trace_id: req.trace_id.as_deref().map(parse_trace_id).transpose()?,
-        })
-    }
-
-    fn matches(&self, r: &TraceRecord) -> bool {
-        self.trace_id.is_none_or(|id| id == r.trace_id)
-            && self.status.is_none_or(|s| s == r.status)
-            && self
-                .evaluator
-                .as_ref()
-                .is_none_or(|ev| r.scores.iter().any(|s| *s.evaluator_id == **ev))
-    }
-}
-
-/// A place among the `max_watchers` concurrent streams, given back on drop.
-struct WatcherSlot(Arc<AtomicUsize>);
-
-impl WatcherSlot {
-    fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<WatcherSlot> {
-        count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| WatcherSlot(count.clone()))
-    }
-}
-
-impl Drop for WatcherSlot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// One subscriber's task: store broadcast → filter → its bounded buffer.
-struct Forwarder {
-    filter: WatchFilter,
-    /// Capacity `watch_buffer + 1`: records may use all but the last slot,
-    /// which is kept for the status that ends the stream.
-    tx: mpsc::Sender<Result<pb::TraceScores, Status>>,
-    dropped: Arc<AtomicU64>,
-    shutdown: CancellationToken,
-    _slot: WatcherSlot,
-}
-
-impl Forwarder {
-    async fn run(self, mut updates: broadcast::Receiver<Arc<TraceRecord>>) {
-        loop {
-            let received = tokio::select! {
-                biased;
-                () = self.tx.closed() => return, // the client went away
-                () = self.shutdown.cancelled() => {
-                    self.end(ErrorKind::Unavailable.grpc_status("the server is shutting down; reconnect"));
-                    return;
-                }
-                received = updates.recv() => received,
-            };
-            match received {
-                Ok(record) if self.filter.matches(&record) => {
-                    // The only sender, so capacity cannot shrink under us.
-                    if self.tx.capacity() <= 1 {
-                        return self.too_slow("buffer full");
-                    }
-                    if self
-                        .tx
-                        .try_send(Ok(pb::TraceScores::from(record.as_ref())))
-                        .is_err()
-                    {
-                        return; // closed
-                    }
-                }
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => return self.too_slow("lagged"),
-                Err(broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    }
-
-    fn too_slow(&self, why: &'static str) {
-        self.dropped.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(why, "dropped a WatchScores subscriber that fell behind");
-        // Not in `ErrorKind`: a streaming-only condition with no HTTP twin.
-        self.end(Status::resource_exhausted(TOO_SLOW));
-    }
-
-    fn end(&self, status: Status) {
-        // Fits by construction (the reserved slot); fails only if the client left.
-        let _ = self.tx.try_send(Err(status));
-    }
+/// A `WatchScoresRequest`'s filters.
+fn watch_filter(req: &pb::WatchScoresRequest) -> Result<WatchFilter, Status> {
+    Ok(WatchFilter {
+        status: req.status.map(parse_status).transpose()?,
+        evaluator: req.evaluator.clone(),
+        trace_id: req.trace_id.as_deref().map(parse_trace_id).transpose()?,
+        max_score: None,
+    })
 }
 
 impl From<&TraceRecord> for pb::TraceScores {
@@ -501,7 +411,7 @@ mod tests {
     }
 
     async fn next(
-        s: &mut ReceiverStream<Result<pb::TraceScores, Status>>,
+        s: &mut <ScoresApi as ScoresService>::WatchScoresStream,
     ) -> Option<Result<pb::TraceScores, Status>> {
         tokio::time::timeout(Duration::from_secs(5), s.next())
             .await
@@ -549,11 +459,7 @@ mod tests {
         assert_eq!(status.message(), TOO_SLOW);
         assert!(next(&mut stream).await.is_none());
         assert_eq!(dropped.load(Ordering::Relaxed), 1);
-        assert_eq!(
-            api.watchers.load(Ordering::Relaxed),
-            0,
-            "the slot is given back"
-        );
+        assert_eq!(api.watchers.open(), 0, "the slot is given back");
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -578,7 +484,7 @@ mod tests {
         let api = api.with_shutdown(stop.clone()).with_max_watchers(1);
         let req = || Request::new(pb::WatchScoresRequest::default());
         let mut stream = api.watch_scores(req()).await.unwrap().into_inner();
-        let refused = api.watch_scores(req()).await.unwrap_err();
+        let refused = api.watch_scores(req()).await.err().unwrap();
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
         stop.cancel();
         let status = next(&mut stream).await.unwrap().unwrap_err();
@@ -596,7 +502,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            watch(bad_id).await.unwrap_err().code(),
+            watch(bad_id).await.err().unwrap().code(),
             tonic::Code::InvalidArgument
         );
         let unspecified = pb::WatchScoresRequest {
@@ -604,7 +510,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            watch(unspecified).await.unwrap_err().code(),
+            watch(unspecified).await.err().unwrap().code(),
             tonic::Code::InvalidArgument
         );
         let list = |r: pb::ListTracesRequest| api.list_traces(Request::new(r));
@@ -613,7 +519,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            list(negative).await.unwrap_err().code(),
+            list(negative).await.err().unwrap().code(),
             tonic::Code::InvalidArgument
         );
         let nan = pb::ListTracesRequest {
@@ -621,7 +527,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            list(nan).await.unwrap_err().code(),
+            list(nan).await.err().unwrap().code(),
             tonic::Code::InvalidArgument
         );
         let unknown = pb::ListTracesRequest {
@@ -629,7 +535,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            list(unknown).await.unwrap_err().code(),
+            list(unknown).await.err().unwrap().code(),
             tonic::Code::InvalidArgument
         );
     }

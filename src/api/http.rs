@@ -44,6 +44,8 @@ pub struct ApiState {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// The model providers `POST /v1/evaluate`'s LLM-judged evaluators call.
     pub judges: Arc<crate::judge::Judges>,
+    /// `GET /v1/watch` subscriptions (ended by `shutdown`).
+    pub watchers: super::watch::Watchers,
 }
 
 /// An API error: `{"error": {"code", "message"}}` with the table's status.
@@ -109,7 +111,7 @@ pub fn refuse_auth(failure: crate::auth::Failure, _: &http::HeaderMap) -> Respon
 
 /// axum's `Query`, with its rejections (`wait_ms=-1`, `limit=abc`, a
 /// repeated key) in the API's error shape instead of axum's plain text.
-struct ApiQuery<T>(T);
+pub(super) struct ApiQuery<T>(pub(super) T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
@@ -179,6 +181,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
             "/v1/evaluate",
             post(evaluate).layer(axum::extract::DefaultBodyLimit::max(max_body)),
         )
+        .route("/v1/watch", get(super::sse::watch))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

@@ -4,7 +4,9 @@
 
 pub mod grpc;
 pub mod http;
+mod sse;
 mod time;
+pub mod watch;
 
 /// What went wrong, independent of the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +19,8 @@ pub enum ErrorKind {
     /// A valid token without the scope the call needs.
     PermissionDenied,
     PayloadTooLarge,
+    /// Too many of something at once (watch subscriptions): retry later.
+    ResourceExhausted,
     Unavailable,
     DeadlineExceeded,
     Internal,
@@ -35,6 +39,9 @@ impl ErrorKind {
             }
             ErrorKind::PayloadTooLarge => {
                 (413, tonic::Code::ResourceExhausted, "payload_too_large")
+            }
+            ErrorKind::ResourceExhausted => {
+                (429, tonic::Code::ResourceExhausted, "resource_exhausted")
             }
             ErrorKind::Unavailable => (503, tonic::Code::Unavailable, "unavailable"),
             ErrorKind::DeadlineExceeded => {

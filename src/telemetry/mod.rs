@@ -289,7 +289,7 @@ impl Metrics {
         );
         registry.register(
             "watch_subscribers_dropped",
-            "WatchScores subscribers dropped for falling behind",
+            "WatchScores and /v1/watch subscribers dropped for falling behind",
             m.watch_subscribers_dropped.clone(),
         );
         registry.register(

@@ -1,0 +1,97 @@
+//! `GET /v1/watch`: results as server-sent events, the HTTP counterpart of
+//! gRPC `WatchScores` (the same subscription, `super::watch`).
+//!
+//! Each stored record that passes the filters is one event `scores` whose
+//! data is the scores body of `GET /traces/{id}/scores` and whose id is
+//! `<trace id>:<revision>`. A subscriber that falls behind gets an event
+//! `error` (`resource_exhausted`) and the stream ends; at shutdown, `error`
+//! (`unavailable`). A comment every 15 s keeps idle connections open
+//! through proxies.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use serde::Deserialize;
+use serde_json::json;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+
+use super::ErrorKind;
+use super::http::{ApiError, ApiQuery, ApiState, scores_json};
+use super::watch::{TOO_SLOW, WatchFilter, Watched};
+use crate::span::TraceId;
+use crate::store::TraceStatus;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WatchQuery {
+    evaluator: Option<String>,
+    max_score: Option<f64>,
+    status: Option<String>,
+    trace_id: Option<String>,
+}
+
+pub(super) async fn watch(
+    State(st): State<Arc<ApiState>>,
+    ApiQuery(q): ApiQuery<WatchQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let invalid = |m: String| ApiError::new(ErrorKind::InvalidArgument, m);
+    if q.max_score.is_some_and(f64::is_nan) {
+        return Err(invalid("max_score must be a number, got NaN".into()));
+    }
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(TraceStatus::parse(s).ok_or_else(|| {
+            invalid(format!(
+                "status must be pending, evaluated, unbound or timed_out, got {s:?}"
+            ))
+        })?),
+    };
+    let trace_id = match q.trace_id.as_deref() {
+        None => None,
+        Some(s) => Some(TraceId::parse_hex(s).map_err(|e| invalid(e.to_string()))?),
+    };
+    let filter = WatchFilter {
+        status,
+        evaluator: q.evaluator,
+        trace_id,
+        max_score: q.max_score,
+    };
+    let dropped = st.metrics.watch_subscribers_dropped.clone();
+    let Some(rx) = st
+        .watchers
+        .subscribe(st.store.subscribe(), filter, move || {
+            dropped.inc();
+        })
+    else {
+        return Err(ApiError::new(
+            ErrorKind::ResourceExhausted,
+            "too many watch subscriptions; retry later",
+        ));
+    };
+    let events = ReceiverStream::new(rx).map(|watched| {
+        Ok(match watched {
+            Watched::Record(r) => Event::default()
+                .event("scores")
+                .id(format!("{}:{}", r.trace_id.to_hex(), r.revision))
+                .data(scores_json(&r).to_string()),
+            Watched::TooSlow => error_event(ErrorKind::ResourceExhausted, TOO_SLOW),
+            Watched::ShuttingDown => error_event(
+                ErrorKind::Unavailable,
+                "the server is shutting down; reconnect",
+            ),
+        })
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// The API's error shape as the stream's last event.
+fn error_event(kind: ErrorKind, message: &str) -> Event {
+    let (_, _, code) = kind.statuses();
+    Event::default()
+        .event("error")
+        .data(json!({"error": {"code": code, "message": message}}).to_string())
+}
