@@ -80,6 +80,26 @@ fn a_judged_update_replaces_its_revision() {
     common::records::a_judged_update_replaces_its_revision(|| sqlite_store(dir.path(), 100));
 }
 
+/// A judge still `pending` when the process stopped (killed before its
+/// model answered) is `skipped` when the file is opened again: no one else
+/// uses the file, so no one would ever answer it.
+#[test]
+fn judges_pending_at_a_stop_are_skipped_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = record(4, 1, &[("judge", None), ("count", Some(1.0))]);
+    r.scores[0].outcome = toolscore::evaluator::Outcome::pending().into();
+    put_all(sqlite_store(dir.path(), 100), vec![r.clone()]);
+    let store = sqlite_store(dir.path(), 100);
+    let got = store.get(&TraceId([4; 16])).unwrap();
+    let judge = &got.scores[0].outcome;
+    assert_eq!(judge.status, toolscore::evaluator::Status::Skipped);
+    assert_eq!(
+        judge.error.as_deref(),
+        Some("judge was not judged: toolscore stopped before the model answered")
+    );
+    assert_eq!(got.scores[1], r.scores[1], "the other scores are untouched");
+}
+
 /// The filters of `GET /traces` on SQLite give what the memory store gives
 /// for the same records.
 #[test]

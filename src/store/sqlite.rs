@@ -132,6 +132,7 @@ impl Sqlite {
             });
         }
         migrate(&mut writer, &path)?;
+        settle_orphaned_judgements(&writer, &path)?;
         let (last, rows): (i64, i64) = writer
             .query_row(
                 "SELECT coalesce(max(stored_at), 0), count(*) FROM traces",
@@ -165,6 +166,26 @@ impl Sqlite {
         }
         out
     }
+}
+
+/// LLM-judged scores still `pending` from the last run: only this process
+/// uses the file, so no one will answer them now (the run stopped, or was
+/// killed, before its model did). They are stored as `skipped`, saying so.
+fn settle_orphaned_judgements(conn: &Connection, path: &Path) -> Result<(), DbError> {
+    let settled = conn
+        .execute(
+            "UPDATE scores SET status = 'skipped', error = evaluator_id || ?1
+             WHERE status = 'pending'",
+            [" was not judged: toolscore stopped before the model answered"],
+        )
+        .map_err(|e| open_error(path, e))?;
+    if settled > 0 {
+        tracing::warn!(
+            scores = settled,
+            "LLM-judged scores still pending when toolscore last stopped are stored as skipped"
+        );
+    }
+    Ok(())
 }
 
 fn open_error(path: &Path, e: rusqlite::Error) -> DbError {
