@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::llm_stub::Stub;
-use common::service::{self, SpanSpec, export};
+use common::service::{self, export};
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
     MetricsService, MetricsServiceServer,
 };
@@ -31,7 +31,6 @@ use toolscore::config::{Config, InlineEvaluator, StoreBackend};
 use toolscore::evaluator::Status;
 use toolscore::exporter::metrics::{EVALUATIONS_COUNTER, SCORE_HISTOGRAM};
 use toolscore::span::TraceId;
-use toolscore::store::{TraceRecord, TraceStatus};
 
 const DASHBOARD: &str = "deploy/grafana/toolscore.json";
 /// The chart's copy (Helm reads only files inside the chart).
@@ -365,55 +364,6 @@ async fn metrics_sink() -> (String, mpsc::Receiver<ExportMetricsServiceRequest>)
 
 // ---- traffic -----------------------------------------------------------
 
-/// A model answer scoring 90, reporting 150 tokens.
-fn answer() -> Json {
-    json!({"status": 200, "body": {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025-04-14",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
-            "tool_calls": [{"id": "t", "name": "submit_evaluation",
-                "arguments": {"justification": "close enough", "score": 90}}]},
-            "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}})
-}
-
-/// A one-tool-call trace with the root's input and output.
-fn weather_trace(n: u8) -> Vec<SpanSpec> {
-    let now = service::now_ns();
-    let trace_id = [n; 16];
-    let root = SpanSpec {
-        trace_id,
-        span_id: [n, 0, 0, 0, 0, 0, 0, 1],
-        parent: None,
-        name: "agent".into(),
-        start_ns: now,
-        end_ns: now + 1_000_000,
-        attributes: vec![
-            opentelemetry::KeyValue::new("input.value", "weather in Paris?"),
-            opentelemetry::KeyValue::new("output.value", "sunny"),
-        ],
-    };
-    let tool = SpanSpec {
-        trace_id,
-        span_id: [n, 0, 0, 0, 0, 0, 0, 2],
-        parent: Some(root.span_id),
-        name: "get_weather".into(),
-        start_ns: now + 10,
-        end_ns: now + 20,
-        attributes: vec![
-            opentelemetry::KeyValue::new("openinference.span.kind", "TOOL"),
-            opentelemetry::KeyValue::new("tool.name", "get_weather"),
-            opentelemetry::KeyValue::new("input.value", r#"{"city": "Paris"}"#),
-            opentelemetry::KeyValue::new("output.value", "sunny"),
-        ],
-    };
-    vec![root, tool]
-}
-
-/// Every judge's score settled (none `pending`).
-fn judged(r: &TraceRecord) -> bool {
-    r.status != TraceStatus::Pending && r.scores.iter().all(|s| s.outcome.status != Status::Pending)
-}
-
 /// A tool-call count evaluator and a UiPath LLM judge on every trace, the
 /// judge's provider (the stub) allowed 100 tokens a minute (one answer
 /// spends it); results in SQLite; results exported, metrics only, to
@@ -455,7 +405,7 @@ fn config(stub: &Stub, dir: &std::path::Path, exporter_endpoint: String) -> Conf
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_series_the_dashboard_queries_exists() {
     let stub = Stub::start().await;
-    stub.load(&json!({"responses": [answer(), answer(), answer()], "discovery": []}));
+    stub.load(&json!({"responses": [common::llm_stub::answer(90), common::llm_stub::answer(90), common::llm_stub::answer(90)], "discovery": []}));
     let dir = tempfile::tempdir().unwrap();
     let (endpoint, mut exported) = metrics_sink().await;
     let running = service::start(config(&stub, dir.path(), endpoint)).await;
@@ -466,8 +416,8 @@ async fn every_series_the_dashboard_queries_exists() {
     // a new minute began in between.
     let mut refused = false;
     for n in 1..=3 {
-        export(&exporter, &weather_trace(n)).await;
-        let r = service::wait_for(&running, TraceId([n; 16]), WAIT, judged).await;
+        export(&exporter, &service::weather_trace(n)).await;
+        let r = service::wait_for(&running, TraceId([n; 16]), WAIT, service::judged).await;
         if n > 1 && r.scores.iter().any(|s| s.outcome.status == Status::Skipped) {
             refused = true;
             break;

@@ -14,17 +14,12 @@ use common::llm::{
     LlmCase, check_expected, compare_requests, load_cases, outcome_of_json, with_port,
 };
 use common::llm_stub::Stub;
-use common::service::{self, SpanSpec, export};
+use common::service::{self, export};
 use serde_json::{Value as Json, json};
 use toolscore::config::{Config, InlineEvaluator, RuleConfig, RuleMatch};
 use toolscore::evaluator::Status;
 use toolscore::span::TraceId;
-use toolscore::store::{TraceRecord, TraceStatus};
-
-/// Every judge's score settled (none `pending`).
-fn judged(r: &TraceRecord) -> bool {
-    r.status != TraceStatus::Pending && r.scores.iter().all(|s| s.outcome.status != Status::Pending)
-}
+use toolscore::store::TraceStatus;
 
 /// The case's evaluator inline, and a rule binding it to the case's trace
 /// (by an attribute on its root) with the case's criteria.
@@ -80,7 +75,8 @@ async fn every_llm_case_live_over_otlp() {
         let spans = common::live::case_spans(&case.case);
         let trace = TraceId(spans[0].trace_id);
         export(&service::grpc_exporter(&running), &spans).await;
-        let last = service::wait_for(&running, trace, Duration::from_secs(60), judged).await;
+        let last =
+            service::wait_for(&running, trace, Duration::from_secs(60), service::judged).await;
         // Both publications, in order.
         let mut seen = Vec::new();
         while let Ok(r) = updates.try_recv() {
@@ -139,56 +135,13 @@ fn semantic_judge(config: &mut Config, stub: &Stub, dir: &std::path::Path) {
     ];
 }
 
-fn answer(score: u32) -> Json {
-    json!({"status": 200, "body": {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025-04-14",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
-            "tool_calls": [{"id": "t", "name": "submit_evaluation",
-                "arguments": {"justification": "close enough", "score": score}}]},
-            "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}})
-}
-
-/// A one-tool-call trace with the root's input and output.
-fn weather_trace(n: u8) -> Vec<SpanSpec> {
-    let now = service::now_ns();
-    let trace_id = [n; 16];
-    let root = SpanSpec {
-        trace_id,
-        span_id: [n, 0, 0, 0, 0, 0, 0, 1],
-        parent: None,
-        name: "agent".into(),
-        start_ns: now,
-        end_ns: now + 1_000_000,
-        attributes: vec![
-            opentelemetry::KeyValue::new("input.value", "weather in Paris?"),
-            opentelemetry::KeyValue::new("output.value", "sunny"),
-        ],
-    };
-    let tool = SpanSpec {
-        trace_id,
-        span_id: [n, 0, 0, 0, 0, 0, 0, 2],
-        parent: Some(root.span_id),
-        name: "get_weather".into(),
-        start_ns: now + 10,
-        end_ns: now + 20,
-        attributes: vec![
-            opentelemetry::KeyValue::new("openinference.span.kind", "TOOL"),
-            opentelemetry::KeyValue::new("tool.name", "get_weather"),
-            opentelemetry::KeyValue::new("input.value", r#"{"city": "Paris"}"#),
-            opentelemetry::KeyValue::new("output.value", "sunny"),
-        ],
-    };
-    vec![root, tool]
-}
-
 /// A model slower than the test: the deterministic score is stored (and
 /// readable) at once with the judge `pending`; at shutdown the unanswered
 /// judge is stored as `skipped`, saying why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_model_never_delays_deterministic_scores() {
     let stub = Stub::start().await;
-    stub.load(&json!({"responses": [answer(90)], "discovery": []}));
+    stub.load(&json!({"responses": [common::llm_stub::answer(90)], "discovery": []}));
     stub.set_delay(Duration::from_secs(600));
     let dir = tempfile::tempdir().unwrap();
     let mut config = service::test_config();
@@ -196,7 +149,11 @@ async fn a_slow_model_never_delays_deterministic_scores() {
     config.shutdown_timeout_ms = 2_000;
     let running = service::start(config).await;
     let trace = TraceId([7; 16]);
-    export(&service::grpc_exporter(&running), &weather_trace(7)).await;
+    export(
+        &service::grpc_exporter(&running),
+        &service::weather_trace(7),
+    )
+    .await;
     let first = service::wait_for(
         &running,
         trace,
@@ -235,14 +192,18 @@ async fn a_slow_model_never_delays_deterministic_scores() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn judged_scores_follow_in_the_same_revision() {
     let stub = Stub::start().await;
-    stub.load(&json!({"responses": [answer(90)], "discovery": []}));
+    stub.load(&json!({"responses": [common::llm_stub::answer(90)], "discovery": []}));
     let dir = tempfile::tempdir().unwrap();
     let mut config = service::test_config();
     semantic_judge(&mut config, &stub, dir.path());
     let running = service::start(config).await;
     let trace = TraceId([8; 16]);
-    export(&service::http_exporter(&running), &weather_trace(8)).await;
-    let last = service::wait_for(&running, trace, Duration::from_secs(20), judged).await;
+    export(
+        &service::http_exporter(&running),
+        &service::weather_trace(8),
+    )
+    .await;
+    let last = service::wait_for(&running, trace, Duration::from_secs(20), service::judged).await;
     assert_eq!(last.revision, 1);
     assert_eq!(last.scores[0].outcome.status, Status::Ok, "{last:?}");
     assert_eq!(last.scores[0].outcome.score, Some(0.9));
@@ -266,7 +227,7 @@ async fn judged_scores_follow_in_the_same_revision() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
     let stub = Stub::start().await;
-    stub.load(&json!({"responses": [answer(90), answer(90)], "discovery": []}));
+    stub.load(&json!({"responses": [common::llm_stub::answer(90), common::llm_stub::answer(90)], "discovery": []}));
     stub.set_delay(Duration::from_secs(600));
     let dir = tempfile::tempdir().unwrap();
     let mut config = service::test_config();
@@ -275,7 +236,7 @@ async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
     config.shutdown_timeout_ms = 1_000;
     let running = service::start(config).await;
     let exporter = service::grpc_exporter(&running);
-    export(&exporter, &weather_trace(1)).await;
+    export(&exporter, &service::weather_trace(1)).await;
     let first = service::wait_for(
         &running,
         TraceId([1; 16]),
@@ -284,7 +245,7 @@ async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
     )
     .await;
     assert_eq!(first.scores[0].outcome.status, Status::Pending);
-    export(&exporter, &weather_trace(2)).await;
+    export(&exporter, &service::weather_trace(2)).await;
     let second = service::wait_for(
         &running,
         TraceId([2; 16]),
@@ -313,13 +274,23 @@ async fn a_full_queue_and_the_sample_skip_judges_with_a_reason() {
     running.stop().await.unwrap();
 
     // Nothing sampled: no request, the reason names the key.
-    stub.load(&json!({"responses": [answer(90)], "discovery": []}));
+    stub.load(&json!({"responses": [common::llm_stub::answer(90)], "discovery": []}));
     let mut config = service::test_config();
     semantic_judge(&mut config, &stub, dir.path());
     config.llm.sample_rates.insert("judge".into(), 0.0);
     let running = service::start(config).await;
-    export(&service::grpc_exporter(&running), &weather_trace(3)).await;
-    let r = service::wait_for(&running, TraceId([3; 16]), Duration::from_secs(20), judged).await;
+    export(
+        &service::grpc_exporter(&running),
+        &service::weather_trace(3),
+    )
+    .await;
+    let r = service::wait_for(
+        &running,
+        TraceId([3; 16]),
+        Duration::from_secs(20),
+        service::judged,
+    )
+    .await;
     let judge = &r.scores[0].outcome;
     assert_eq!(judge.status, Status::Skipped);
     assert!(

@@ -147,3 +147,15 @@ async fn handle(
     }
     resp.body(Body::from(bytes)).unwrap()
 }
+
+/// A UiPath gateway answer: the `submit_evaluation` tool call scoring
+/// `score`, reporting 150 tokens (120 in, 30 out).
+pub fn answer(score: u32) -> Json {
+    serde_json::json!({"status": 200, "body": {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-2025-04-14",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "t", "name": "submit_evaluation",
+                "arguments": {"justification": "close enough", "score": score}}]},
+            "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}})
+}

@@ -176,3 +176,45 @@ pub async fn metrics_text(running: &Running) -> String {
         .await
         .unwrap()
 }
+
+/// A one-tool-call trace `[n; 16]` (`get_weather`) with the root's input
+/// and output, for the LLM judges.
+pub fn weather_trace(n: u8) -> Vec<SpanSpec> {
+    let now = now_ns();
+    let trace_id = [n; 16];
+    let root = SpanSpec {
+        trace_id,
+        span_id: [n, 0, 0, 0, 0, 0, 0, 1],
+        parent: None,
+        name: "agent".into(),
+        start_ns: now,
+        end_ns: now + 1_000_000,
+        attributes: vec![
+            KeyValue::new("input.value", "weather in Paris?"),
+            KeyValue::new("output.value", "sunny"),
+        ],
+    };
+    let tool = SpanSpec {
+        trace_id,
+        span_id: [n, 0, 0, 0, 0, 0, 0, 2],
+        parent: Some(root.span_id),
+        name: "get_weather".into(),
+        start_ns: now + 10,
+        end_ns: now + 20,
+        attributes: vec![
+            KeyValue::new("openinference.span.kind", "TOOL"),
+            KeyValue::new("tool.name", "get_weather"),
+            KeyValue::new("input.value", r#"{"city": "Paris"}"#),
+            KeyValue::new("output.value", "sunny"),
+        ],
+    };
+    vec![root, tool]
+}
+
+/// Every score of the record settled: evaluated, no LLM judge `pending`.
+pub fn judged(r: &TraceRecord) -> bool {
+    r.status != toolscore::store::TraceStatus::Pending
+        && r.scores
+            .iter()
+            .all(|s| s.outcome.status != toolscore::evaluator::Status::Pending)
+}
