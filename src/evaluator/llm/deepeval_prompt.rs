@@ -8,7 +8,8 @@
 use serde_json::{Value as Json, json};
 
 use crate::evaluator::tool_correctness::DeepevalTool;
-use crate::pyvalue::Value;
+use crate::evaluator::tool_correctness::json_dumps_indented;
+use crate::pyvalue::{Dict, Value};
 
 /// The template up to its first placeholder (`{{ user_input }}`), verbatim.
 const PROMPT_HEAD: &str = r#"You are an expert evaluator assessing the **Tool Selection** quality of an AI agent.
@@ -98,8 +99,7 @@ pub fn print_tools_called(tools: &[DeepevalTool]) -> String {
     let items: Vec<String> = tools
         .iter()
         .map(|t| {
-            let mut dumped = String::new();
-            dump(&serializable_tool(t), 0, &mut dumped);
+            let dumped = json_dumps_indented(&serializable_tool(t), true);
             // ensure_ascii leaves no line boundary but the indent's `\n`.
             dumped
                 .split('\n')
@@ -111,36 +111,26 @@ pub fn print_tools_called(tools: &[DeepevalTool]) -> String {
     format!("[\n{}\n]", items.join(",\n"))
 }
 
-/// A JSON-like value as `make_json_serializable` leaves it.
-enum Ser {
-    Null,
-    Bool(bool),
-    Int(String),
-    Float(f64),
-    Str(String),
-    List(Vec<Ser>),
-    Dict(Vec<(String, Ser)>),
-}
-
-/// The `ToolCall` model's fields in declaration order, `type` as its value.
-fn serializable_tool(t: &DeepevalTool) -> Ser {
-    let opt_str = |s: &Option<String>| s.as_ref().map_or(Ser::Null, |s| Ser::Str(strip_nul(s)));
-    Ser::Dict(vec![
-        ("name".into(), Ser::Str(strip_nul(&t.name))),
-        ("type".into(), Ser::Str("FUNCTION".into())),
-        ("description".into(), opt_str(&t.description)),
-        ("reasoning".into(), opt_str(&t.reasoning)),
-        (
-            "output".into(),
-            t.output.as_ref().map_or(Ser::Null, serializable),
-        ),
-        (
-            "input_parameters".into(),
-            t.input_parameters
-                .as_ref()
-                .map_or(Ser::Null, |d| serializable(&Value::Dict(d.clone()))),
-        ),
-    ])
+/// The `ToolCall` model's fields in declaration order, `type` as its
+/// value, as `make_json_serializable` leaves them.
+fn serializable_tool(t: &DeepevalTool) -> Value {
+    let opt_str = |s: &Option<String>| s.as_ref().map_or(Value::None, |s| Value::Str(strip_nul(s)));
+    let mut d = Dict::new();
+    d.insert_str("name", Value::Str(strip_nul(&t.name)));
+    d.insert_str("type", Value::Str("FUNCTION".into()));
+    d.insert_str("description", opt_str(&t.description));
+    d.insert_str("reasoning", opt_str(&t.reasoning));
+    d.insert_str(
+        "output",
+        t.output.as_ref().map_or(Value::None, serializable),
+    );
+    d.insert_str(
+        "input_parameters",
+        t.input_parameters
+            .as_ref()
+            .map_or(Value::None, serializable_dict),
+    );
+    Value::Dict(d)
 }
 
 fn strip_nul(s: &str) -> String {
@@ -150,78 +140,27 @@ fn strip_nul(s: &str) -> String {
 /// `make_json_serializable`: NUL stripped from strings, non-finite floats
 /// to None, keys through `str()`, sequences and sets to lists, anything else
 /// through `str()`.
-fn serializable(v: &Value) -> Ser {
+fn serializable(v: &Value) -> Value {
     match v {
-        Value::None => Ser::Null,
-        Value::Bool(b) => Ser::Bool(*b),
-        Value::Int(i) => Ser::Int(i.to_string()),
-        Value::Float(f) if f.is_finite() => Ser::Float(*f),
-        Value::Float(_) => Ser::Null,
-        Value::Str(s) => Ser::Str(strip_nul(s)),
+        Value::None | Value::Bool(_) | Value::Int(_) => v.clone(),
+        Value::Float(f) if f.is_finite() => v.clone(),
+        Value::Float(_) => Value::None,
+        Value::Str(s) => Value::Str(strip_nul(s)),
         Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
-            Ser::List(items.iter().map(serializable).collect())
+            Value::List(items.iter().map(serializable).collect())
         }
-        Value::Dict(d) => {
-            let mut out: Vec<(String, Ser)> = Vec::with_capacity(d.len());
-            for (k, val) in d.iter() {
-                let key = k.py_str();
-                let val = serializable(val);
-                // A later key with the same `str()` replaces the value in place.
-                match out.iter_mut().find(|(k2, _)| *k2 == key) {
-                    Some(slot) => slot.1 = val,
-                    None => out.push((key, val)),
-                }
-            }
-            Ser::Dict(out)
-        }
-        other => Ser::Str(strip_nul(&other.py_str())),
+        Value::Dict(d) => serializable_dict(d),
+        other => Value::Str(strip_nul(&other.py_str())),
     }
 }
 
-use crate::evaluator::tool_correctness::pad;
-
-/// `json.dumps(v, indent=4)` with the default `ensure_ascii=True`.
-fn dump(v: &Ser, depth: usize, out: &mut String) {
-    match v {
-        Ser::Null => out.push_str("null"),
-        Ser::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Ser::Int(i) => out.push_str(i),
-        Ser::Float(f) => crate::pyvalue::repr::float_repr(*f, out),
-        Ser::Str(s) => ascii_json_str(s, out),
-        Ser::List(items) if items.is_empty() => out.push_str("[]"),
-        Ser::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                pad(out, depth + 1);
-                dump(item, depth + 1, out);
-            }
-            pad(out, depth);
-            out.push(']');
-        }
-        Ser::Dict(entries) if entries.is_empty() => out.push_str("{}"),
-        Ser::Dict(entries) => {
-            out.push('{');
-            for (i, (k, val)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                pad(out, depth + 1);
-                ascii_json_str(k, out);
-                out.push_str(": ");
-                dump(val, depth + 1, out);
-            }
-            pad(out, depth);
-            out.push('}');
-        }
+/// A later key with the same `str()` replaces the value in place.
+fn serializable_dict(d: &Dict) -> Value {
+    let mut out = Dict::new();
+    for (k, val) in d.iter() {
+        out.insert_str(k.py_str(), serializable(val));
     }
-}
-
-/// A JSON string with everything outside printable ASCII escaped.
-fn ascii_json_str(s: &str, out: &mut String) {
-    crate::evaluator::tool_correctness::py_json_str(s, true, out);
+    Value::Dict(out)
 }
 
 /// One part of the message content: text, or an image URL.
@@ -318,8 +257,7 @@ mod tests {
 
     #[test]
     fn ascii_escapes() {
-        let mut s = String::new();
-        ascii_json_str("ü🔧\u{7f}", &mut s);
+        let s = json_dumps_indented(&Value::Str("ü🔧\u{7f}".into()), true);
         assert_eq!(s, "\"\\u00fc\\ud83d\\udd27\\u007f\"");
     }
 }

@@ -22,8 +22,8 @@ use crate::pyvalue::{Dict, Value};
 
 mod repr;
 
+pub(crate) use repr::json_dumps_indented;
 use repr::tool_repr;
-pub(crate) use repr::{pad, py_json_str};
 pub use repr::{py_splitlines, verbose_logs};
 
 /// deepeval's metric parameters (snake_case or camelCase keys).

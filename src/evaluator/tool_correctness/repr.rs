@@ -40,7 +40,14 @@ fn indent_field(name: &str, formatted: &str) -> String {
 /// Python's `json.dumps(d, indent=4, ensure_ascii=False)` for a JSON-like dict.
 fn json_dumps_dict(d: &Dict) -> String {
     let mut out = String::new();
-    dump_dict(d, 0, &mut out);
+    dump_dict(d, 0, false, &mut out);
+    out
+}
+
+/// Python's `json.dumps(v, indent=4, ensure_ascii=…)` for a JSON-like value.
+pub(crate) fn json_dumps_indented(v: &Value, ensure_ascii: bool) -> String {
+    let mut out = String::new();
+    dump(v, 0, ensure_ascii, &mut out);
     out
 }
 
@@ -50,7 +57,7 @@ pub(crate) fn pad(out: &mut String, d: usize) {
     out.extend(std::iter::repeat_n(' ', 4 * d));
 }
 
-fn dump(v: &Value, depth: usize, out: &mut String) {
+fn dump(v: &Value, depth: usize, ascii: bool, out: &mut String) {
     match v {
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -59,7 +66,7 @@ fn dump(v: &Value, depth: usize, out: &mut String) {
             out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
         }
         Value::Int(_) | Value::Float(_) => v.write_repr(out),
-        Value::Str(s) => json_str(s, out),
+        Value::Str(s) => py_json_str(s, ascii, out),
         Value::List(items) | Value::Tuple(items) => {
             if items.is_empty() {
                 out.push_str("[]");
@@ -71,18 +78,18 @@ fn dump(v: &Value, depth: usize, out: &mut String) {
                     out.push(',');
                 }
                 pad(out, depth + 1);
-                dump(item, depth + 1, out);
+                dump(item, depth + 1, ascii, out);
             }
             pad(out, depth);
             out.push(']');
         }
-        Value::Dict(d) => dump_dict(d, depth, out),
+        Value::Dict(d) => dump_dict(d, depth, ascii, out),
         // Not JSON-serialisable in Python; only reachable from Python-literal args.
-        other => json_str(&other.repr(), out),
+        other => py_json_str(&other.repr(), ascii, out),
     }
 }
 
-fn dump_dict(d: &Dict, depth: usize, out: &mut String) {
+fn dump_dict(d: &Dict, depth: usize, ascii: bool, out: &mut String) {
     if d.is_empty() {
         out.push_str("{}");
         return;
@@ -94,24 +101,18 @@ fn dump_dict(d: &Dict, depth: usize, out: &mut String) {
         }
         pad(out, depth + 1);
         match k {
-            Value::Str(s) => json_str(s, out),
-            other => json_str(&dump_key(other), out),
+            Value::Str(s) => py_json_str(s, ascii, out),
+            other => {
+                let mut key = String::new();
+                dump(other, 0, ascii, &mut key);
+                py_json_str(&key, ascii, out);
+            }
         }
         out.push_str(": ");
-        dump(val, depth + 1, out);
+        dump(val, depth + 1, ascii, out);
     }
     pad(out, depth);
     out.push('}');
-}
-
-fn dump_key(k: &Value) -> String {
-    let mut s = String::new();
-    dump(k, 0, &mut s);
-    s
-}
-
-fn json_str(s: &str, out: &mut String) {
-    py_json_str(s, false, out);
 }
 
 /// A string as Python's `json.dumps` writes it: `ensure_ascii` escapes
