@@ -66,6 +66,9 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (stored_at, idx)
     );
 ",
+    // 2: the LLM judges' scores still pending, found at start-up without
+    // reading every score (a scan took 1.2 s on a cold 420 MB file).
+    "CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
 ];
 
 /// The page size of a new file. A trace's row is about 2 KB (its tool
