@@ -370,11 +370,6 @@ impl Live {
         }
     }
 
-    /// Traces queued or being judged now.
-    pub fn queued(&self) -> usize {
-        self.lock().0
-    }
-
     fn skipped(&self, why: Skip) {
         let s = &self.metrics.skipped;
         match why {
