@@ -250,6 +250,7 @@ impl ScoresApi {
             max_score: req.max_score,
             since,
             limit: limit.min(self.max_list_limit),
+            ..ListFilter::default()
         })
     }
 }

@@ -403,6 +403,7 @@ async fn list_traces(
         max_score: q.max_score,
         since,
         limit,
+        ..ListFilter::default()
     };
     let records = store::list(&st.store, filter).await?;
     Ok(axum::Json(json!({

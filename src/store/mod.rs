@@ -442,8 +442,17 @@ pub struct ListFilter {
     pub evaluator: Option<String>,
     /// Only traces with some score at or below this.
     pub max_score: Option<f64>,
+    /// Only traces with some score at or above this (with `max_score`, the
+    /// same score is within both).
+    pub min_score: Option<f64>,
+    /// Only traces whose root span's `service.name` is this.
+    pub service: Option<String>,
+    /// Only traces whose root span has this name.
+    pub root_name: Option<String>,
     /// Only records stored at or after this.
     pub since: Option<SystemTime>,
+    /// Only records stored before this.
+    pub until: Option<SystemTime>,
     pub limit: usize,
 }
 

@@ -84,8 +84,8 @@ pub fn filters_agree_with_the_memory_store(open: impl Fn() -> DbStore) {
                         status,
                         evaluator: evaluator.map(str::to_owned),
                         max_score,
-                        since: None,
                         limit,
+                        ..ListFilter::default()
                     };
                     assert_eq!(ids(db.list(&f)), ids(memory.list(&f)), "{f:?}");
                     checked += 1;
