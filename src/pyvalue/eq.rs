@@ -41,7 +41,7 @@ impl Dict {
 
     /// [`eq_hash`] of the dict as a value.
     pub fn eq_hash(&self) -> u64 {
-        let mut h = FxHasher::default();
+        let mut h = hasher();
         hash_dict(self, &mut h);
         h.finish()
     }
@@ -53,7 +53,7 @@ impl Dict {
 /// CPython's `hash()` and orders nothing: it only rules pairs out before
 /// `py_eq` decides, so that matching loops need not compare every pair.
 pub fn eq_hash(v: &Value) -> u64 {
-    let mut h = FxHasher::default();
+    let mut h = hasher();
     hash_any(v, &mut h);
     h.finish()
 }
@@ -91,7 +91,7 @@ fn hash_dict<H: Hasher>(d: &Dict, state: &mut H) {
     state.write_usize(d.len());
     let mut acc = 0u64;
     for (k, val) in d.iter() {
-        let mut h = FxHasher::default();
+        let mut h = hasher();
         hash_any(k, &mut h);
         hash_any(val, &mut h);
         acc = acc.wrapping_add(h.finish());
@@ -99,55 +99,10 @@ fn hash_dict<H: Hasher>(d: &Dict, state: &mut H) {
     state.write_u64(acc);
 }
 
-/// A fast, unkeyed hasher (the Fx hash) for [`eq_hash`]; collisions only
-/// cost an extra `py_eq`.
-#[derive(Default)]
-struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    fn write_i64(&mut self, i: i64) {
-        self.add(i as u64);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.hash
-    }
+/// A fast, unkeyed hasher for [`eq_hash`]: fixed-seeded so a value hashes
+/// alike everywhere in the process; collisions only cost an extra `py_eq`.
+fn hasher() -> foldhash::fast::FoldHasher<'static> {
+    std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default())
 }
 
 /// `a == b` as seen from inside a container (`x is y or x == y`).
