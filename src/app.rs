@@ -162,7 +162,7 @@ pub fn start(
         None
     };
     if let Some((handle, _)) = &exporter {
-        metrics.register_collector(Box::new(handle.stats().clone()));
+        handle.stats().register(&mut metrics.registry);
     }
     let (store, writer_stats) = crate::store::open(&config.store)?;
     if let Some(stats) = writer_stats {

@@ -459,9 +459,9 @@ async fn results_arrive_as_child_spans_of_the_root_log_events_and_metrics() {
         }
         break;
     }
-    let s = handle.stats().snapshot();
-    assert_eq!((s.records_accepted, s.records_dropped()), (2, 0));
-    assert_eq!((s.spans_exported, s.logs_exported), (3, 3));
+    let s = handle.stats();
+    assert_eq!((s.records_accepted.get(), s.records_dropped()), (2, 0));
+    assert_eq!((s.spans_exported.get(), s.logs_exported.get()), (3, 3));
 }
 
 /// With one signal off, two batches in turn: the second's arrival on a
@@ -513,8 +513,8 @@ async fn unavailable_is_retried_until_accepted() {
     handle.offer(passing(1));
     let got = spans(&mut rx.traces, 1).await;
     assert_eq!(got[0].trace_id, trace_id(1).0.to_vec());
-    let s = handle.stats().snapshot();
-    assert_eq!((s.retries, s.requests_failed), (2, 2));
+    let s = handle.stats();
+    assert_eq!((s.retries.get(), s.requests_failed.get()), (2, 2));
     assert_eq!(s.records_dropped(), 0);
 }
 
@@ -529,13 +529,13 @@ async fn a_refused_connection_is_retried_then_the_records_counted_as_dropped() {
     handle.offer(passing(1));
     let stats = handle.stats().clone();
     eventually("the record is dropped", || {
-        stats.snapshot().records_dropped_export_failed == 1
+        stats.records_dropped_export_failed.get() == 1
     })
     .await;
-    let s = stats.snapshot();
+    let s = stats;
     // Spans and logs: 1 attempt + 3 retries each.
-    assert_eq!((s.requests_failed, s.retries), (8, 6));
-    assert_eq!((s.spans_exported, s.logs_exported), (0, 0));
+    assert_eq!((s.requests_failed.get(), s.retries.get()), (8, 6));
+    assert_eq!((s.spans_exported.get(), s.logs_exported.get()), (0, 0));
 }
 
 #[tokio::test]
@@ -558,13 +558,16 @@ async fn a_down_endpoint_drops_at_the_queue_without_blocking_then_export_resumes
         started.elapsed() < Duration::from_millis(500),
         "offer never waits"
     );
-    let s = handle.stats().snapshot();
-    assert_eq!(s.records_accepted + s.records_dropped_queue_full, 100);
-    assert!(s.records_dropped_queue_full >= 100 - 4 - 2, "{s:?}");
+    let s = handle.stats();
+    assert_eq!(
+        s.records_accepted.get() + s.records_dropped_queue_full.get(),
+        100
+    );
+    assert!(s.records_dropped_queue_full.get() >= 100 - 4 - 2, "{s:?}");
 
     let stats = handle.stats().clone();
     eventually("a batch fails for good", || {
-        stats.snapshot().records_dropped_export_failed > 0
+        stats.records_dropped_export_failed.get() > 0
     })
     .await;
 
@@ -584,7 +587,7 @@ async fn a_down_endpoint_drops_at_the_queue_without_blocking_then_export_resumes
             break;
         }
     }
-    assert!(handle.stats().snapshot().spans_exported >= 1);
+    assert!(handle.stats().spans_exported.get() >= 1);
 }
 
 #[tokio::test]
@@ -604,8 +607,11 @@ async fn shutdown_flushes_the_queue_and_the_last_metrics() {
     assert_eq!(logs(&mut rx.logs, 3).await.len(), 3);
     next(&mut rx.metrics).await;
     handle.offer(passing(4));
-    let s = handle.stats().snapshot();
-    assert_eq!((s.records_dropped_shutdown, s.spans_exported), (1, 3));
+    let s = handle.stats();
+    assert_eq!(
+        (s.records_dropped_shutdown.get(), s.spans_exported.get()),
+        (1, 3)
+    );
 }
 
 #[tokio::test]
@@ -628,7 +634,7 @@ async fn shutdown_with_the_endpoint_down_stops_at_the_flush_deadline() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(stats.snapshot().records_dropped_shutdown, 3);
+    assert_eq!(stats.records_dropped_shutdown.get(), 3);
 }
 
 // ---- end to end through the service ----------------------------------------

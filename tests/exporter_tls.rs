@@ -33,7 +33,7 @@ use tonic::{Request, Response, Status};
 
 use toolscore::config::TelemetryConfig;
 use toolscore::evaluator::{EvaluatorType, Outcome};
-use toolscore::exporter::{self, ExporterConfig, ExporterHandle, ExporterStatsSnapshot};
+use toolscore::exporter::{self, ExporterConfig, ExporterHandle, ExporterStats};
 use toolscore::span::TraceId;
 use toolscore::store::{Score, TraceRecord, TraceStatus};
 use toolscore::tls::ClientTlsConfig;
@@ -188,14 +188,10 @@ async fn delivers(handle: &ExporterHandle, rx: &mut Receiver, n: u8) {
 }
 
 /// Polls the exporter's counters until `f` holds, for at most [`WAIT`].
-async fn eventually(
-    handle: &ExporterHandle,
-    what: &str,
-    f: impl Fn(&ExporterStatsSnapshot) -> bool,
-) {
+async fn eventually(handle: &ExporterHandle, what: &str, f: impl Fn(&ExporterStats) -> bool) {
     let deadline = Instant::now() + WAIT;
     loop {
-        let s = handle.stats().snapshot();
+        let s = handle.stats();
         if f(&s) {
             return;
         }
@@ -250,7 +246,10 @@ async fn results_reach_a_tls_receiver_whose_ca_is_the_ca_file() {
     let (handle, _stop) = start(config(endpoint, pki.trusting_the_ca()));
     delivers(&handle, &mut rx, 1).await;
     delivers(&handle, &mut rx, 2).await;
-    eventually(&handle, "both spans are counted", |s| s.spans_exported == 2).await;
+    eventually(&handle, "both spans are counted", |s| {
+        s.spans_exported.get() == 2
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -271,10 +270,10 @@ async fn results_reach_a_receiver_that_requires_a_client_certificate() {
     let (anonymous, _stop) = start(config(endpoint, pki.trusting_the_ca()));
     anonymous.offer(record(2));
     eventually(&anonymous, "the record is dropped", |s| {
-        s.records_dropped_export_failed == 1
+        s.records_dropped_export_failed.get() == 1
     })
     .await;
-    assert_eq!(anonymous.stats().snapshot().spans_exported, 0);
+    assert_eq!(anonymous.stats().spans_exported.get(), 0);
     assert!(rx.traces.try_recv().is_err(), "nothing was delivered");
 }
 
@@ -289,13 +288,17 @@ async fn system_roots_do_not_trust_a_private_ca_and_insecure_skip_verify_does() 
     let (system, _stop) = start(config(endpoint.clone(), ClientTlsConfig::default()));
     system.offer(record(1));
     eventually(&system, "the record is dropped", |s| {
-        s.records_dropped_export_failed == 1
+        s.records_dropped_export_failed.get() == 1
     })
     .await;
     drop(guard);
-    let s = system.stats().snapshot();
-    assert_eq!(s.spans_exported, 0);
-    assert_eq!(s.requests_failed, 2, "the first attempt and one retry");
+    let s = system.stats();
+    assert_eq!(s.spans_exported.get(), 0);
+    assert_eq!(
+        s.requests_failed.get(),
+        2,
+        "the first attempt and one retry"
+    );
     assert!(rx.traces.try_recv().is_err(), "nothing was delivered");
     let text = log.text();
     assert!(
@@ -321,7 +324,7 @@ async fn a_plaintext_endpoint_cannot_reach_a_tls_receiver() {
     ));
     handle.offer(record(1));
     eventually(&handle, "the record is dropped", |s| {
-        s.records_dropped_export_failed == 1
+        s.records_dropped_export_failed.get() == 1
     })
     .await;
     assert!(rx.traces.try_recv().is_err(), "nothing was delivered");

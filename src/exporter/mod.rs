@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 use crate::store::TraceRecord;
 use crate::tls::ClientTlsConfig;
 
-pub use stats::{ExporterStats, ExporterStatsSnapshot};
+pub use stats::ExporterStats;
 
 /// The `exporter` section of the configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -242,18 +242,18 @@ impl ExporterHandle {
             return;
         }
         let Some(tx) = &self.tx else {
-            ExporterStats::inc(&self.stats.records_dropped_disabled);
+            self.stats.records_dropped_disabled.inc();
             return;
         };
         match tx.try_send(record) {
             Ok(()) => {
-                ExporterStats::inc(&self.stats.records_accepted);
+                self.stats.records_accepted.inc();
                 if self.full.load(Ordering::Relaxed) {
                     self.full.store(false, Ordering::Relaxed);
                 }
             }
             Err(TrySendError::Full(_)) => {
-                ExporterStats::inc(&self.stats.records_dropped_queue_full);
+                self.stats.records_dropped_queue_full.inc();
                 if !self.full.swap(true, Ordering::Relaxed) {
                     tracing::error!(
                         capacity = tx.max_capacity(),
@@ -262,7 +262,7 @@ impl ExporterHandle {
                 }
             }
             Err(TrySendError::Closed(_)) => {
-                ExporterStats::inc(&self.stats.records_dropped_shutdown);
+                self.stats.records_dropped_shutdown.inc();
             }
         }
     }
@@ -472,9 +472,10 @@ mod tests {
         join.await.unwrap();
         handle.offer(Arc::new(convert::tests::record(2)));
         handle.offer(Arc::new(convert::tests::record(0)));
-        let s = handle.stats().snapshot();
+        let s = handle.stats();
         assert_eq!(
-            s.records_dropped_disabled, 1,
+            s.records_dropped_disabled.get(),
+            1,
             "records without scores are ignored"
         );
         assert!(!handle.is_enabled());

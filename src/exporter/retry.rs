@@ -91,12 +91,12 @@ where
             Ok(v) => return Ok(v),
             Err(status) => status,
         };
-        ExporterStats::inc(&stats.requests_failed);
+        stats.requests_failed.inc();
         match classify(&status) {
             Verdict::Retry(hint) if retry < policy.max_retries => {
                 let wait = policy.delay(retry, hint, jitter_unit());
                 tracing::debug!(code = ?status.code(), retry, ?wait, "export failed; retrying");
-                ExporterStats::inc(&stats.retries);
+                stats.retries.inc();
                 tokio::time::sleep(wait).await;
                 retry += 1;
             }
@@ -203,8 +203,7 @@ mod tests {
         .await;
         assert_eq!(res.unwrap_err().code(), Code::Unavailable);
         assert_eq!(calls.load(Ordering::Relaxed), 3);
-        let s = stats.snapshot();
-        assert_eq!((s.requests_failed, s.retries), (3, 2));
+        assert_eq!((stats.requests_failed.get(), stats.retries.get()), (3, 2));
 
         let calls = AtomicU32::new(0);
         let res = with_retry(&p, &stats, || {
@@ -225,6 +224,6 @@ mod tests {
         })
         .await;
         assert_eq!(res.unwrap_err().code(), Code::InvalidArgument);
-        assert_eq!(stats.snapshot().retries, 3, "not retried");
+        assert_eq!(stats.retries.get(), 3, "not retried");
     }
 }

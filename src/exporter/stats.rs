@@ -1,177 +1,148 @@
-//! The exporter's own counters: plain atomics any thread can bump, read as a
-//! [`ExporterStatsSnapshot`] or scraped through `prometheus_client` (the
-//! `Collector` impl below; register it in `telemetry`/`app`).
+//! The exporter's own counters, `prometheus_client` counters any thread can
+//! bump, registered as `exporter_*` under the service's metrics prefix.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
 
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DropLabel {
+    reason: &'static str,
+}
 
 /// Counters since start. Records are evaluated traces (each carries one
 /// result per evaluator); spans and logs are exported items.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone)]
 pub struct ExporterStats {
     /// Records taken into the export queue.
-    pub records_accepted: AtomicU64,
+    pub records_accepted: Counter,
+    /// Records dropped before export, by reason; the four fields below are
+    /// its series.
+    records_dropped: Family<DropLabel, Counter>,
     /// Dropped because the queue was full (the endpoint is slow or down).
-    pub records_dropped_queue_full: AtomicU64,
+    pub records_dropped_queue_full: Counter,
     /// Dropped because a span or log request for them failed for good
     /// (non-retryable code, or `max_retries` exhausted). Counted once per
     /// record even if both signals failed.
-    pub records_dropped_export_failed: AtomicU64,
+    pub records_dropped_export_failed: Counter,
     /// Offered while the exporter is disabled.
-    pub records_dropped_disabled: AtomicU64,
+    pub records_dropped_disabled: Counter,
     /// Offered after shutdown began, or still queued when the flush deadline passed.
-    pub records_dropped_shutdown: AtomicU64,
+    pub records_dropped_shutdown: Counter,
     /// Result spans the endpoint accepted.
-    pub spans_exported: AtomicU64,
+    pub spans_exported: Counter,
     /// Result log events the endpoint accepted.
-    pub logs_exported: AtomicU64,
+    pub logs_exported: Counter,
     /// Metric requests the endpoint accepted.
-    pub metric_exports: AtomicU64,
+    pub metric_exports: Counter,
     /// Metric requests that failed for good (the next interval resends the
     /// cumulative values, so nothing is lost but resolution).
-    pub metric_exports_failed: AtomicU64,
+    pub metric_exports_failed: Counter,
     /// Spans, log records or data points the endpoint refused in a
     /// `partial_success` (not retried, per OTLP).
-    pub items_rejected: AtomicU64,
+    pub items_rejected: Counter,
     /// Failed request attempts, retried or not.
-    pub requests_failed: AtomicU64,
+    pub requests_failed: Counter,
     /// Retries made.
-    pub retries: AtomicU64,
+    pub retries: Counter,
     /// Metric observations dropped because the attribute-set limit was reached.
-    pub metric_series_dropped: AtomicU64,
+    pub metric_series_dropped: Counter,
 }
 
-/// A point-in-time copy of [`ExporterStats`], field for field.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExporterStatsSnapshot {
-    pub records_accepted: u64,
-    pub records_dropped_queue_full: u64,
-    pub records_dropped_export_failed: u64,
-    pub records_dropped_disabled: u64,
-    pub records_dropped_shutdown: u64,
-    pub spans_exported: u64,
-    pub logs_exported: u64,
-    pub metric_exports: u64,
-    pub metric_exports_failed: u64,
-    pub items_rejected: u64,
-    pub requests_failed: u64,
-    pub retries: u64,
-    pub metric_series_dropped: u64,
+impl Default for ExporterStats {
+    fn default() -> ExporterStats {
+        let records_dropped = Family::<DropLabel, Counter>::default();
+        // Each reason's series exists (at 0) from the start.
+        let reason = |reason| records_dropped.get_or_create(&DropLabel { reason }).clone();
+        ExporterStats {
+            records_accepted: Counter::default(),
+            records_dropped_queue_full: reason("queue_full"),
+            records_dropped_export_failed: reason("export_failed"),
+            records_dropped_disabled: reason("disabled"),
+            records_dropped_shutdown: reason("shutdown"),
+            records_dropped,
+            spans_exported: Counter::default(),
+            logs_exported: Counter::default(),
+            metric_exports: Counter::default(),
+            metric_exports_failed: Counter::default(),
+            items_rejected: Counter::default(),
+            requests_failed: Counter::default(),
+            retries: Counter::default(),
+            metric_series_dropped: Counter::default(),
+        }
+    }
 }
 
 impl ExporterStats {
-    pub(crate) fn inc(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub fn snapshot(&self) -> ExporterStatsSnapshot {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        ExporterStatsSnapshot {
-            records_accepted: get(&self.records_accepted),
-            records_dropped_queue_full: get(&self.records_dropped_queue_full),
-            records_dropped_export_failed: get(&self.records_dropped_export_failed),
-            records_dropped_disabled: get(&self.records_dropped_disabled),
-            records_dropped_shutdown: get(&self.records_dropped_shutdown),
-            spans_exported: get(&self.spans_exported),
-            logs_exported: get(&self.logs_exported),
-            metric_exports: get(&self.metric_exports),
-            metric_exports_failed: get(&self.metric_exports_failed),
-            items_rejected: get(&self.items_rejected),
-            requests_failed: get(&self.requests_failed),
-            retries: get(&self.retries),
-            metric_series_dropped: get(&self.metric_series_dropped),
-        }
-    }
-}
-
-impl ExporterStatsSnapshot {
     /// Records dropped, for every reason.
     pub fn records_dropped(&self) -> u64 {
-        self.records_dropped_queue_full
-            + self.records_dropped_export_failed
-            + self.records_dropped_disabled
-            + self.records_dropped_shutdown
+        [
+            &self.records_dropped_queue_full,
+            &self.records_dropped_export_failed,
+            &self.records_dropped_disabled,
+            &self.records_dropped_shutdown,
+        ]
+        .iter()
+        .map(|c| c.get())
+        .sum()
     }
-}
 
-/// Scraped as `exporter_*` counters (under the registry's prefix, so
-/// `toolscore_exporter_records_dropped_total{reason="queue_full"}`):
-/// `registry.register_collector(Box::new(handle.stats().clone()))`.
-impl Collector for ExporterStats {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let s = self.snapshot();
-        let plain = [
+    /// Registers the counters as `exporter_*` (so, under the service's
+    /// prefix, `toolscore_exporter_records_dropped_total{reason="queue_full"}`).
+    pub fn register(&self, registry: &mut Registry) {
+        let r = registry.sub_registry_with_prefix("exporter");
+        let counters = [
             (
-                "exporter_records_accepted",
+                "records_accepted",
                 "Evaluated records queued for export",
-                s.records_accepted,
+                &self.records_accepted,
             ),
             (
-                "exporter_spans_exported",
+                "spans_exported",
                 "Evaluation result spans accepted downstream",
-                s.spans_exported,
+                &self.spans_exported,
             ),
             (
-                "exporter_logs_exported",
+                "logs_exported",
                 "Evaluation result log events accepted downstream",
-                s.logs_exported,
+                &self.logs_exported,
             ),
             (
-                "exporter_metric_exports",
+                "metric_exports",
                 "Metric export requests accepted downstream",
-                s.metric_exports,
+                &self.metric_exports,
             ),
             (
-                "exporter_metric_exports_failed",
+                "metric_exports_failed",
                 "Metric export requests that failed after retries",
-                s.metric_exports_failed,
+                &self.metric_exports_failed,
             ),
             (
-                "exporter_items_rejected",
+                "items_rejected",
                 "Items refused downstream in a partial success",
-                s.items_rejected,
+                &self.items_rejected,
             ),
             (
-                "exporter_requests_failed",
+                "requests_failed",
                 "Failed export request attempts",
-                s.requests_failed,
+                &self.requests_failed,
             ),
-            ("exporter_retries", "Export request retries", s.retries),
+            ("retries", "Export request retries", &self.retries),
             (
-                "exporter_metric_series_dropped",
+                "metric_series_dropped",
                 "Metric observations dropped at the attribute-set limit",
-                s.metric_series_dropped,
+                &self.metric_series_dropped,
             ),
         ];
-        for (name, help, value) in plain {
-            let counter = ConstCounter::new(value);
-            let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
-            counter.encode(metric)?;
+        for (name, help, counter) in counters {
+            r.register(name, help, counter.clone());
         }
-        let dropped = [
-            ("queue_full", s.records_dropped_queue_full),
-            ("export_failed", s.records_dropped_export_failed),
-            ("disabled", s.records_dropped_disabled),
-            ("shutdown", s.records_dropped_shutdown),
-        ];
-        let mut family = encoder.encode_descriptor(
-            "exporter_records_dropped",
+        r.register(
+            "records_dropped",
             "Evaluated records dropped before export, by reason",
-            None,
-            prometheus_client::metrics::MetricType::Counter,
-        )?;
-        for (reason, value) in dropped {
-            let labels = [("reason", reason)];
-            ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
-        }
-        Ok(())
+            self.records_dropped.clone(),
+        );
     }
 }
 
@@ -181,11 +152,11 @@ mod tests {
 
     #[test]
     fn encodes_as_prometheus_counters() {
-        let stats = std::sync::Arc::new(ExporterStats::default());
-        ExporterStats::add(&stats.records_dropped_queue_full, 3);
-        ExporterStats::inc(&stats.spans_exported);
-        let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
-        registry.register_collector(Box::new(stats.clone()));
+        let stats = ExporterStats::default();
+        stats.records_dropped_queue_full.inc_by(3);
+        stats.spans_exported.inc();
+        let mut registry = Registry::with_prefix("toolscore");
+        stats.register(&mut registry);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         assert!(
@@ -193,9 +164,17 @@ mod tests {
             "{text}"
         );
         assert!(
+            text.contains("toolscore_exporter_records_dropped_total{reason=\"shutdown\"} 0"),
+            "{text}"
+        );
+        assert!(
             text.contains("toolscore_exporter_spans_exported_total 1"),
             "{text}"
         );
-        assert_eq!(stats.snapshot().records_dropped(), 3);
+        assert!(
+            text.contains("# HELP toolscore_exporter_retries Export request retries"),
+            "{text}"
+        );
+        assert_eq!(stats.records_dropped(), 3);
     }
 }

@@ -111,7 +111,7 @@ impl Exporter {
         }
         for (score, _) in records.iter().flat_map(|r| r.settled_scores()) {
             if !self.aggregator.observe(score) {
-                ExporterStats::inc(&self.stats.metric_series_dropped);
+                self.stats.metric_series_dropped.inc();
             }
         }
     }
@@ -136,7 +136,7 @@ impl Exporter {
             Err(e) => {
                 tracing::error!(error = %e, "converting results for export failed");
                 let n = records.len() as u64;
-                ExporterStats::add(&self.stats.records_dropped_export_failed, n);
+                self.stats.records_dropped_export_failed.inc_by(n);
                 return;
             }
         };
@@ -149,7 +149,7 @@ impl Exporter {
             failed[range].fill(true);
         }
         let dropped = failed.iter().filter(|f| **f).count() as u64;
-        ExporterStats::add(&self.stats.records_dropped_export_failed, dropped);
+        self.stats.records_dropped_export_failed.inc_by(dropped);
     }
 
     /// Returns the ranges of records whose spans were not delivered.
@@ -204,7 +204,7 @@ impl Exporter {
     async fn export_each<Req, Resp, Fut>(
         &self,
         signal: &'static str,
-        exported: &std::sync::atomic::AtomicU64,
+        exported: &prometheus_client::metrics::counter::Counter,
         requests: Vec<Covering<Req>>,
         send: impl Fn(Req) -> Fut,
         rejected: impl Fn(Resp) -> u64,
@@ -256,19 +256,24 @@ impl Exporter {
                     .partial_success
                     .map_or(0, |p| u64::try_from(p.rejected_data_points).unwrap_or(0));
                 self.delivered(&self.stats.metric_exports, 1, 0);
-                ExporterStats::add(&self.stats.items_rejected, rejected);
+                self.stats.items_rejected.inc_by(rejected);
             }
             Err(status) => {
-                ExporterStats::inc(&self.stats.metric_exports_failed);
+                self.stats.metric_exports_failed.inc();
                 self.failed("metrics", &status);
             }
         }
     }
 
-    fn delivered(&self, counter: &std::sync::atomic::AtomicU64, sent: u64, rejected: u64) {
+    fn delivered(
+        &self,
+        counter: &prometheus_client::metrics::counter::Counter,
+        sent: u64,
+        rejected: u64,
+    ) {
         use std::sync::atomic::Ordering;
-        ExporterStats::add(counter, sent.saturating_sub(rejected));
-        ExporterStats::add(&self.stats.items_rejected, rejected);
+        counter.inc_by(sent.saturating_sub(rejected));
+        self.stats.items_rejected.inc_by(rejected);
         if rejected > 0 {
             tracing::warn!(rejected, "export partly rejected downstream");
         }
@@ -384,7 +389,7 @@ async fn flush(
     .await;
     if flushed.is_err() {
         let lost = (total - done) as u64;
-        ExporterStats::add(&exporter.stats.records_dropped_shutdown, lost);
+        exporter.stats.records_dropped_shutdown.inc_by(lost);
         if lost > 0 {
             tracing::error!(lost, "export flush timed out; results dropped");
         }

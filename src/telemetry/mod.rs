@@ -518,7 +518,7 @@ impl Metrics {
         }
     }
 
-    /// Adds a collector's metrics (the exporter's counters) under the `toolscore_` prefix.
+    /// Adds a collector's metrics (the results writer's) under the `toolscore_` prefix.
     pub fn register_collector(
         &mut self,
         collector: Box<dyn prometheus_client::collector::Collector>,

@@ -157,34 +157,29 @@ fn blocking_client(
         .build()
 }
 
-/// Whether `endpoint` (an `http://host:port` URL) names one of `own`
+/// Whether `endpoint` (an `http(s)://host[:port]` URL) names one of `own`
 /// addresses on this machine.
 pub fn points_at(endpoint: &str, own: &[std::net::SocketAddr]) -> bool {
-    let Some(rest) = endpoint
-        .strip_prefix("http://")
-        .or_else(|| endpoint.strip_prefix("https://"))
-    else {
+    let Ok(uri) = endpoint.parse::<http::Uri>() else {
         return false;
     };
-    let authority = rest.split('/').next().unwrap_or("");
-    let Some((host, port)) = authority.rsplit_once(':') else {
+    let default_port = match uri.scheme_str() {
+        Some("http") => 80,
+        Some("https") => 443,
+        _ => return false,
+    };
+    let Some(host) = uri.host() else {
         return false;
     };
-    let Ok(port) = port.parse::<u16>() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let local = matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    own.iter().any(|a| {
-        a.port() == port
-            && (local
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip == a.ip()))
-    })
+    let port = uri.port_u16().unwrap_or(default_port);
+    let ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .ok();
+    let local = host == "localhost" || ip.is_some_and(|ip| ip.is_loopback() || ip.is_unspecified());
+    own.iter()
+        .any(|a| a.port() == port && (local || ip == Some(a.ip())))
 }
 
 #[cfg(test)]
@@ -202,6 +197,11 @@ mod tests {
         assert!(points_at("http://[::1]:4318", &own));
         assert!(!points_at("http://otel-collector:4318", &own));
         assert!(!points_at("http://127.0.0.1:14318", &own));
+        assert!(points_at("http://127.0.0.1:4318/v1/traces", &own));
+        assert!(!points_at("grpc://127.0.0.1:4318", &own));
+        assert!(!points_at("not a url", &own));
+        let on_80 = ["127.0.0.1:80".parse().unwrap()];
+        assert!(points_at("http://localhost", &on_80));
     }
 
     fn https(tls: ClientTlsConfig) -> SelfTelemetryConfig {
