@@ -192,7 +192,7 @@ async fn eventually(handle: &ExporterHandle, what: &str, f: impl Fn(&ExporterSta
     let deadline = Instant::now() + WAIT;
     loop {
         let s = handle.stats();
-        if f(&s) {
+        if f(s) {
             return;
         }
         assert!(
