@@ -262,3 +262,192 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     );
     running.stop().await.unwrap();
 }
+
+/// What a `service=` search costs on a file of 200k traces, with the one
+/// list statement as it is and with an index on `root_service` beside it
+/// (`cargo test --release --test store -- --ignored --nocapture`). The
+/// measurement behind not having that index: see `Sqlite::list`.
+#[test]
+#[ignore = "a measurement: writes a file of 200k traces (≈ 600 MB)"]
+fn time_a_service_search_on_200k_traces() {
+    use toolscore::store::{Database, ListFilter, RootSummary, StoredArgs, ToolCallSummary};
+    let dir = tempfile::tempdir().unwrap();
+    let config = toolscore::config::SqliteConfig {
+        path: dir.path().join("results.db"),
+        ..Default::default()
+    };
+    let db = Sqlite::open(&config).unwrap();
+    let t0 = std::time::SystemTime::now();
+    let services = ["checkout", "search", "support", "billing"];
+    // A result as large as a real one (≈ 2 KB of tool calls); one trace in
+    // 10,000 is of the rare service.
+    let result = |i: u32| {
+        let mut id = [0u8; 16];
+        id[..4].copy_from_slice(&i.to_le_bytes());
+        let mut r = record(1, 1, &[("a", Some(f64::from(i % 10) / 10.0))]);
+        r.trace_id = TraceId(id);
+        r.root = Some(RootSummary {
+            span_id: toolscore::span::SpanId([1; 8]),
+            name: "agent.run".into(),
+            service: Some(if i % 10_000 == 5_000 {
+                "rare".into()
+            } else {
+                services[i as usize % services.len()].into()
+            }),
+            start_time_unix_nano: 1,
+            end_time_unix_nano: 2,
+        });
+        r.tool_calls = (0..4)
+            .map(|k| ToolCallSummary {
+                name: format!("tool_{k}"),
+                id: Some(format!("call_{i}_{k}")),
+                args: StoredArgs::Json(serde_json::json!({"query": "x".repeat(200)})),
+                output: "y".repeat(300),
+                span_id: toolscore::span::SpanId([2; 8]),
+                start_time_unix_nano: 1,
+                end_time_unix_nano: 2,
+            })
+            .collect();
+        Arc::new(r)
+    };
+    let n = 200_000u32;
+    let started = Instant::now();
+    for chunk in (0..n).collect::<Vec<_>>().chunks(1000) {
+        let batch: Vec<_> = chunk.iter().map(|&i| result(i)).collect();
+        db.write(&batch, t0).unwrap();
+    }
+    println!("wrote {n} traces in {:?}", started.elapsed());
+    let time = |label: &str| {
+        for (what, service) in [("common", "checkout"), ("rare", "rare"), ("absent", "zz")] {
+            let f = ListFilter {
+                service: Some(service.into()),
+                limit: 50,
+                ..ListFilter::default()
+            };
+            // Warm, then the best of five.
+            db.list(&f).unwrap();
+            let best = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let got = db.list(&f).unwrap().len();
+                    (t.elapsed(), got)
+                })
+                .min()
+                .unwrap();
+            println!(
+                "{label}: service={service} ({what}): {:?}, {} found",
+                best.0, best.1
+            );
+        }
+    };
+    time("no index");
+    // A page far back in time (`until` near the oldest), through the list
+    // and with the two ways of writing a bound on the rowid.
+    let f = ListFilter {
+        until: Some(t0 + Duration::from_micros(1)),
+        limit: 50,
+        ..ListFilter::default()
+    };
+    db.list(&f).unwrap();
+    let started = Instant::now();
+    let got = db.list(&f).unwrap().len();
+    println!(
+        "until near the oldest: {:?}, {got} found",
+        started.elapsed()
+    );
+    {
+        let conn = rusqlite::Connection::open(&config.path).unwrap();
+        let until = toolscore_nanos(t0) + 1000;
+        for (form, sql) in [
+            (
+                "?1 IS NULL OR",
+                "SELECT stored_at FROM traces t WHERE (?1 IS NULL OR t.stored_at < ?1)
+                 ORDER BY t.stored_at DESC LIMIT 50",
+            ),
+            (
+                "coalesce",
+                "SELECT stored_at FROM traces t
+                 WHERE t.stored_at < coalesce(?1, 9223372036854775807)
+                 ORDER BY t.stored_at DESC LIMIT 50",
+            ),
+        ] {
+            let mut stmt = conn.prepare(sql).unwrap();
+            stmt.query_map([until], |r| r.get::<_, i64>(0))
+                .unwrap()
+                .count();
+            let t = Instant::now();
+            let got = stmt
+                .query_map([until], |r| r.get::<_, i64>(0))
+                .unwrap()
+                .count();
+            println!("until, {form}: {:?} ({got} rows, ids only)", t.elapsed());
+        }
+    }
+    let conn = rusqlite::Connection::open(&config.path).unwrap();
+    let plan = |conn: &rusqlite::Connection| -> String {
+        let mut stmt = conn
+            .prepare(
+                "EXPLAIN QUERY PLAN SELECT stored_at FROM traces t
+                 WHERE (?1 IS NULL OR t.root_service = ?1) ORDER BY t.stored_at DESC LIMIT 50",
+            )
+            .unwrap();
+        stmt.query_map(["x"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let started = Instant::now();
+    conn.execute_batch("CREATE INDEX traces_by_service ON traces (root_service, stored_at)")
+        .unwrap();
+    println!(
+        "index built in {:?}; plan: {}",
+        started.elapsed(),
+        plan(&conn)
+    );
+    // The statement is prepared again on new read connections.
+    drop(db);
+    let db = Sqlite::open(&config).unwrap();
+    let time = |label: &str| {
+        for service in ["checkout", "rare", "zz"] {
+            let f = ListFilter {
+                service: Some(service.into()),
+                limit: 50,
+                ..ListFilter::default()
+            };
+            db.list(&f).unwrap();
+            let best = (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    db.list(&f).unwrap();
+                    t.elapsed()
+                })
+                .min()
+                .unwrap();
+            println!("{label}: service={service}: {best:?}");
+        }
+    };
+    time("with index");
+    // What the index gives a statement written for it.
+    for service in ["checkout", "rare", "zz"] {
+        let t = Instant::now();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT stored_at FROM traces WHERE root_service = ?1
+                 ORDER BY stored_at DESC LIMIT 50",
+            )
+            .unwrap();
+        let got = stmt
+            .query_map([service], |r| r.get::<_, i64>(0))
+            .unwrap()
+            .count();
+        println!(
+            "dedicated statement: service={service}: {:?} ({got} rows, ids only)",
+            t.elapsed()
+        );
+    }
+}
+
+fn toolscore_nanos(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+}

@@ -562,11 +562,16 @@ impl ResultStore for DbStore {
     }
 
     fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
-        // Traces still arriving are local; results are in the database.
+        // Traces still arriving are local; results are in the database. A
+        // pending trace has no scores and no root yet: a filter on either
+        // excludes it. `since` and `until` apply to when it was marked.
         let mut out: Vec<Arc<TraceRecord>> =
             if filter.status.is_none_or(|s| s == TraceStatus::Pending)
                 && filter.evaluator.is_none()
                 && filter.max_score.is_none()
+                && filter.min_score.is_none()
+                && filter.service.is_none()
+                && filter.root_name.is_none()
             {
                 let mut pending = self.shared.local.list(&ListFilter {
                     status: Some(TraceStatus::Pending),

@@ -10,17 +10,30 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::{broadcast, oneshot};
 
+use super::rows::unix_nanos;
 use super::{ListFilter, OnStored, ResultOrWait, ResultStore, TraceRecord, TraceStatus};
 use crate::span::TraceId;
 
 struct Entry {
     record: Arc<TraceRecord>,
     stored_at: Instant,
-    stored_wall: SystemTime,
     /// Matches the entry's position in `order` (stale queue entries are skipped).
     seq: u64,
     /// [`TraceRecord::approx_bytes`], counted in [`Inner::bytes`].
     bytes: usize,
+}
+
+/// A place in the insertion order: the entry's `seq` (stale when the
+/// entry has a later one) and when it was stored.
+#[derive(Clone, Copy)]
+struct Slot {
+    seq: u64,
+    id: TraceId,
+    /// Wall-clock nanoseconds since the Unix epoch, non-decreasing along
+    /// the queue even when the clock steps back (as the databases'
+    /// `stored_at`), so `since` and `until` are found by binary search
+    /// instead of a walk of everything newer under the lock.
+    wall: i64,
 }
 
 #[derive(Default)]
@@ -33,8 +46,10 @@ struct Inner {
     waiters_swept_to: usize,
     /// Keyed by client-chosen IDs: foldhash, randomly seeded per process.
     map: HashMap<TraceId, Entry, foldhash::fast::RandomState>,
-    order: VecDeque<(u64, TraceId)>,
+    order: VecDeque<Slot>,
     seq: u64,
+    /// The last [`Slot::wall`] given: the next is never earlier.
+    last_wall: i64,
     /// The records' bytes (estimated), bounded by `max_bytes`.
     bytes: usize,
     /// Records evicted (by count or age), dropped outside the lock by the
@@ -156,14 +171,15 @@ impl MemoryStore {
         let seq = inner.seq;
         let id = record.trace_id;
         let bytes = record.approx_bytes();
-        inner.order.push_back((seq, id));
+        let wall = unix_nanos(SystemTime::now()).max(inner.last_wall);
+        inner.last_wall = wall;
+        inner.order.push_back(Slot { seq, id, wall });
         inner.bytes += bytes;
         let replaced = inner.map.insert(
             id,
             Entry {
                 record,
                 stored_at: now,
-                stored_wall: SystemTime::now(),
                 seq,
                 bytes,
             },
@@ -175,7 +191,10 @@ impl MemoryStore {
         while inner.map.len() > self.max_traces
             || (inner.bytes > self.max_bytes && inner.map.len() > 1)
         {
-            let Some((s, old)) = inner.order.pop_front() else {
+            let Some(Slot {
+                seq: s, id: old, ..
+            }) = inner.order.pop_front()
+            else {
                 break;
             };
             if inner.map.get(&old).is_some_and(|e| e.seq == s) {
@@ -191,7 +210,7 @@ impl MemoryStore {
         // queue within about twice the map at O(1) per insert; a full sweep
         // (O(n), under the lock) is only a safety valve for traces revised
         // over and over, so it never stalls the steady state.
-        while let Some(&(s, id)) = inner.order.front() {
+        while let Some(&Slot { seq: s, id, .. }) = inner.order.front() {
             if inner.map.get(&id).is_some_and(|e| e.seq == s) {
                 break;
             }
@@ -199,7 +218,7 @@ impl MemoryStore {
         }
         if inner.order.len() > inner.map.len() * 4 + 1024 {
             let Inner { map, order, .. } = inner;
-            order.retain(|(s, id)| map.get(id).is_some_and(|e| e.seq == *s));
+            order.retain(|s| map.get(&s.id).is_some_and(|e| e.seq == s.seq));
         }
         self.evicted
             .fetch_add(evicted, std::sync::atomic::Ordering::Relaxed);
@@ -242,36 +261,26 @@ impl ResultStore for MemoryStore {
 
     fn list(&self, f: &ListFilter) -> Vec<Arc<TraceRecord>> {
         let inner = self.lock();
+        // The slots stored in [since, until), by binary search: a page far
+        // back in time walks only its own slots.
+        let order = &inner.order;
+        let first_at = |t: SystemTime| {
+            let t = unix_nanos(t);
+            order.partition_point(|s| s.wall < t)
+        };
+        let from = f.since.map_or(0, first_at);
+        let to = f.until.map_or(order.len(), first_at);
         let mut out = Vec::new();
-        for (seq, id) in inner.order.iter().rev() {
+        for slot in order.range(from..to.max(from)).rev() {
             if out.len() >= f.limit {
                 break;
             }
-            let Some(e) = inner.map.get(id).filter(|e| e.seq == *seq) else {
+            let Some(e) = inner.map.get(&slot.id).filter(|e| e.seq == slot.seq) else {
                 continue;
             };
-            if f.since.is_some_and(|since| e.stored_wall < since) {
-                break;
+            if matches(&e.record, f) {
+                out.push(e.record.clone());
             }
-            let r = &e.record;
-            if f.status.is_some_and(|s| s != r.status) {
-                continue;
-            }
-            let scores = r.scores.iter().filter(|s| {
-                f.evaluator
-                    .as_ref()
-                    .is_none_or(|ev| **ev == *s.evaluator_id)
-            });
-            let mut scores = scores.peekable();
-            if f.evaluator.is_some() && scores.peek().is_none() {
-                continue;
-            }
-            if let Some(max) = f.max_score
-                && !scores.any(|s| s.outcome.score.is_some_and(|v| v <= max))
-            {
-                continue;
-            }
-            out.push(r.clone());
         }
         out
     }
@@ -308,7 +317,7 @@ impl ResultStore for MemoryStore {
     fn evict_expired(&self, now: Instant) -> usize {
         let mut inner = self.lock();
         let mut n = 0;
-        while let Some(&(seq, id)) = inner.order.front() {
+        while let Some(&Slot { seq, id, .. }) = inner.order.front() {
             match inner.map.get(&id) {
                 Some(e) if e.seq == seq => {
                     if now.saturating_duration_since(e.stored_at) < self.retention {
@@ -340,6 +349,39 @@ impl ResultStore for MemoryStore {
     fn evicted(&self) -> u64 {
         self.evicted.load(std::sync::atomic::Ordering::Relaxed)
     }
+}
+
+/// Whether the record passes the filter's conditions on the record itself
+/// (all but `since`, `until` and `limit`).
+fn matches(r: &TraceRecord, f: &ListFilter) -> bool {
+    if f.status.is_some_and(|s| s != r.status) {
+        return false;
+    }
+    let root = r.root.as_ref();
+    if f.service.is_some() && root.and_then(|r| r.service.as_deref()) != f.service.as_deref() {
+        return false;
+    }
+    if f.root_name
+        .as_deref()
+        .is_some_and(|name| root.is_none_or(|r| r.name != name))
+    {
+        return false;
+    }
+    let mut scores = r.scores.iter().filter(|s| {
+        f.evaluator
+            .as_ref()
+            .is_none_or(|ev| **ev == *s.evaluator_id)
+    });
+    if f.min_score.is_none() && f.max_score.is_none() {
+        // Only `evaluator`: it must have scored the trace (any outcome).
+        return f.evaluator.is_none() || scores.next().is_some();
+    }
+    // One score within both bounds (a NaN, or a NaN bound, is within none).
+    scores.any(|s| {
+        s.outcome.score.is_some_and(|v| {
+            f.min_score.is_none_or(|min| v >= min) && f.max_score.is_none_or(|max| v <= max)
+        })
+    })
 }
 
 impl TraceStatus {
@@ -444,6 +486,161 @@ mod tests {
         });
         let ids: Vec<u8> = evaluated.iter().map(|r| r.trace_id.0[0]).collect();
         assert_eq!(ids, vec![4, 3]);
+    }
+
+    /// A record with a root and these scores of evaluator `a` (and one
+    /// of `b`, 0.5, which no bound below admits alone).
+    fn scored(id: u8, service: Option<&str>, name: &str, scores: &[f64]) -> TraceRecord {
+        use crate::evaluator::{EvaluatorType, Outcome};
+        let mut r = rec(id, 1);
+        r.root = Some(super::super::RootSummary {
+            span_id: crate::span::SpanId([id; 8]),
+            name: name.to_owned(),
+            service: service.map(str::to_owned),
+            start_time_unix_nano: 0,
+            end_time_unix_nano: 0,
+        });
+        let score = |evaluator: &str, v: f64| super::super::Score {
+            evaluator_id: evaluator.into(),
+            evaluator_type: EvaluatorType::Count,
+            outcome: Outcome::ok(v, serde_json::json!({})).into(),
+        };
+        r.scores = scores.iter().map(|&v| score("a", v)).collect();
+        r.scores.push(score("b", 0.5));
+        r
+    }
+
+    fn ids(s: &MemoryStore, f: ListFilter) -> Vec<u8> {
+        let f = ListFilter { limit: 10, ..f };
+        s.list(&f).iter().map(|r| r.trace_id.0[0]).collect()
+    }
+
+    #[test]
+    fn min_and_max_score_bound_the_same_score() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.put(scored(1, None, "r", &[0.1, 0.9]), t);
+        s.put(scored(2, None, "r", &[0.4]), t);
+        s.put(scored(3, None, "r", &[f64::NAN, 1.0]), t);
+        let a = |min: Option<f64>, max: Option<f64>| {
+            ids(
+                &s,
+                ListFilter {
+                    evaluator: Some("a".into()),
+                    min_score: min,
+                    max_score: max,
+                    ..ListFilter::default()
+                },
+            )
+        };
+        // Trace 1 has a score under 0.3 and one over 0.6, none between.
+        assert_eq!(a(Some(0.3), Some(0.6)), vec![2]);
+        assert_eq!(a(Some(0.9), None), vec![3, 1], "at or above");
+        assert_eq!(a(None, Some(0.1)), vec![1], "at or below");
+        assert_eq!(a(Some(0.0), Some(1.0)), vec![3, 2, 1]);
+        assert_eq!(a(Some(f64::NAN), None), Vec::<u8>::new(), "NaN admits none");
+        // Without `evaluator`, any evaluator's score: `b`'s 0.5 for all.
+        let any = ids(
+            &s,
+            ListFilter {
+                min_score: Some(0.45),
+                max_score: Some(0.55),
+                ..ListFilter::default()
+            },
+        );
+        assert_eq!(any, vec![3, 2, 1]);
+    }
+
+    #[test]
+    fn service_and_root_name_match_exactly() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.put(scored(1, Some("checkout"), "agent.run", &[]), t);
+        s.put(scored(2, Some("Checkout"), "agent.run", &[]), t);
+        s.put(scored(3, None, "plan", &[]), t);
+        s.put(rec(4, 1), t); // no root
+        s.mark_pending(TraceId([5; 16]), t);
+        let by = |service: Option<&str>, root_name: Option<&str>| {
+            ids(
+                &s,
+                ListFilter {
+                    service: service.map(str::to_owned),
+                    root_name: root_name.map(str::to_owned),
+                    ..ListFilter::default()
+                },
+            )
+        };
+        assert_eq!(by(Some("checkout"), None), vec![1]);
+        assert_eq!(by(None, Some("agent.run")), vec![2, 1]);
+        assert_eq!(by(None, Some("agent")), Vec::<u8>::new(), "not a prefix");
+        assert_eq!(by(Some("Checkout"), Some("plan")), Vec::<u8>::new());
+        assert_eq!(by(None, None), vec![5, 4, 3, 2, 1]);
+    }
+
+    /// A time after the records stored so far and at or before the next.
+    fn cut() -> SystemTime {
+        let t = SystemTime::now();
+        while SystemTime::now() <= t {
+            std::hint::spin_loop();
+        }
+        SystemTime::now()
+    }
+
+    #[test]
+    fn until_is_strictly_before_and_since_at_or_after() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.put(rec(1, 1), t);
+        s.put(rec(2, 1), t);
+        let t1 = cut();
+        s.put(rec(3, 1), t);
+        // A newer revision moves trace 1 past the cut (its old slot is stale).
+        s.put(rec(1, 2), t);
+        let t2 = cut();
+        s.mark_pending(TraceId([4; 16]), t);
+        let window = |since, until| {
+            ids(
+                &s,
+                ListFilter {
+                    since,
+                    until,
+                    ..ListFilter::default()
+                },
+            )
+        };
+        assert_eq!(window(None, Some(t1)), vec![2]);
+        assert_eq!(window(Some(t1), None), vec![4, 1, 3]);
+        assert_eq!(window(Some(t1), Some(t2)), vec![1, 3]);
+        assert_eq!(window(Some(t2), Some(t1)), Vec::<u8>::new());
+        assert_eq!(window(None, None), vec![4, 1, 3, 2]);
+        // The limit counts the records in the window only.
+        let f = ListFilter {
+            until: Some(t2),
+            limit: 1,
+            ..ListFilter::default()
+        };
+        assert_eq!(s.list(&f)[0].trace_id, TraceId([1; 16]));
+    }
+
+    #[test]
+    fn store_times_never_go_back() {
+        let s = MemoryStore::new(10, Duration::from_secs(60), 8);
+        let t = Instant::now();
+        s.lock().last_wall = i64::MAX - 1; // as if the clock had stepped back
+        s.put(rec(1, 1), t);
+        s.put(rec(2, 1), t);
+        let walls: Vec<i64> = s.lock().order.iter().map(|slot| slot.wall).collect();
+        assert_eq!(walls, vec![i64::MAX - 1; 2]);
+        assert_eq!(
+            ids(
+                &s,
+                ListFilter {
+                    since: Some(SystemTime::now()),
+                    ..ListFilter::default()
+                }
+            ),
+            vec![2, 1]
+        );
     }
 
     #[tokio::test]

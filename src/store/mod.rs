@@ -449,9 +449,9 @@ pub struct ListFilter {
     pub service: Option<String>,
     /// Only traces whose root span has this name.
     pub root_name: Option<String>,
-    /// Only records stored at or after this.
+    /// Only records stored at or after this (a `pending` trace: marked).
     pub since: Option<SystemTime>,
-    /// Only records stored before this.
+    /// Only records stored strictly before this.
     pub until: Option<SystemTime>,
     pub limit: usize,
 }

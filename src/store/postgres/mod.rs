@@ -638,6 +638,12 @@ impl Database for Postgres {
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+        // PostgreSQL orders NaN above every number, so `score <= 'NaN'`
+        // holds for all: no score is within a NaN bound (as in memory).
+        // Stored scores are never NaN (that column holds NULL for one).
+        if f.min_score.is_some_and(f64::is_nan) || f.max_score.is_some_and(f64::is_nan) {
+            return Ok(Vec::new());
+        }
         self.readers.with(|c| {
             let rows = c
                 .query(
@@ -645,12 +651,17 @@ impl Database for Postgres {
                         "SELECT {TRACE_COLUMNS} FROM toolscore_traces t
                          WHERE ($1::text IS NULL OR t.status = $1)
                            AND ($2::int8 IS NULL OR t.stored_at >= $2)
+                           AND ($9::int8 IS NULL OR t.stored_at < $9)
+                           AND ($7::bytea IS NULL OR t.root_service = $7)
+                           AND ($8::bytea IS NULL OR t.root_name = $8)
                            AND ($3::bytea IS NULL OR EXISTS (SELECT 1 FROM toolscore_scores s
                                 WHERE s.trace_id = t.trace_id AND s.evaluator_id = $3))
-                           AND ($4::float8 IS NULL OR EXISTS (SELECT 1 FROM toolscore_scores s
+                           AND (($4::float8 IS NULL AND $6::float8 IS NULL)
+                                OR EXISTS (SELECT 1 FROM toolscore_scores s
                                 WHERE s.trace_id = t.trace_id
                                   AND ($3::bytea IS NULL OR s.evaluator_id = $3)
-                                  AND s.score <= $4))
+                                  AND ($4::float8 IS NULL OR s.score <= $4)
+                                  AND ($6::float8 IS NULL OR s.score >= $6)))
                          ORDER BY t.stored_at DESC, t.trace_id DESC
                          LIMIT $5"
                     ),
@@ -660,6 +671,10 @@ impl Database for Postgres {
                         &f.evaluator.as_deref().map(str::as_bytes),
                         &f.max_score,
                         &i64::try_from(f.limit).unwrap_or(i64::MAX),
+                        &f.min_score,
+                        &f.service.as_deref().map(str::as_bytes),
+                        &f.root_name.as_deref().map(str::as_bytes),
+                        &f.until.map(unix_nanos),
                     ],
                 )
                 .map_err(err)?;
