@@ -421,13 +421,10 @@ impl Database for Sqlite {
             return Ok(Vec::new());
         }
         // `since` and `until` bound the rowid with `coalesce`, which the
-        // planner turns into a range of it; written `?N IS NULL OR`, a
-        // page far back in time walked every newer row (200k traces: 7 µs
-        // against 93 ms, `time_a_service_search_on_200k_traces` in
-        // tests/store.rs). The other terms cannot use an index written so,
-        // which is why `root_service` has none: the same test found the
-        // search of a rare service (a whole scan, about 100 ms) no faster
-        // with one; only a statement of its own would use it.
+        // planner turns into a range of it; written `?N IS NULL OR`, a page
+        // far back in time walks every newer row. The other terms cannot
+        // use an index written so, which is why `root_service` has none:
+        // only a statement of its own would use one.
         self.read(|conn| {
             let mut stmt = conn
                 .prepare_cached(&format!(
