@@ -13,10 +13,12 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Map, Value as Json, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+use utoipa::{IntoParams, ToSchema};
 
 use super::ErrorKind;
+use super::openapi::{EvaluateRequest, Refused, TimedOut, Unavailable};
 use super::time::{parse_since, rfc3339, rfc3339_nanos};
 use crate::assembler::{Ready, Reason};
 use crate::config::ApiConfig;
@@ -86,11 +88,7 @@ impl IntoResponse for ApiError {
             self.message
         };
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (
-            status,
-            axum::Json(json!({"error": {"code": code, "message": message}})),
-        )
-            .into_response()
+        (status, axum::Json(ErrorBody::new(self.kind, message))).into_response()
     }
 }
 
@@ -125,7 +123,7 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequestParts<S> for Api
 }
 
 /// axum's `Path`, likewise (a segment that is not UTF-8).
-struct ApiPath<T>(T);
+pub(super) struct ApiPath<T>(T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
     type Rejection = ApiError;
@@ -139,7 +137,7 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> 
 }
 
 /// The request body, with the body limit's 413 in the API's error shape.
-struct ApiBody(Bytes);
+pub(super) struct ApiBody(Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for ApiBody {
     type Rejection = ApiError;
@@ -171,6 +169,7 @@ pub fn with_timeout(router: Router, after: Duration) -> Router {
 
 pub fn router(state: Arc<ApiState>) -> Router {
     let max_body = state.config.max_evaluate_body_bytes;
+    let doc = super::openapi::document();
     Router::new()
         .route("/traces/{trace_id}/scores", get(get_scores))
         .route("/traces/{trace_id}", get(get_trace))
@@ -185,6 +184,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(move || openapi_json(doc.clone())))
         .fallback(|| async { ApiError::new(ErrorKind::NotFound, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -199,18 +199,41 @@ fn parse_trace_id(s: &str) -> ApiResult<TraceId> {
     TraceId::parse_hex(s).map_err(|e| ApiError::new(ErrorKind::InvalidArgument, e.to_string()))
 }
 
-#[derive(Debug, Deserialize)]
-struct WaitQuery {
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct WaitQuery {
+    /// Wait up to this long (capped by `api.max_wait_ms`) for the trace to
+    /// be evaluated.
     wait_ms: Option<u64>,
 }
 
 /// `GET /traces/{id}/scores[?wait_ms=N]`: with `wait_ms`, waits (woken by
 /// the store, not polling) until the trace is evaluated or the wait ends.
-async fn get_scores(
+#[utoipa::path(
+    get,
+    path = "/traces/{trace_id}/scores",
+    tag = "results",
+    summary = "A trace's status and scores",
+    params(
+        ("trace_id" = String, Path, description = "32 hex characters, not all zero",
+            pattern = "^[0-9a-fA-F]{32}$"),
+        WaitQuery,
+    ),
+    responses(
+        (status = 200, description = "The trace's status and scores", body = ScoresBody),
+        (status = 400, description = "An invalid trace id or query", body = ErrorBody),
+        (status = 404, description = "No span of the trace has arrived", body = ErrorBody),
+        Refused,
+        Unavailable,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn get_scores(
     State(st): State<Arc<ApiState>>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<WaitQuery>,
-) -> ApiResult<axum::Json<Json>> {
+) -> ApiResult<axum::Json<ScoresBody>> {
     let trace_id = parse_trace_id(&id)?;
     let wait = Duration::from_millis(q.wait_ms.unwrap_or(0).min(st.config.max_wait_ms));
     let record = tokio::select! {
@@ -218,7 +241,7 @@ async fn get_scores(
         () = st.shutdown.cancelled() => store::get(&st.store, trace_id).await,
     }?;
     match record {
-        Some(r) => Ok(axum::Json(scores_json(&r))),
+        Some(r) => Ok(axum::Json(ScoresBody::from(&*r))),
         None => Err(ApiError::new(
             ErrorKind::NotFound,
             format!("trace {trace_id} is not known"),
@@ -248,82 +271,450 @@ async fn wait_for_result(
     }
 }
 
-/// The scores body of DESIGN §6.
-pub fn scores_json(r: &TraceRecord) -> Json {
-    let mut m = Map::new();
-    m.insert("trace_id".into(), json!(r.trace_id.to_hex()));
-    m.insert("status".into(), json!(r.status));
-    m.insert("complete".into(), json!(r.complete));
-    m.insert("revision".into(), json!(r.revision));
-    m.insert(
-        "evaluated_at".into(),
-        r.evaluated_at.map_or(Json::Null, |t| json!(rfc3339(t))),
-    );
-    m.insert(
-        "root".into(),
-        r.root.as_ref().map_or(Json::Null, |root| {
-            json!({
-                "name": root.name,
-                "service": root.service,
-                "span_id": root.span_id.to_hex(),
-                "start": rfc3339_nanos(root.start_time_unix_nano),
-                "end": rfc3339_nanos(root.end_time_unix_nano),
-            })
-        }),
-    );
-    m.insert("binding".into(), binding_json(r.binding.as_ref()));
-    m.insert("tool_calls".into(), json!(r.tool_calls.len()));
-    m.insert("content_captured".into(), json!(r.content_captured));
-    m.insert(
-        "scores".into(),
-        Json::Array(r.scores.iter().map(score_json).collect()),
-    );
-    Json::Object(m)
+// A mirror of the store's `TraceStatus`: the schema is derived from it, and
+// the exhaustive `From` below makes a new status fail to build until it is
+// described here.
+/// Where a trace stands: `pending` (spans arriving), `evaluated`, `unbound`
+/// (nothing bound an evaluator), `timed_out` (evaluated without its root).
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = TraceStatus)]
+pub enum TraceStatusBody {
+    Pending,
+    Evaluated,
+    Unbound,
+    TimedOut,
 }
 
-fn binding_json(b: Option<&Binding>) -> Json {
-    match b {
-        None => Json::Null,
-        Some(Binding::EvalSet { eval_set, item }) => {
-            json!({"source": "eval_set", "eval_set": eval_set, "item": item})
+impl From<TraceStatus> for TraceStatusBody {
+    fn from(s: TraceStatus) -> Self {
+        match s {
+            TraceStatus::Pending => TraceStatusBody::Pending,
+            TraceStatus::Evaluated => TraceStatusBody::Evaluated,
+            TraceStatus::Unbound => TraceStatusBody::Unbound,
+            TraceStatus::TimedOut => TraceStatusBody::TimedOut,
         }
-        Some(Binding::Rule { rule }) => json!({"source": "rule", "rule": rule}),
-        Some(Binding::Default) => json!({"source": "default"}),
     }
 }
 
+// A mirror of the evaluator's `Status`, for the same reason as
+// `TraceStatusBody`.
+/// Whether one evaluator ran to a score: `ok`, `error`, and for LLM judges
+/// `pending` until the model answers and `skipped` when it did not run.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[schema(as = ScoreStatus)]
+pub enum ScoreStatusBody {
+    Ok,
+    Error,
+    Pending,
+    Skipped,
+}
+
+impl From<Status> for ScoreStatusBody {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Ok => ScoreStatusBody::Ok,
+            Status::Error => ScoreStatusBody::Error,
+            Status::Pending => ScoreStatusBody::Pending,
+            Status::Skipped => ScoreStatusBody::Skipped,
+        }
+    }
+}
+
+/// A trace's status and scores: `GET /traces/{id}/scores`, each entry of
+/// `GET /traces`, `POST /v1/evaluate`'s answer and each `GET /v1/watch` event.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Scores)]
+pub struct ScoresBody {
+    /// 32 lowercase hex characters.
+    pub trace_id: String,
+    pub status: TraceStatusBody,
+    /// Whether the root span was seen.
+    pub complete: bool,
+    /// 1, plus one per re-evaluation after late spans.
+    pub revision: u32,
+    /// RFC 3339 in UTC; null while pending.
+    #[schema(format = DateTime, required = true)]
+    pub evaluated_at: Option<String>,
+    /// Null until the root span arrives.
+    #[schema(required = true)]
+    pub root: Option<RootBody>,
+    /// Null when nothing bound an evaluator.
+    #[schema(required = true)]
+    pub binding: Option<BindingBody>,
+    /// How many tool calls were extracted.
+    pub tool_calls: usize,
+    /// False when some tool call's convention captured neither its
+    /// arguments nor its output.
+    pub content_captured: bool,
+    pub scores: Vec<ScoreBody>,
+}
+
+/// The root span, summarised.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Root)]
+pub struct RootBody {
+    pub name: String,
+    /// The root span's resource `service.name`.
+    #[schema(required = true)]
+    pub service: Option<String>,
+    pub span_id: String,
+    #[schema(format = DateTime)]
+    pub start: String,
+    #[schema(format = DateTime)]
+    pub end: String,
+}
+
+/// What bound the trace's evaluators.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(tag = "source", rename_all = "snake_case")]
+#[schema(as = Binding)]
+pub enum BindingBody {
+    /// An eval-set item named by a span attribute.
+    EvalSet { eval_set: String, item: String },
+    /// The first matching rule.
+    Rule { rule: String },
+    /// Evaluators with `apply_to_all_traces`.
+    Default,
+}
+
+impl From<&Binding> for BindingBody {
+    fn from(b: &Binding) -> Self {
+        match b {
+            Binding::EvalSet { eval_set, item } => BindingBody::EvalSet {
+                eval_set: eval_set.to_string(),
+                item: item.to_string(),
+            },
+            Binding::Rule { rule } => BindingBody::Rule {
+                rule: rule.to_string(),
+            },
+            Binding::Default => BindingBody::Default,
+        }
+    }
+}
+
+/// One evaluator's result on the trace.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Score)]
+pub struct ScoreBody {
+    pub evaluator_id: String,
+    pub evaluator_type: &'static str,
+    pub status: ScoreStatusBody,
+    /// Null unless `status` is `ok`; deepeval's strict failure is the
+    /// integer 0, every other score a float.
+    #[schema(value_type = Option<f64>, required = true)]
+    pub score: Option<serde_json::Number>,
+    /// Only for evaluators with a threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = bool)]
+    pub passed: Option<bool>,
+    /// Only for evaluators with a threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = f64)]
+    pub threshold: Option<f64>,
+    /// The reference evaluator's details: any JSON value.
+    pub details: Json,
+    /// Why the evaluator did not score (`error`, `skipped`); else null.
+    #[schema(required = true)]
+    pub error: Option<String>,
+}
+
+impl From<&Score> for ScoreBody {
+    fn from(s: &Score) -> Self {
+        let o = &s.outcome;
+        let score = match o.score {
+            None => None,
+            // deepeval's strict failure is the int 0.
+            Some(v) if o.score_is_int => Some((v as i64).into()),
+            Some(v) => serde_json::Number::from_f64(v),
+        };
+        ScoreBody {
+            evaluator_id: s.evaluator_id.to_string(),
+            evaluator_type: s.evaluator_type.id(),
+            status: o.status.into(),
+            score,
+            passed: o.passed,
+            threshold: o.threshold,
+            details: o.details.to_json(),
+            error: o.error.clone(),
+        }
+    }
+}
+
+impl From<&TraceRecord> for ScoresBody {
+    fn from(r: &TraceRecord) -> Self {
+        ScoresBody {
+            trace_id: r.trace_id.to_hex(),
+            status: r.status.into(),
+            complete: r.complete,
+            revision: r.revision,
+            evaluated_at: r.evaluated_at.map(rfc3339),
+            root: r.root.as_ref().map(|root| RootBody {
+                name: root.name.clone(),
+                service: root.service.clone(),
+                span_id: root.span_id.to_hex(),
+                start: rfc3339_nanos(root.start_time_unix_nano),
+                end: rfc3339_nanos(root.end_time_unix_nano),
+            }),
+            binding: r.binding.as_ref().map(BindingBody::from),
+            tool_calls: r.tool_calls.len(),
+            content_captured: r.content_captured,
+            scores: r.scores.iter().map(ScoreBody::from).collect(),
+        }
+    }
+}
+
+/// The scores body as a JSON value (the demo and the fuzz targets compare it).
+pub fn scores_json(r: &TraceRecord) -> Json {
+    serde_json::to_value(ScoresBody::from(r)).unwrap_or(Json::Null)
+}
+
+/// One score as a JSON value.
 pub fn score_json(s: &Score) -> Json {
-    let o = &s.outcome;
-    let mut m = Map::new();
-    m.insert("evaluator_id".into(), json!(s.evaluator_id));
-    m.insert("evaluator_type".into(), json!(s.evaluator_type.id()));
-    m.insert("status".into(), json!(o.status));
-    let score = match o.score {
-        None => Json::Null,
-        // deepeval's strict failure is the int 0.
-        Some(v) if o.score_is_int => json!(v as i64),
-        Some(v) => serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number),
-    };
-    m.insert("score".into(), score);
-    if let Some(p) = o.passed {
-        m.insert("passed".into(), json!(p));
+    serde_json::to_value(ScoreBody::from(s)).unwrap_or(Json::Null)
+}
+
+/// `GET /traces/{id}`: the trace's summary without scores, with its tool
+/// calls and span count.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Trace)]
+pub struct TraceBody {
+    pub trace_id: String,
+    pub status: TraceStatusBody,
+    pub complete: bool,
+    pub revision: u32,
+    #[schema(format = DateTime, required = true)]
+    pub evaluated_at: Option<String>,
+    #[schema(required = true)]
+    pub root: Option<RootBody>,
+    #[schema(required = true)]
+    pub binding: Option<BindingBody>,
+    pub tool_calls: Vec<ToolCallBody>,
+    pub content_captured: bool,
+    pub span_count: usize,
+}
+
+/// One extracted tool call.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ToolCall)]
+pub struct ToolCallBody {
+    pub name: String,
+    /// The tool call id, when the convention records one.
+    #[schema(required = true)]
+    pub id: Option<String>,
+    /// The arguments as JSON (an object, or the text that did not parse).
+    pub args: Json,
+    /// The output as the output evaluator sees it.
+    pub output: String,
+    pub span_id: String,
+    #[schema(format = DateTime)]
+    pub start: String,
+    #[schema(format = DateTime)]
+    pub end: String,
+}
+
+impl From<&TraceRecord> for TraceBody {
+    fn from(r: &TraceRecord) -> Self {
+        let s = ScoresBody::from(r);
+        TraceBody {
+            trace_id: s.trace_id,
+            status: s.status,
+            complete: s.complete,
+            revision: s.revision,
+            evaluated_at: s.evaluated_at,
+            root: s.root,
+            binding: s.binding,
+            tool_calls: r
+                .tool_calls
+                .iter()
+                .map(|c| ToolCallBody {
+                    name: c.name.clone(),
+                    id: c.id.clone(),
+                    args: c.args.to_json(),
+                    output: c.output.clone(),
+                    span_id: c.span_id.to_hex(),
+                    start: rfc3339_nanos(c.start_time_unix_nano),
+                    end: rfc3339_nanos(c.end_time_unix_nano),
+                })
+                .collect(),
+            content_captured: s.content_captured,
+            span_count: r.span_count,
+        }
     }
-    if let Some(t) = o.threshold {
-        m.insert("threshold".into(), json!(t));
+}
+
+/// `GET /traces`: recent results, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = TraceList)]
+pub struct TraceListBody {
+    pub traces: Vec<ScoresBody>,
+}
+
+/// `GET /evaluators`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EvaluatorList)]
+pub struct EvaluatorListBody {
+    pub evaluators: Vec<EvaluatorBody>,
+}
+
+/// An evaluator loaded, or one skipped at load; told apart by `status`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+#[schema(as = Evaluator)]
+pub enum EvaluatorBody {
+    Supported(SupportedEvaluatorBody),
+    Unsupported(UnsupportedEvaluatorBody),
+}
+
+/// The one value of a supported evaluator's `status`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SupportedStatus {
+    Supported,
+}
+
+/// The one value of an unsupported evaluator's `status`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UnsupportedStatus {
+    Unsupported,
+}
+
+/// An evaluator toolscore runs.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SupportedEvaluator)]
+pub struct SupportedEvaluatorBody {
+    pub id: String,
+    pub name: String,
+    /// The evaluator type's id (`uipath-tool-call-order`, …).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub description: String,
+    pub status: SupportedStatus,
+    pub has_default_criteria: bool,
+    /// Scored by a model through the configured `llm` providers, live and by
+    /// `POST /v1/evaluate` (its score is `pending` until the model answers).
+    pub llm_judged: bool,
+}
+
+/// An evaluator file toolscore loaded but does not run (custom, legacy).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = UnsupportedEvaluator)]
+pub struct UnsupportedEvaluatorBody {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: UnsupportedStatus,
+    pub reason: String,
+    pub file: String,
+}
+
+/// `GET /eval-sets`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EvalSetList)]
+pub struct EvalSetListBody {
+    pub eval_sets: Vec<EvalSetBody>,
+}
+
+/// An eval set loaded.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EvalSet)]
+pub struct EvalSetBody {
+    pub id: String,
+    pub name: String,
+    pub file: String,
+    /// The ids of the evaluators it runs, in its order.
+    pub evaluators: Vec<String>,
+    /// Evaluators it names that toolscore does not run.
+    pub skipped_evaluators: Vec<String>,
+    pub items: Vec<EvalItemBody>,
+}
+
+/// One item of an eval set and the evaluators it runs.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EvalItem)]
+pub struct EvalItemBody {
+    pub id: String,
+    pub name: String,
+    pub evaluators: Vec<String>,
+}
+
+/// `/healthz` and `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Health)]
+pub struct HealthBody {
+    pub status: HealthStatus,
+    /// Why not, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
+    pub reason: Option<String>,
+}
+
+/// `ok`/`failed` from `/healthz`, `ready`/`not ready` from `/readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub enum HealthStatus {
+    #[serde(rename = "ok")]
+    Ok,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "ready")]
+    Ready,
+    #[serde(rename = "not ready")]
+    NotReady,
+}
+
+/// Every error: `{"error": {"code", "message"}}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// An error's code (one of the table shared with the gRPC API:
+/// `invalid_argument`, `not_found`, `unavailable`, …) and what went wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ErrorBody {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: kind.statuses().2,
+                message: message.into(),
+            },
+        }
     }
-    m.insert("details".into(), o.details.to_json());
-    m.insert(
-        "error".into(),
-        o.error.clone().map_or(Json::Null, Json::String),
-    );
-    Json::Object(m)
 }
 
 /// `GET /traces/{id}`: the trace summary and its tool calls.
-async fn get_trace(
+#[utoipa::path(
+    get,
+    path = "/traces/{trace_id}",
+    tag = "results",
+    summary = "A trace's summary and its tool calls",
+    params(
+        ("trace_id" = String, Path, description = "32 hex characters, not all zero",
+            pattern = "^[0-9a-fA-F]{32}$"),
+    ),
+    responses(
+        (status = 200, description = "The trace without scores, with its tool calls",
+            body = TraceBody),
+        (status = 400, description = "An invalid trace id", body = ErrorBody),
+        (status = 404, description = "No span of the trace has arrived", body = ErrorBody),
+        Refused,
+        Unavailable,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn get_trace(
     State(st): State<Arc<ApiState>>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<axum::Json<Json>> {
+) -> ApiResult<axum::Json<TraceBody>> {
     let trace_id = parse_trace_id(&id)?;
     let r = store::get(&st.store, trace_id).await?.ok_or_else(|| {
         ApiError::new(
@@ -331,47 +722,78 @@ async fn get_trace(
             format!("trace {trace_id} is not known"),
         )
     })?;
-    let mut body = scores_json(&r);
-    if let Json::Object(m) = &mut body {
-        m.remove("scores");
-        m.insert("span_count".into(), json!(r.span_count));
-        m.insert(
-            "tool_calls".into(),
-            Json::Array(
-                r.tool_calls
-                    .iter()
-                    .map(|c| {
-                        json!({
-                            "name": c.name,
-                            "id": c.id,
-                            "args": c.args.to_json(),
-                            "output": c.output,
-                            "span_id": c.span_id.to_hex(),
-                            "start": rfc3339_nanos(c.start_time_unix_nano),
-                            "end": rfc3339_nanos(c.end_time_unix_nano),
-                        })
-                    })
-                    .collect(),
-            ),
-        );
-    }
-    Ok(axum::Json(body))
+    Ok(axum::Json(TraceBody::from(&*r)))
 }
 
-#[derive(Debug, Deserialize)]
-struct ListQuery {
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct ListQuery {
+    /// Only traces with this status.
+    #[param(value_type = Option<TraceStatusBody>, inline)]
     status: Option<String>,
+    /// Only traces with a score from this evaluator id.
     evaluator: Option<String>,
+    /// Only traces with some score at or below this.
     max_score: Option<f64>,
+    /// Only traces with some score at or above this (not above `max_score`).
+    min_score: Option<f64>,
+    /// Only traces whose root span's `service.name` is this.
+    service: Option<String>,
+    /// Only traces whose root span has this name.
+    root_name: Option<String>,
+    /// Only records stored at or after this: unix seconds or RFC 3339 (`2026-11-22T06:02:36Z`, any offset).
     since: Option<String>,
+    /// Only records stored before this: unix seconds or RFC 3339 (`2026-11-22T06:02:36Z`, any offset).
+    until: Option<String>,
+    /// At most this many (default 100, capped by `api.max_list_limit`).
     limit: Option<usize>,
 }
 
+/// A `since`/`until` value: unix seconds or RFC 3339 with an offset.
+fn parse_time(key: &str, value: Option<&str>) -> ApiResult<Option<SystemTime>> {
+    value
+        .map(|s| {
+            parse_since(s).ok_or_else(|| {
+                ApiError::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{key} must be unix seconds or RFC 3339 with an offset (2026-11-22T06:02:36Z), got {s:?}"),
+                )
+            })
+        })
+        .transpose()
+}
+
+/// A score bound: NaN would match nothing and hide a client's bug.
+fn check_score(key: &str, value: Option<f64>) -> ApiResult<()> {
+    if value.is_some_and(f64::is_nan) {
+        return Err(ApiError::new(
+            ErrorKind::InvalidArgument,
+            format!("{key} must be a number, got NaN"),
+        ));
+    }
+    Ok(())
+}
+
 /// `GET /traces`: recent results, newest first.
-async fn list_traces(
+#[utoipa::path(
+    get,
+    path = "/traces",
+    tag = "results",
+    summary = "Recent results, newest first",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "The matching traces' scores bodies", body = TraceListBody),
+        (status = 400, description = "An invalid filter", body = ErrorBody),
+        Refused,
+        Unavailable,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn list_traces(
     State(st): State<Arc<ApiState>>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<axum::Json<Json>> {
+) -> ApiResult<axum::Json<TraceListBody>> {
     let status = match q.status.as_deref() {
         None => None,
         Some(s) => Some(TraceStatus::parse(s).ok_or_else(|| {
@@ -381,19 +803,16 @@ async fn list_traces(
             )
         })?),
     };
-    let since = match q.since.as_deref() {
-        None => None,
-        Some(s) => Some(parse_since(s).ok_or_else(|| {
-            ApiError::new(
-                ErrorKind::InvalidArgument,
-                format!("since must be unix seconds or RFC 3339 in UTC, got {s:?}"),
-            )
-        })?),
-    };
-    if q.max_score.is_some_and(f64::is_nan) {
+    let since = parse_time("since", q.since.as_deref())?;
+    let until = parse_time("until", q.until.as_deref())?;
+    check_score("max_score", q.max_score)?;
+    check_score("min_score", q.min_score)?;
+    if let (Some(min), Some(max)) = (q.min_score, q.max_score)
+        && min > max
+    {
         return Err(ApiError::new(
             ErrorKind::InvalidArgument,
-            "max_score must be a number, got NaN",
+            format!("min_score ({min}) must not be above max_score ({max})"),
         ));
     }
     let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit);
@@ -401,102 +820,181 @@ async fn list_traces(
         status,
         evaluator: q.evaluator,
         max_score: q.max_score,
+        min_score: q.min_score,
+        service: q.service,
+        root_name: q.root_name,
         since,
+        until,
         limit,
-        ..ListFilter::default()
     };
     let records = store::list(&st.store, filter).await?;
-    Ok(axum::Json(json!({
-        "traces": records.iter().map(|r| scores_json(r)).collect::<Vec<_>>(),
-    })))
+    Ok(axum::Json(TraceListBody {
+        traces: records.iter().map(|r| ScoresBody::from(&**r)).collect(),
+    }))
 }
 
 /// `GET /evaluators`: every evaluator loaded, and those skipped.
-async fn list_evaluators(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
+#[utoipa::path(
+    get,
+    path = "/evaluators",
+    tag = "configuration",
+    summary = "The evaluators loaded, and those skipped",
+    responses(
+        (status = 200, description = "Supported evaluators, then unsupported ones",
+            body = EvaluatorListBody),
+        Refused,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn list_evaluators(
+    State(st): State<Arc<ApiState>>,
+) -> axum::Json<EvaluatorListBody> {
     let c = &st.binder.catalog;
-    let mut out: Vec<Json> = c
-        .evaluators
-        .values()
-        .map(|e| {
-            json!({
-                "id": e.id,
-                "name": e.name,
-                "type": e.kind.id(),
-                "description": e.description,
-                "status": "supported",
-                "has_default_criteria": e.default_criteria.is_some(),
-                // Scored by `POST /v1/evaluate` only: the live pipeline
-                // skips LLM judges so far.
-                "llm_judged": e.is_llm_judged(),
-            })
+    let supported = c.evaluators.values().map(|e| {
+        EvaluatorBody::Supported(SupportedEvaluatorBody {
+            id: e.id.to_string(),
+            name: e.name.clone(),
+            kind: e.kind.id(),
+            description: e.description.clone(),
+            status: SupportedStatus::Supported,
+            has_default_criteria: e.default_criteria.is_some(),
+            llm_judged: e.is_llm_judged(),
         })
-        .collect();
-    out.extend(c.unsupported.values().map(|u| {
-        json!({
-            "id": u.id,
-            "type": u.type_id,
-            "status": "unsupported",
-            "reason": u.reason,
-            "file": u.file.display().to_string(),
+    });
+    let unsupported = c.unsupported.values().map(|u| {
+        EvaluatorBody::Unsupported(UnsupportedEvaluatorBody {
+            id: u.id.clone(),
+            kind: u.type_id.clone(),
+            status: UnsupportedStatus::Unsupported,
+            reason: u.reason.clone(),
+            file: u.file.display().to_string(),
         })
-    }));
-    axum::Json(json!({ "evaluators": out }))
+    });
+    axum::Json(EvaluatorListBody {
+        evaluators: supported.chain(unsupported).collect(),
+    })
 }
 
 /// `GET /eval-sets`: the eval sets loaded and their items.
-async fn list_eval_sets(State(st): State<Arc<ApiState>>) -> axum::Json<Json> {
-    let sets: Vec<Json> = st
+#[utoipa::path(
+    get,
+    path = "/eval-sets",
+    tag = "configuration",
+    summary = "The eval sets loaded and their items",
+    responses(
+        (status = 200, description = "The eval sets", body = EvalSetListBody),
+        Refused,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn list_eval_sets(State(st): State<Arc<ApiState>>) -> axum::Json<EvalSetListBody> {
+    let ids = |evaluators: &mut dyn Iterator<Item = &Arc<str>>| {
+        evaluators.map(|id| id.to_string()).collect::<Vec<_>>()
+    };
+    let eval_sets = st
         .binder
         .catalog
         .eval_sets
         .iter()
-        .map(|s| {
-            json!({
-                "id": s.id,
-                "name": s.name,
-                "file": s.file.display().to_string(),
-                "evaluators": s.evaluators.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
-                "skipped_evaluators": s.skipped,
-                "items": s.items.iter().map(|i| json!({
-                    "id": i.id,
-                    "name": i.name,
-                    "evaluators": i.evaluators.iter().map(|e| e.evaluator.id.clone()).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-            })
+        .map(|s| EvalSetBody {
+            id: s.id.to_string(),
+            name: s.name.clone(),
+            file: s.file.display().to_string(),
+            evaluators: ids(&mut s.evaluators.iter().map(|e| &e.id)),
+            skipped_evaluators: s.skipped.clone(),
+            items: s
+                .items
+                .iter()
+                .map(|i| EvalItemBody {
+                    id: i.id.to_string(),
+                    name: i.name.clone(),
+                    evaluators: ids(&mut i.evaluators.iter().map(|e| &e.evaluator.id)),
+                })
+                .collect(),
         })
         .collect();
-    axum::Json(json!({ "eval_sets": sets }))
+    axum::Json(EvalSetListBody { eval_sets })
 }
 
 /// 200 while the process serves; 503 once a pipeline stage has died (a
 /// restart is the remedy).
-async fn healthz(State(st): State<Arc<ApiState>>) -> Response {
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    summary = "Liveness (no token needed)",
+    responses(
+        (status = 200, description = "The process serves: `ok`", body = HealthBody),
+        (status = 503, description = "A pipeline stage died: `failed`", body = HealthBody),
+        TimedOut,
+    ),
+)]
+pub(super) async fn healthz(State(st): State<Arc<ApiState>>) -> Response {
     if st.failed.is_set() {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            axum::Json(json!({"status": "failed", "reason": "a pipeline stage panicked"})),
-        )
-            .into_response();
+        let body = HealthBody {
+            status: HealthStatus::Failed,
+            reason: Some("a pipeline stage panicked".to_owned()),
+        };
+        return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
     }
-    axum::Json(json!({"status": "ok"})).into_response()
+    let body = HealthBody {
+        status: HealthStatus::Ok,
+        reason: None,
+    };
+    axum::Json(body).into_response()
 }
 
 /// 200 while spans are taken and results stored; 503 while shutting down,
 /// after a stage died, or while the results database is unreachable.
-async fn readyz(State(st): State<Arc<ApiState>>) -> Response {
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    summary = "Readiness (no token needed)",
+    responses(
+        (status = 200, description = "Spans are taken and results stored: `ready`",
+            body = HealthBody),
+        (status = 503,
+            description = "Draining, a stage died, or the results database cannot be written: `not ready`",
+            body = HealthBody),
+        TimedOut,
+    ),
+)]
+pub(super) async fn readyz(State(st): State<Arc<ApiState>>) -> Response {
     let store = st.store.ready();
     if st.ready.load(Ordering::Relaxed) && !st.failed.is_set() && store.is_ok() {
-        axum::Json(json!({"status": "ready"})).into_response()
+        let body = HealthBody {
+            status: HealthStatus::Ready,
+            reason: None,
+        };
+        axum::Json(body).into_response()
     } else {
-        let mut body = json!({"status": "not ready"});
-        if let Err(why) = store {
-            body["reason"] = json!(format!("results database: {why}"));
-        }
+        let body = HealthBody {
+            status: HealthStatus::NotReady,
+            reason: store.err().map(|why| format!("results database: {why}")),
+        };
         (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response()
     }
 }
 
-async fn metrics(State(st): State<Arc<ApiState>>) -> Response {
+/// The service's own metrics, for Prometheus.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    summary = "The service's metrics in OpenMetrics text",
+    responses(
+        (status = 200, description = "OpenMetrics text",
+            body = String, content_type = "application/openmetrics-text"),
+        Refused,
+        TimedOut,
+    ),
+    // Open by default (`api.http.auth.public_metrics`), else the `metrics` scope.
+    security((), ("bearer" = ["metrics"])),
+)]
+pub(super) async fn metrics(State(st): State<Arc<ApiState>>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -507,12 +1005,47 @@ async fn metrics(State(st): State<Arc<ApiState>>) -> Response {
         .into_response()
 }
 
+/// This document, built once with the router: the same bytes every time.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "operations",
+    summary = "This OpenAPI description",
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document",
+            body = Object, content_type = "application/json"),
+        Refused,
+        TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn openapi_json(doc: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], doc).into_response()
+}
+
 /// `POST /v1/evaluate`: OTLP JSON spans of one trace, optionally with inline
 /// evaluators and criteria, scored synchronously (off the async threads).
-async fn evaluate(
+#[utoipa::path(
+    post,
+    path = "/v1/evaluate",
+    tag = "evaluation",
+    summary = "Score one trace synchronously",
+    request_body(content = EvaluateRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The trace's scores, LLM judges' included", body = ScoresBody),
+        (status = 400, description = "Invalid input; the message names its JSON path",
+            body = ErrorBody),
+        (status = 413, description = "A body over `api.max_evaluate_body_bytes`", body = ErrorBody),
+        (status = 500, description = "The evaluation failed unexpectedly", body = ErrorBody),
+        Refused,
+        TimedOut,
+    ),
+    security(("bearer" = ["evaluate"])),
+)]
+pub(super) async fn evaluate(
     State(st): State<Arc<ApiState>>,
     ApiBody(body): ApiBody,
-) -> ApiResult<axum::Json<Json>> {
+) -> ApiResult<axum::Json<ScoresBody>> {
     let started = Instant::now();
     let st2 = st.clone();
     let (mut record, spans, judged) =
@@ -537,7 +1070,7 @@ async fn evaluate(
         }
     }
     st.metrics.record_evaluation(&record, started.elapsed());
-    Ok(axum::Json(scores_json(&record)))
+    Ok(axum::Json(ScoresBody::from(&record)))
 }
 
 /// An LLM-judged evaluator of a `POST /v1/evaluate`, scored after the

@@ -4,6 +4,7 @@
 
 pub mod grpc;
 pub mod http;
+mod openapi;
 mod sse;
 mod time;
 pub mod watch;

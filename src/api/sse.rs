@@ -15,25 +15,54 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Deserialize;
-use serde_json::json;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
+use utoipa::IntoParams;
 
 use super::ErrorKind;
-use super::http::{ApiError, ApiQuery, ApiState, scores_json};
+use super::http::{ApiError, ApiQuery, ApiState, ErrorBody, ScoresBody};
 use super::watch::{TOO_SLOW, WatchFilter, Watched};
 use crate::span::TraceId;
 use crate::store::TraceStatus;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(super) struct WatchQuery {
+    /// Only traces with a score from this evaluator id.
     evaluator: Option<String>,
+    /// Only traces with some score (of `evaluator`, if given) at or below this.
     max_score: Option<f64>,
+    /// Only traces with this status.
+    #[param(value_type = Option<super::http::TraceStatusBody>, inline)]
     status: Option<String>,
+    /// Only this trace (32 hex characters).
     trace_id: Option<String>,
 }
 
+/// The stream's documentation: each event's data is JSON, which OpenAPI
+/// cannot describe inside `text/event-stream`, so the description names it.
+#[utoipa::path(
+    get,
+    path = "/v1/watch",
+    tag = "results",
+    summary = "Results as server-sent events",
+    description = "Each result stored from the moment the response starts that passes every \
+        filter is one event `scores` whose data is the scores body (the `Scores` schema) and \
+        whose id is `<trace id>:<revision>`. A subscriber that falls behind gets a last event \
+        `error` (`resource_exhausted`); at shutdown, `error` (`unavailable`); their data is the \
+        `Error` schema. A comment every 15 s keeps idle connections open.",
+    params(WatchQuery),
+    responses(
+        (status = 200, description = "An endless stream of events",
+            body = String, content_type = "text/event-stream"),
+        (status = 400, description = "An invalid or unknown filter", body = ErrorBody),
+        (status = 429, description = "Too many watch subscriptions; retry later", body = ErrorBody),
+        super::openapi::Refused,
+        super::openapi::TimedOut,
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn watch(
     State(st): State<Arc<ApiState>>,
     ApiQuery(q): ApiQuery<WatchQuery>,
@@ -77,7 +106,7 @@ pub(super) async fn watch(
             Watched::Record(r) => Event::default()
                 .event("scores")
                 .id(format!("{}:{}", r.trace_id.to_hex(), r.revision))
-                .data(scores_json(&r).to_string()),
+                .data(json_text(&ScoresBody::from(&*r))),
             Watched::TooSlow => error_event(ErrorKind::ResourceExhausted, TOO_SLOW),
             Watched::ShuttingDown => error_event(
                 ErrorKind::Unavailable,
@@ -90,8 +119,13 @@ pub(super) async fn watch(
 
 /// The API's error shape as the stream's last event.
 fn error_event(kind: ErrorKind, message: &str) -> Event {
-    let (_, _, code) = kind.statuses();
     Event::default()
         .event("error")
-        .data(json!({"error": {"code": code, "message": message}}).to_string())
+        .data(json_text(&ErrorBody::new(kind, message)))
+}
+
+/// An event's data: compact JSON (the bodies are plain structs, which
+/// always serialise).
+fn json_text(body: &impl serde::Serialize) -> String {
+    serde_json::to_string(body).unwrap_or_default()
 }

@@ -6,8 +6,6 @@
 //! children go out in one export request and the root span in a second one,
 //! as an SDK's batch processor sends them (the root ends last).
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -272,19 +270,15 @@ fn now_unix_nanos() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// A random, non-zero trace ID, from the standard library's randomly seeded
-/// hasher (no RNG dependency for one ID).
+/// A random, valid (non-zero) trace ID, as the OpenTelemetry SDK makes them.
 pub fn random_trace_id() -> [u8; 16] {
-    let seed = now_unix_nanos();
-    let hi = RandomState::new().hash_one(seed);
-    let lo = RandomState::new().hash_one((seed, std::process::id()));
-    let mut id = [0u8; 16];
-    id[..8].copy_from_slice(&hi.to_be_bytes());
-    id[8..].copy_from_slice(&lo.to_be_bytes());
-    if id == [0; 16] {
-        id[15] = 1;
+    use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
+    loop {
+        let id = RandomIdGenerator::default().new_trace_id();
+        if id != opentelemetry::TraceId::INVALID {
+            return id.to_bytes();
+        }
     }
-    id
 }
 
 /// The demo trace, as two export requests: the five children, then the root

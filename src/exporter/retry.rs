@@ -8,9 +8,7 @@
 //! "equal jitter" (half fixed, half random) so many exporters do not retry
 //! in step.
 
-use std::collections::hash_map::RandomState;
 use std::future::Future;
-use std::hash::BuildHasher;
 use std::time::Duration;
 
 use tonic::{Code, Status};
@@ -67,10 +65,9 @@ impl RetryPolicy {
     }
 }
 
-/// A draw in [0, 1) from the process's random hasher keys; enough for jitter.
+/// A uniform draw in [0, 1).
 fn jitter_unit() -> f64 {
-    let bits = RandomState::new().hash_one(std::time::Instant::now());
-    (bits >> 11) as f64 / (1u64 << 53) as f64
+    rand::random::<f64>()
 }
 
 /// Calls `attempt` until it succeeds, fails with a code that is not

@@ -325,10 +325,7 @@ fn structured_format() -> Json {
 /// tenacity's `wait_exponential_jitter` before retry `attempt`'s successor:
 /// `min(initial × 2^(attempt−1) + U(0, jitter), cap)`.
 fn retry_wait(attempt: u32) -> Duration {
-    use std::hash::BuildHasher;
-    // A fresh RandomState is randomly keyed: enough for timing jitter.
-    let r = std::collections::hash_map::RandomState::new().hash_one(attempt);
-    let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
+    let unit = rand::random::<f64>();
     let exp = 2f64.powi(i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX));
     let secs = (WAIT_INITIAL_S * exp + unit * WAIT_JITTER_S).min(WAIT_CAP_S);
     Duration::from_secs_f64(secs.max(0.0))

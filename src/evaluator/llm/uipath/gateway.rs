@@ -440,12 +440,9 @@ fn parse_retry_after(header: &str) -> Option<f64> {
     float_from_str(trimmed).filter(|s| s.is_nan() || *s >= 0.0)
 }
 
-/// `random.uniform(0, 1)`, from the standard library's per-instance
-/// random hash keys (the jitter only spreads retries in time).
+/// `random.uniform(0, 1)`.
 fn jitter() -> f64 {
-    use std::hash::BuildHasher;
-    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
-    (bits >> 11) as f64 / (1u64 << 53) as f64
+    rand::random::<f64>()
 }
 
 #[cfg(test)]
