@@ -4,6 +4,7 @@
 
 pub mod grpc;
 pub mod http;
+mod body;
 mod openapi;
 mod sse;
 mod time;
