@@ -535,6 +535,23 @@ pub struct ApiConfig {
     /// HTTP API: a request's headers must arrive within this; a keep-alive
     /// connection idle this long is closed.
     pub read_header_timeout_ms: u64,
+    /// The web UI served on the HTTP API's listener (`/ui/`).
+    pub ui: UiConfig,
+}
+
+/// The web UI (`src/api/ui/`): on by default, since it only reads what the
+/// HTTP API already serves, under the same tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiConfig {
+    /// Serve the pages under `/ui/` on `api.http.endpoint`.
+    pub enabled: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig { enabled: true }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -577,6 +594,7 @@ impl Default for ApiConfig {
             watch_buffer: 256,
             max_connections: 1024,
             read_header_timeout_ms: 10_000,
+            ui: UiConfig::default(),
         }
     }
 }

@@ -2,12 +2,13 @@
 //! (`toolscore.v1.ScoresService`). Both map errors through one table,
 //! [`ErrorKind`], so a given failure has the same meaning on either.
 
+mod body;
 pub mod grpc;
 pub mod http;
-mod body;
 mod openapi;
 mod sse;
 mod time;
+pub mod ui;
 pub mod watch;
 
 /// What went wrong, independent of the protocol.

@@ -155,6 +155,23 @@ impl Binder {
             evaluators: &self.defaults,
         })
     }
+
+    /// The evaluators and criteria a binding names under the current
+    /// configuration (`None` when it names nothing loaded now): what a
+    /// stored record was scored against, unless the configuration changed.
+    pub fn bound(&self, binding: &Binding) -> Option<&[ItemEvaluator]> {
+        match binding {
+            Binding::EvalSet { item, .. } => {
+                self.catalog.item(item).map(|(_, it)| &it.evaluators[..])
+            }
+            Binding::Rule { rule } => self
+                .rules
+                .iter()
+                .find(|r| r.name == *rule)
+                .map(|r| &r.evaluators[..]),
+            Binding::Default => Some(&self.defaults),
+        }
+    }
 }
 
 /// The files a pattern names. A literal path (no `*`, `?` or `[`) must

@@ -218,3 +218,17 @@ pub fn judged(r: &TraceRecord) -> bool {
             .iter()
             .all(|s| s.outcome.status != toolscore::evaluator::Status::Pending)
 }
+
+/// [`grpc_exporter`] for an agent whose resource says `service.name`.
+pub fn grpc_exporter_for_service(
+    running: &Running,
+    service: &str,
+) -> opentelemetry_otlp::SpanExporter {
+    let mut e = grpc_exporter(running);
+    e.set_resource(
+        &opentelemetry_sdk::Resource::builder_empty()
+            .with_attribute(KeyValue::new("service.name", service.to_owned()))
+            .build(),
+    );
+    e
+}

@@ -1,0 +1,183 @@
+//! Reading the UiPath evaluators' details: their Python reprs as values,
+//! and which actual call each expected one was compared with, the
+//! reference implementations' way.
+
+use crate::evaluator::common::sanitize;
+use crate::pyvalue::{Dict, Value};
+
+/// A value from a Python repr in the details. Tool calls and outputs are
+/// written as `ToolCall(name=…, args=…, id=…)`, which is not a literal:
+/// those calls are rewritten to dicts first.
+pub fn py_repr(text: &str) -> Option<Value> {
+    crate::pyvalue::literal::literal_eval(&calls_to_dicts(text)).ok()
+}
+
+/// Rewrites `Name(k=v, …)` to `{'k': v, …}` outside string literals.
+pub fn calls_to_dicts(text: &str) -> String {
+    #[derive(PartialEq)]
+    enum Frame {
+        Call,
+        Other,
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    let mut prev_word = false;
+    while let Some(&c) = chars.get(i) {
+        if c == '\'' || c == '"' {
+            // A string literal, copied whole (escapes included).
+            out.push(c);
+            i += 1;
+            while let Some(&d) = chars.get(i) {
+                out.push(d);
+                i += 1;
+                if d == '\\' {
+                    if let Some(&e) = chars.get(i) {
+                        out.push(e);
+                        i += 1;
+                    }
+                } else if d == c {
+                    break;
+                }
+            }
+            prev_word = false;
+            continue;
+        }
+        if (c.is_alphabetic() || c == '_') && !prev_word {
+            let start = i;
+            while chars
+                .get(i)
+                .is_some_and(|d| d.is_alphanumeric() || *d == '_')
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            match chars.get(i) {
+                Some('(') if word.chars().next().is_some_and(char::is_uppercase) => {
+                    out.push('{');
+                    frames.push(Frame::Call);
+                    i += 1;
+                }
+                Some('=')
+                    if chars.get(i + 1) != Some(&'=') && frames.last() == Some(&Frame::Call) =>
+                {
+                    out.push('\'');
+                    out.push_str(&word);
+                    out.push_str("': ");
+                    i += 1;
+                }
+                _ => {
+                    out.push_str(&word);
+                    prev_word = true;
+                }
+            }
+            continue;
+        }
+        match c {
+            '(' | '[' | '{' => frames.push(Frame::Other),
+            ')' | ']' | '}' => {
+                let closes_call = frames.pop() == Some(Frame::Call);
+                if closes_call {
+                    out.push('}');
+                    i += 1;
+                    prev_word = false;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        prev_word = c.is_alphanumeric() || c == '.';
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Which items of `items` the subsequence `sub` takes, leftmost first.
+pub fn embed(items: &[String], sub: &[String]) -> Vec<bool> {
+    let mut next = sub.iter().peekable();
+    items
+        .iter()
+        .map(|it| {
+            let take = next.peek().is_some_and(|s| *s == it);
+            if take {
+                next.next();
+            }
+            take
+        })
+        .collect()
+}
+
+/// One side of a comparison: a tool call as an evaluator saw it.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: String,
+    pub id: Option<String>,
+    pub args: Option<Dict>,
+    pub output: Option<String>,
+}
+
+/// The calls of a repr'd list (`[{'name': …, 'args': …}, …]`); `None`
+/// when it is not one.
+pub fn calls_of(v: &Value) -> Option<Vec<Call>> {
+    let Value::List(items) = v else { return None };
+    items
+        .iter()
+        .map(|it| {
+            let d = it.as_dict()?;
+            Some(Call {
+                name: d.get_str("name")?.as_str()?.to_owned(),
+                id: d.get_str("id").and_then(Value::as_str).map(str::to_owned),
+                args: d.get_str("args").and_then(Value::as_dict).cloned(),
+                output: d.get_str("output").map(|o| match o {
+                    Value::Str(s) => s.clone(),
+                    other => other.py_str(),
+                }),
+            })
+        })
+        .collect()
+}
+
+/// The reference's match of an actual call to an expected one: a call
+/// with an id by id (the expected id, else its name), else by sanitised
+/// name.
+pub fn key_matches(actual: &Call, expected: &Call) -> bool {
+    match &actual.id {
+        Some(id) => expected.id.as_deref().unwrap_or(&expected.name) == id,
+        None => sanitize(&expected.name) == sanitize(&actual.name),
+    }
+}
+
+/// Every expected argument present with an equal value.
+pub fn args_ok(expected: &Dict, actual: Option<&Dict>) -> bool {
+    expected
+        .iter()
+        .all(|(k, v)| actual.and_then(|a| a.get(k)).is_some_and(|a| a.py_eq(v)))
+}
+
+/// Where each expected call found its actual one, the reference's way:
+/// the first unconsumed matching call that agrees; else (for showing
+/// why) the first matching call; else none.
+pub fn align(
+    expected: &[Call],
+    actual: &[Call],
+    agrees: impl Fn(&Call, &Call) -> bool,
+) -> Vec<(Option<usize>, bool)> {
+    let mut consumed = vec![false; actual.len()];
+    expected
+        .iter()
+        .map(|e| {
+            let candidates: Vec<usize> = (0..actual.len())
+                .filter(|&i| !consumed[i] && key_matches(&actual[i], e))
+                .collect();
+            match candidates.iter().find(|&&i| agrees(e, &actual[i])) {
+                Some(&i) => {
+                    consumed[i] = true;
+                    (Some(i), true)
+                }
+                None => (candidates.first().copied(), false),
+            }
+        })
+        .collect()
+}

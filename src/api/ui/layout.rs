@@ -1,0 +1,230 @@
+//! The page shell and the fragments every page shares: the header with its
+//! navigation, status badges, score text and a row of a traces table.
+//!
+//! Everything is written through `maud`, which escapes every interpolated
+//! value: span names, arguments and outputs come from the agents' traces
+//! and may hold markup.
+
+use std::time::SystemTime;
+
+use jiff::Timestamp;
+use maud::{DOCTYPE, Markup, html};
+
+use super::assets;
+use crate::evaluator::Status;
+use crate::store::{Score, TraceRecord, TraceStatus};
+
+/// Which navigation link is the current page (`aria-current`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    Overview,
+    Search,
+    /// A page under neither link (a trace, an error).
+    None,
+}
+
+/// A whole page: `title` names it in the tab and in the first heading's
+/// place for screen readers; `body` goes inside `<main>`.
+pub fn page(title: &str, nav: Nav, body: Markup) -> Markup {
+    let current = |n: Nav| (n == nav).then_some("page");
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="referrer" content="no-referrer";
+                title { (title) " · toolscore" }
+                link rel="stylesheet" href=(assets::CSS.url());
+                script src=(assets::JS.url()) defer {}
+            }
+            body {
+                a class="skip" href="#main" { "Skip to content" }
+                header class="site" {
+                    span class="brand" { "toolscore" }
+                    nav aria-label="Main" {
+                        ul {
+                            li { a href="/ui/" aria-current=[current(Nav::Overview)] { "Overview" } }
+                            li { a href="/ui/search" aria-current=[current(Nav::Search)] { "Search" } }
+                        }
+                    }
+                }
+                main id="main" tabindex="-1" { (body) }
+            }
+        }
+    }
+}
+
+/// A trace's status as text.
+pub fn trace_status(s: TraceStatus) -> &'static str {
+    match s {
+        TraceStatus::Pending => "pending",
+        TraceStatus::Evaluated => "evaluated",
+        TraceStatus::Unbound => "unbound",
+        TraceStatus::TimedOut => "timed_out",
+    }
+}
+
+/// Whether a score counts as failing: below its threshold, or an error.
+/// The overview's failing table, the search results and the trace page's
+/// `data-passed` all use this one definition.
+pub fn score_fails(s: &Score) -> bool {
+    s.outcome.passed == Some(false) || s.outcome.status == Status::Error
+}
+
+/// Whether any score of the trace fails ([`score_fails`]).
+pub fn trace_fails(r: &TraceRecord) -> bool {
+    r.scores.iter().any(score_fails)
+}
+
+/// A score as text: deepeval's strict failure is the int `0`; floats keep
+/// up to four decimals, without trailing zeros, so 1.0 reads `1.0`.
+pub fn score_text(score: Option<f64>, is_int: bool) -> String {
+    match score {
+        None => "–".to_owned(),
+        Some(v) if is_int => format!("{}", v.round() as i64),
+        Some(v) => {
+            let s = format!("{v:.4}");
+            let s = s.trim_end_matches('0');
+            if s.ends_with('.') {
+                format!("{s}0")
+            } else {
+                s.to_owned()
+            }
+        }
+    }
+}
+
+/// A score's verdict as a badge that says it in words and a symbol, not
+/// colour alone.
+pub fn verdict(s: &Score) -> Markup {
+    let (class, text) = match (s.outcome.status, s.outcome.passed) {
+        (Status::Error, _) => ("bad", "⚠ error"),
+        (Status::Pending, _) => ("wait", "… pending"),
+        (Status::Skipped, _) => ("wait", "– skipped"),
+        (Status::Ok, Some(true)) => ("good", "✓ passed"),
+        (Status::Ok, Some(false)) => ("bad", "✗ failed"),
+        (Status::Ok, None) => ("plain", "no threshold"),
+    };
+    html! { span class={ "badge " (class) } { (text) } }
+}
+
+/// How finely a time is shown: to the millisecond where sub-second
+/// matters (a trace's start and evaluation, on its page), else to the
+/// second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    Seconds,
+    Millis,
+}
+
+/// A time in a `<time>` element: in the pages' one readable format
+/// ([`human_time`]), exact (RFC 3339) in its `datetime` attribute.
+pub fn time(t: Option<SystemTime>, precision: Precision) -> Markup {
+    match t.and_then(|t| Timestamp::try_from(t).ok()) {
+        Some(t) => time_element(t, precision),
+        None => html! { "–" },
+    }
+}
+
+/// [`time`] for nanoseconds since the Unix epoch, as spans record them.
+pub fn time_nanos(nanos: u64, precision: Precision) -> Markup {
+    match Timestamp::from_nanosecond(i128::from(nanos)) {
+        Ok(t) => time_element(t, precision),
+        Err(_) => html! { "–" },
+    }
+}
+
+fn time_element(t: Timestamp, precision: Precision) -> Markup {
+    let exact = t.to_string();
+    html! { time datetime=(exact) title=(exact) { (human_time(t, precision)) } }
+}
+
+/// `2026-01-31 13:45:07 UTC`, or `2026-01-31 13:45:07.123 UTC` to the
+/// millisecond (truncated, never rounded up into the next second). ui.js
+/// writes the seconds form for the rows it adds.
+pub fn human_time(t: Timestamp, precision: Precision) -> String {
+    let format = match precision {
+        Precision::Seconds => "%Y-%m-%d %H:%M:%S UTC",
+        Precision::Millis => "%Y-%m-%d %H:%M:%S%.3f UTC",
+    };
+    t.strftime(format).to_string()
+}
+
+/// The header of a traces table; [`trace_row`] writes its rows. Its
+/// caption names the table and its scrolling region, so it should differ
+/// from the heading of the section around it (two landmarks with one
+/// name are ambiguous). The
+/// overview's live script builds rows with the same columns.
+pub fn traces_table(id: &str, caption: &str, records: &[&TraceRecord], empty: &str) -> Markup {
+    html! {
+        div class="table-wrap" role="region" tabindex="0" aria-labelledby={ (id) "-caption" } {
+            table id=(id) {
+                caption id={ (id) "-caption" } class="visually-hidden" { (caption) }
+                thead {
+                    tr {
+                        th scope="col" { "Trace" }
+                        th scope="col" { "Evaluated at" }
+                        th scope="col" { "Service" }
+                        th scope="col" { "Root span" }
+                        th scope="col" { "Status" }
+                        th scope="col" { "Scores" }
+                    }
+                }
+                tbody {
+                    @for r in records { (trace_row(r)) }
+                    @if records.is_empty() {
+                        tr class="empty" { td colspan="6" { (empty) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One trace as a table row: `data-trace-id` and a link to its page are
+/// the browser test's handle on it.
+pub fn trace_row(r: &TraceRecord) -> Markup {
+    let id = r.trace_id.to_hex();
+    let root = r.root.as_ref();
+    html! {
+        tr data-trace-id=(id) data-failing=(trace_fails(r)) {
+            th scope="row" { a href={ "/ui/traces/" (id) } { code { (id) } } }
+            td { (time(r.evaluated_at, Precision::Seconds)) }
+            td { (root.and_then(|r| r.service.as_deref()).unwrap_or("–")) }
+            td { (root.map_or("–", |r| r.name.as_str())) }
+            td { (trace_status(r.status)) }
+            td {
+                ul class="scores" {
+                    @for s in &r.scores {
+                        li {
+                            span class="ev" { (&*s.evaluator_id) } ": "
+                            strong { (score_text(s.outcome.score, s.outcome.score_is_int)) } " "
+                            (verdict(s))
+                        }
+                    }
+                    @if r.scores.is_empty() { li { "no scores" } }
+                }
+            }
+        }
+    }
+}
+
+/// Pretty-printed JSON for a `<pre>`; the text is escaped when interpolated.
+pub fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// Percent-encodes a query value (evaluator ids and search fields are
+/// free text).
+pub fn urlencode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
