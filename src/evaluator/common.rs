@@ -355,7 +355,7 @@ pub(crate) fn write_attempt(
 
 /// Appends the decimal digits of `n`.
 pub(crate) fn push_usize(n: usize, out: &mut String) {
-    crate::pyvalue::repr::push_u64(n as u64, out);
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `Actual: {actual}, Expected: {expected}, Score: {1.0|0.0}`.

@@ -88,45 +88,10 @@ impl Dict {
     }
 }
 
-/// Appends the decimal digits of `i` (what `{i}` would write).
+/// Appends the decimal digits of `i` (what `{i}` would write), without
+/// `fmt`'s machinery: counters and `{name}_{n}` keys are written often.
 pub(crate) fn push_i64(i: i64, out: &mut String) {
-    if i < 0 {
-        out.push('-');
-    }
-    push_u64(i.unsigned_abs(), out);
-}
-
-/// Appends the decimal digits of `n`, without `fmt`'s machinery.
-pub(crate) fn push_u64(mut n: u64, out: &mut String) {
-    // Counters and indices are mostly below 100: one copy from a table.
-    const PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    if n < 100 {
-        let i = 2 * n as usize;
-        let from = if n < 10 { i + 1 } else { i };
-        out.push_str(PAIRS.get(from..i + 2).unwrap_or_default());
-        return;
-    }
-    // Two digits at a time from the back, then one copy: `{name}_{n}` keys
-    // of thousands of attempts run into the thousands.
-    let pairs = PAIRS.as_bytes();
-    let mut buf = [b'0'; 20];
-    let mut pos = buf.len();
-    while n >= 10 {
-        let i = 2 * (n % 100) as usize;
-        pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(pairs.get(i..i + 2).unwrap_or(b"00"));
-        n /= 100;
-    }
-    if n > 0 {
-        pos -= 1;
-        // n < 10: the cast is exact.
-        #[allow(clippy::cast_possible_truncation)]
-        {
-            buf[pos] = b'0' + n as u8;
-        }
-    }
-    // Only ASCII digits were written: the check cannot fail.
-    out.push_str(std::str::from_utf8(buf.get(pos..).unwrap_or_default()).unwrap_or_default());
+    out.push_str(itoa::Buffer::new().format(i));
 }
 
 fn write_items(items: &[Value], out: &mut String) {
@@ -587,16 +552,6 @@ mod tests {
     use crate::pyvalue::{Dict, Int};
     use proptest::prelude::*;
 
-    #[test]
-    fn digits_are_those_of_to_string() {
-        let big = [100, 101, 999, 1000, 65_535, u64::from(u32::MAX), u64::MAX];
-        for n in (0..100_000).chain(big) {
-            let mut out = String::from("x");
-            push_u64(n, &mut out);
-            assert_eq!(out, format!("x{n}"));
-        }
-    }
-
     fn fr(f: f64) -> String {
         let mut s = String::new();
         float_repr(f, &mut s);
@@ -830,15 +785,6 @@ mod tests {
         }
         out.push(quote);
         out
-    }
-
-    #[test]
-    fn push_i64_writes_decimal() {
-        for i in [0, 1, -1, 9, 10, -10, 12345, i64::MAX, i64::MIN] {
-            let mut s = String::new();
-            push_i64(i, &mut s);
-            assert_eq!(s, i.to_string());
-        }
     }
 
     #[test]
