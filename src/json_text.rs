@@ -41,6 +41,57 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
+/// Deepest nesting [`parse_stored`] reads: arguments are accepted up to
+/// `pyvalue::json::MAX_DEPTH` (200) levels, and a tool call or a
+/// justification wraps them in a few more.
+const MAX_STORED_DEPTH: usize = 256;
+
+/// Parses JSON text this service wrote (result details, stored tool calls).
+/// It may nest deeper than `serde_json`'s default limit of 128, which would
+/// make an accepted trace unreadable, so that limit is lifted once a scan
+/// has shown the nesting within [`MAX_STORED_DEPTH`] (what keeps the
+/// recursive parse off the end of the stack).
+pub(crate) fn parse_stored(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    if nesting(text) > MAX_STORED_DEPTH {
+        return Err(serde::de::Error::custom(format!(
+            "nested more than {MAX_STORED_DEPTH} deep"
+        )));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let v = serde::Deserialize::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// The deepest nesting of arrays and objects in JSON text (brackets inside
+/// strings do not count).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// `serde_json::to_string`, byte for byte (a property test checks it), but
 /// copying the runs of characters that need no escaping in one go: details
 /// are mostly long Python reprs, and serde_json escapes byte by byte.
@@ -130,4 +181,25 @@ pub(crate) fn write_str_content(s: &str, out: &mut String) {
         start = i;
     }
     out.push_str(&s[start..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_skips_brackets_in_strings() {
+        assert_eq!(nesting(r#"{"a": [1, {"b": "[[[\"{"}]}"#), 3);
+        assert_eq!(nesting(r#""\\" []"#), 1);
+        assert_eq!(nesting("1"), 0);
+    }
+
+    #[test]
+    fn stored_text_parses_past_128_levels_up_to_the_cap() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(200)).is_err());
+        assert!(parse_stored(&nested(200)).is_ok());
+        assert!(parse_stored(&nested(MAX_STORED_DEPTH + 1)).is_err());
+        assert!(parse_stored("[] x").is_err(), "trailing characters");
+    }
 }

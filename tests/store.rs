@@ -262,3 +262,47 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     );
     running.stop().await.unwrap();
 }
+
+/// Arguments are accepted nested up to 200 deep, past `serde_json`'s
+/// default limit of 128: such a trace must read back (it made every
+/// listing that reached it fail with 503), its details too.
+#[test]
+fn a_trace_with_arguments_nested_200_deep_reads_back() {
+    use toolscore::store::{ListFilter, StoredArgs, ToolCallSummary};
+    let deep = |n: usize| -> serde_json::Value {
+        serde_json::from_str::<serde_json::Value>("1")
+            .map(|mut v| {
+                for _ in 0..n {
+                    v = serde_json::json!([v]);
+                }
+                v
+            })
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = record(1, 1, &[("a", Some(1.0))]);
+    r.tool_calls = vec![ToolCallSummary {
+        name: "search".into(),
+        id: None,
+        args: StoredArgs::Json(serde_json::json!({ "q": deep(199) })),
+        output: "ok".into(),
+        span_id: toolscore::span::SpanId([2; 8]),
+        start_time_unix_nano: 1,
+        end_time_unix_nano: 2,
+    }];
+    let details = serde_json::json!({ "expected": deep(210) });
+    r.scores[0].outcome.details = (&details).into();
+    put_all(sqlite_store(dir.path(), 100), vec![r.clone()]);
+    let store = sqlite_store(dir.path(), 100);
+    let got = store.get(&TraceId([1; 16])).unwrap();
+    assert_eq!(
+        got.tool_calls[0].args.to_json(),
+        r.tool_calls[0].args.to_json()
+    );
+    assert_eq!(got.scores[0].outcome.details.to_json(), details);
+    let listed = store.list(&ListFilter {
+        limit: 10,
+        ..ListFilter::default()
+    });
+    assert_eq!(listed.len(), 1);
+}

@@ -218,8 +218,8 @@ impl Details {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        // The text was written by serde_json from a `Value`: it parses back.
-        serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
+        // The text was written from a `Value`: it parses back.
+        crate::json_text::parse_stored(&self.0).unwrap_or(serde_json::Value::Null)
     }
 }
 

@@ -224,8 +224,8 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, RowError> {
         None => None,
         Some(text) => Some(binding_of(&text).ok_or_else(|| bad("unreadable binding"))?),
     };
-    let calls: Json =
-        serde_json::from_str(&row.tool_calls).map_err(|_| bad("unreadable tool calls"))?;
+    let calls: Json = crate::json_text::parse_stored(&row.tool_calls)
+        .map_err(|_| bad("unreadable tool calls"))?;
     let tool_calls = calls
         .as_array()
         .ok_or_else(|| bad("tool calls are not a list"))?
