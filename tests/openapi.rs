@@ -201,6 +201,17 @@ async fn list_filters_refuse_nonsense() {
             "{query}"
         );
     }
+    // A misspelt filter is refused, not ignored (which listed everything).
+    for path in [
+        "/traces?servce=x",
+        "/traces/5b8efff798038103d269b633813fc60c/scores?wait=10",
+    ] {
+        let r = http.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+        let body: Json = r.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("unknown field"), "{path}: {message}");
+    }
     for query in [
         "min_score=0.5&max_score=0.5",
         "service=test-agent&root_name=agent",

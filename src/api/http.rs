@@ -207,6 +207,7 @@ fn parse_trace_id(s: &str) -> ApiResult<TraceId> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub(super) struct WaitQuery {
     /// Wait up to this long (capped by `api.max_wait_ms`) for the trace to
     /// be evaluated.
@@ -314,6 +315,7 @@ pub(super) async fn get_trace(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
     /// Only traces with this status.
     #[param(value_type = Option<TraceStatusBody>, inline)]
