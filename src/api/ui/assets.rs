@@ -42,7 +42,15 @@ impl Asset {
 /// (the link's `?v=` changes with the content); 404 for any other name.
 pub async fn handler(Path(name): Path<String>) -> Response {
     let Some(asset) = [JS, CSS].into_iter().find(|a| a.name == name) else {
-        return (StatusCode::NOT_FOUND, "no such asset").into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            [(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            )],
+            "no such asset",
+        )
+            .into_response();
     };
     let mut resp = asset.body.into_response();
     let h = resp.headers_mut();

@@ -210,21 +210,177 @@ pub fn trace_row(r: &TraceRecord) -> Markup {
     }
 }
 
-/// Pretty-printed JSON for a `<pre>`; the text is escaped when interpolated.
-pub fn pretty(v: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default()
+/// The most text one `<pre>` or value block shows; past it the block ends
+/// with a link to the full value in the JSON API ([`capped`]).
+pub const BLOCK_MAX: usize = 64 * 1024;
+
+/// Indentation stops growing past this depth, so a value nested a hundred
+/// deep does not multiply the page by its depth.
+const MAX_INDENT_DEPTH: usize = 8;
+
+/// A value's text for a page, at most `max` bytes (cut at a character
+/// boundary); `truncated` says whether anything was left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub text: String,
+    pub truncated: bool,
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub fn cut(text: &str, max: usize) -> Shown {
+    if text.len() <= max {
+        return Shown {
+            text: text.to_owned(),
+            truncated: false,
+        };
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Shown {
+        text: text[..end].to_owned(),
+        truncated: true,
+    }
+}
+
+/// JSON pretty-printed with indentation capped at [`MAX_INDENT_DEPTH`],
+/// written until `max` bytes: the work, not only the page, is bounded.
+pub fn pretty(v: &serde_json::Value, max: usize) -> Shown {
+    use serde::Serialize;
+    let mut w = CappedWriter {
+        buf: Vec::with_capacity(max.min(4096)),
+        max,
+        full: false,
+    };
+    let mut ser = serde_json::Serializer::with_formatter(&mut w, CappedIndent::default());
+    // The only error is the writer's "full": what was written is kept.
+    let _ = v.serialize(&mut ser);
+    let full = w.full;
+    let mut buf = w.buf;
+    if let Err(e) = std::str::from_utf8(&buf) {
+        buf.truncate(e.valid_up_to());
+    }
+    Shown {
+        text: String::from_utf8(buf).unwrap_or_default(),
+        truncated: full,
+    }
+}
+
+/// A writer that takes `max` bytes, then fails.
+struct CappedWriter {
+    buf: Vec<u8>,
+    max: usize,
+    full: bool,
+}
+
+impl std::io::Write for CappedWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let room = self.max.saturating_sub(self.buf.len());
+        if data.len() > room {
+            self.buf.extend_from_slice(&data[..room]);
+            self.full = true;
+            return Err(std::io::Error::other("block full"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// serde_json's pretty formatter, two spaces a level up to
+/// [`MAX_INDENT_DEPTH`] levels.
+#[derive(Default)]
+struct CappedIndent {
+    depth: usize,
+    has_value: bool,
+}
+
+impl CappedIndent {
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        const SPACES: &[u8] = &[b' '; 2 * MAX_INDENT_DEPTH];
+        w.write_all(&SPACES[..2 * self.depth.min(MAX_INDENT_DEPTH)])
+    }
+
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(c)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, c: &[u8]) -> std::io::Result<()> {
+        self.depth = self.depth.saturating_sub(1);
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(c)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for CappedIndent {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// A shown block's text, then, if it was cut, where the whole value is:
+/// `api_path` is a path of the JSON API (`/traces/{id}`).
+pub fn block(shown: &Shown, api_path: &str) -> Markup {
+    html! {
+        (shown.text)
+        @if shown.truncated {
+            "\n" span class="truncated" {
+                "… truncated: the full value is at " a href=(api_path) { "GET " (api_path) }
+            }
+        }
+    }
 }
 
 /// Percent-encodes a query value (evaluator ids and search fields are
 /// free text).
 pub fn urlencode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

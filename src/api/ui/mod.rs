@@ -34,7 +34,7 @@ use layout::Nav;
 /// No script or style but the embedded ones, no framing, no form posting
 /// elsewhere; `connect-src 'self'` is for the live script's `EventSource`.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
+    img-src 'none'; connect-src 'self'; form-action 'self'; base-uri 'none'; \
     frame-ancestors 'none'";
 
 /// The UI's routes. There is no fallback here: the HTTP API's router, into
@@ -82,6 +82,9 @@ pub enum UiError {
     NotFound(String),
     /// The results database cannot be read now.
     Unavailable(crate::store::ReadError),
+    /// Rendering a page failed (its blocking task panicked or was
+    /// cancelled): a 500 without detail.
+    Internal(tokio::task::JoinError),
 }
 
 impl From<crate::store::ReadError> for UiError {
@@ -101,6 +104,14 @@ impl IntoResponse for UiError {
                     StatusCode::SERVICE_UNAVAILABLE,
                     "Results unavailable",
                     "The results database cannot be read now; retry shortly.".to_owned(),
+                )
+            }
+            UiError::Internal(e) => {
+                tracing::warn!(error = %e, "UI page failed: rendering did not complete");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal error",
+                    "This page could not be rendered.".to_owned(),
                 )
             }
         };
@@ -130,12 +141,17 @@ async fn trace_page(
             id.to_hex()
         )));
     };
-    let body = trace::render(&record, &st.binder);
-    let title = format!("Trace {}", id.to_hex());
-    Ok(html_page(
-        StatusCode::OK,
-        layout::page(&title, Nav::None, body),
-    ))
+    // A trace with many or large calls takes milliseconds to render:
+    // that work leaves the async threads.
+    let binder = st.binder.clone();
+    let page = tokio::task::spawn_blocking(move || {
+        let body = trace::render(&record, &binder);
+        let title = format!("Trace {}", id.to_hex());
+        layout::page(&title, Nav::None, body)
+    })
+    .await
+    .map_err(UiError::Internal)?;
+    Ok(html_page(StatusCode::OK, page))
 }
 
 #[cfg(test)]

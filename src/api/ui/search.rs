@@ -71,8 +71,8 @@ pub fn parse(form: &Form, max_limit: usize) -> Result<Parsed, Errors> {
     if let Some(raw) = text("trace_id") {
         match TraceId::parse_hex(raw) {
             Ok(id) => return Ok(Parsed::Trace(id)),
-            Err(_) => {
-                errors.insert("trace_id", "must be 32 hexadecimal characters".into());
+            Err(e) => {
+                errors.insert("trace_id", id_error(&e));
             }
         }
     }
@@ -109,7 +109,9 @@ pub fn parse(form: &Form, max_limit: usize) -> Result<Parsed, Errors> {
         if t.is_none() {
             errors.insert(
                 k,
-                format!("must be a date and time in UTC, such as 2026-01-31T13:45; got {raw:?}"),
+                format!(
+                    "must be a date and time in UTC (2026-01-31T13:45), RFC 3339 or Unix seconds; got {raw:?}"
+                ),
             );
         }
         t
@@ -150,19 +152,46 @@ pub fn parse(form: &Form, max_limit: usize) -> Result<Parsed, Errors> {
     }))
 }
 
-/// A `datetime-local` value (`2026-01-31T13:45`, seconds optional) read
-/// as UTC, or RFC 3339 in UTC / unix seconds as `GET /traces` takes them.
-pub fn parse_utc(raw: &str) -> Option<SystemTime> {
-    let bare = raw.len() >= 16 && !raw.ends_with('Z') && !raw.contains('+');
-    if bare && raw.contains('T') {
-        let with_secs = if raw.len() == 16 {
-            format!("{raw}:00Z")
-        } else {
-            format!("{raw}Z")
-        };
-        return crate::api::time::parse_since(&with_secs);
+/// Why a trace ID was refused, in the form's words.
+fn id_error(e: &crate::span::IdError) -> String {
+    match e {
+        crate::span::IdError::Hex { .. } => "must be 32 hexadecimal characters".into(),
+        other => format!("is not a trace ID: {other}"),
     }
-    crate::api::time::parse_since(raw)
+}
+
+/// Unix seconds or RFC 3339 (as `GET /traces` takes them, any case of
+/// `T` and `Z`), else a `datetime-local` value (`2026-01-31T13:45`,
+/// seconds optional) read as UTC. A civil time past the last one a
+/// timestamp holds (the browser offers up to 9999-12-31T23:59) is that
+/// last one: nothing is stored after it either way.
+pub fn parse_utc(raw: &str) -> Option<SystemTime> {
+    if let Some(t) = crate::api::time::parse_since(raw) {
+        return Some(t);
+    }
+    let dt = raw.parse::<jiff::civil::DateTime>().ok()?;
+    let t = jiff::tz::Offset::UTC
+        .to_timestamp(dt)
+        .unwrap_or(jiff::Timestamp::MAX);
+    SystemTime::try_from(t).ok()
+}
+
+/// A time field's value as a `datetime-local` input shows it
+/// (`2026-01-31T13:45:07`, UTC), so that a link with Unix seconds or
+/// RFC 3339 keeps its filter when the form is sent again; `None` when it
+/// does not parse.
+pub fn datetime_local(raw: &str) -> Option<String> {
+    const FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+    if let Some(t) = crate::api::time::parse_since(raw) {
+        return Some(
+            jiff::Timestamp::try_from(t)
+                .ok()?
+                .strftime(FORMAT)
+                .to_string(),
+        );
+    }
+    let dt = raw.parse::<jiff::civil::DateTime>().ok()?;
+    Some(dt.strftime(FORMAT).to_string())
 }
 
 /// The search as a link without its empty fields, in the form's order:
@@ -279,8 +308,8 @@ fn search_form(form: &Form, errors: &Errors, evaluators: &[String]) -> Markup {
                         }
                         (error(errors, "evaluator"))
                     }
-                    (input(errors, "min_score", "Minimum score", "number", value("min_score"), Some("some score at or above this")))
-                    (input(errors, "max_score", "Maximum score", "number", value("max_score"), Some("some score at or below this")))
+                    (input(errors, "min_score", "Minimum score", "decimal", value("min_score"), Some("some score at or above this")))
+                    (input(errors, "max_score", "Maximum score", "decimal", value("max_score"), Some("some score at or below this")))
                     div class="field" {
                         label for="f-status" { "Status" }
                         select id="f-status" name="status" aria-invalid=[errors.contains_key("status").then_some("true")] {
@@ -291,9 +320,9 @@ fn search_form(form: &Form, errors: &Errors, evaluators: &[String]) -> Markup {
                         }
                         (error(errors, "status"))
                     }
-                    (input(errors, "since", "Stored from (UTC)", "datetime-local", value("since"), Some("times are UTC, not your local time")))
-                    (input(errors, "until", "Stored before (UTC)", "datetime-local", value("until"), Some("times are UTC, not your local time")))
-                    (input(errors, "limit", "Most results", "number", value("limit"), Some("default 50")))
+                    (time_input(errors, "since", "Stored from (UTC)", value("since")))
+                    (time_input(errors, "until", "Stored before (UTC)", value("until")))
+                    (input(errors, "limit", "Most results", "numeric", value("limit"), Some("default 50")))
                 }
                 button type="submit" { "Search" }
                 " "
@@ -303,8 +332,22 @@ fn search_form(form: &Form, errors: &Errors, evaluators: &[String]) -> Markup {
     }
 }
 
+/// A time field: a `datetime-local` input holding the parsed time in its
+/// own format; a value that does not parse stays as typed, in a text
+/// input, beside its error (a `datetime-local` input would blank it).
+fn time_input(errors: &Errors, name: &str, label: &str, raw: &str) -> Markup {
+    let hint = Some("times are UTC, not your local time");
+    match datetime_local(raw.trim()) {
+        Some(v) => input(errors, name, label, "datetime-local", &v, hint),
+        None if raw.trim().is_empty() => input(errors, name, label, "datetime-local", "", hint),
+        None => input(errors, name, label, "text", raw, hint),
+    }
+}
+
 /// A labelled input with its hint and error, tied to it by
-/// `aria-describedby`.
+/// `aria-describedby`. `kind` is an input type, or `decimal`/`numeric`:
+/// a text input with that `inputmode`, which keeps an invalid value
+/// beside its error where a number input would blank it.
 fn input(
     errors: &Errors,
     name: &str,
@@ -323,13 +366,16 @@ fn input(
         described.push(format!("{id}-error"));
     }
     let described = (!described.is_empty()).then(|| described.join(" "));
-    let step = (kind == "number").then_some(if name == "limit" { "1" } else { "any" });
+    let (kind, mode) = match kind {
+        "decimal" | "numeric" => ("text", Some(kind)),
+        other => (other, None),
+    };
     let secs = (kind == "datetime-local").then_some("1");
     html! {
         div class="field" {
             label for=(id) { (label) }
             @if let Some(h) = hint { span class="hint" id={ (id) "-hint" } { (h) } }
-            input id=(id) name=(name) type=(kind) value=(value) step=[step.or(secs)]
+            input id=(id) name=(name) type=(kind) inputmode=[mode] value=(value) step=[secs]
                 aria-invalid=[invalid.then_some("true")] aria-describedby=[described];
             (error(errors, name))
         }

@@ -407,7 +407,7 @@ fn the_link_to_a_search_leaves_out_empty_fields() {
     ]);
     assert_eq!(
         search::canonical_url(&f),
-        "/ui/search?service=test%20agent&evaluator=a%26b%3Dc&max_score=0.5"
+        "/ui/search?service=test+agent&evaluator=a%26b%3Dc&max_score=0.5"
     );
     assert_eq!(search::canonical_url(&form(&[("limit", "")])), "/ui/search");
 }
@@ -632,4 +632,213 @@ fn the_ui_is_on_by_default_and_its_key_is_strict() {
     assert!(!parse("api: {ui: {enabled: false}}").unwrap().api.ui.enabled);
     let e = parse("api: {ui: {enabld: false}}").unwrap_err().to_string();
     assert!(e.contains("api.ui"), "{e}");
+}
+
+#[test]
+fn blocks_are_capped_and_indentation_stops_growing() {
+    use super::layout::{cut, pretty};
+    // 100 arrays deep: indentation stops at 8 levels.
+    let mut v = json!("leaf");
+    for _ in 0..100 {
+        v = json!([v]);
+    }
+    let shown = pretty(&v, 1 << 20);
+    assert!(!shown.truncated);
+    let widest = shown
+        .text
+        .lines()
+        .map(|l| l.len() - l.trim_start().len())
+        .max();
+    assert_eq!(widest, Some(16));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&shown.text).unwrap(),
+        v
+    );
+    // A large value stops at the cap, at a character boundary.
+    let big = json!(vec!["é"; 100_000]);
+    let shown = pretty(&big, 1000);
+    assert!(shown.truncated && shown.text.len() <= 1000);
+    let shown = cut(&"é".repeat(10), 5);
+    assert_eq!((shown.text.as_str(), shown.truncated), ("éé", true));
+}
+
+#[tokio::test]
+async fn a_huge_argument_gives_a_bounded_page_with_a_link_to_the_whole() {
+    let mut arg = json!(vec![1234567; 40_000]);
+    for _ in 0..100 {
+        arg = json!([arg]);
+    }
+    let mut r = record(7);
+    r.tool_calls = (0..100)
+        .map(|n| call(n, "big", json!({"x": arg.clone()}), &"o".repeat(100_000)))
+        .collect();
+    let st = state(memory_with(vec![r]));
+    let id = TraceId([7; 16]).to_hex();
+    let (status, _, body) = get(st, &format!("/ui/traces/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body.len() < 3 << 20, "{} bytes", body.len());
+    assert!(body.contains(&format!(
+        r#"… truncated: the full value is at <a href="/traces/{id}">GET /traces/{id}</a>"#
+    )));
+}
+
+fn explained_calls(kind: EvaluatorType, details: serde_json::Value) -> String {
+    let mut r = record(3);
+    r.scores = vec![score("ev", kind, 0.0, Some(false), details)];
+    super::trace::render(&r, &crate::evaluator::stage::Binder::default()).into_string()
+}
+
+#[test]
+fn strict_output_rows_follow_the_evaluators_entries() {
+    // Strict mode stops at the first failed attempt: the later call that
+    // agrees was never compared, so the row is not "matches".
+    let html = explained_calls(
+        EvaluatorType::Output,
+        json!({
+            "expected": "[ToolOutput(name='get_weather', output='sunny', id=None)]",
+            "actual": "[ToolOutput(name='get_weather', output='rain', id=None), ToolOutput(name='get_weather', output='sunny', id=None)]",
+            "explained_tool_calls_outputs": {"get_weather_0": "Actual: rain, Expected: sunny, Score: 0.0"}
+        }),
+    );
+    assert!(!html.contains("✓ matches"), "{html}");
+    assert!(html.contains("✗ differs"));
+    assert!(html.contains(r#"<mark class="mismatch">rain</mark>"#));
+    // Strict mode after a passing attempt: only the failure is written,
+    // so the entries are listed as they are.
+    let html = explained_calls(
+        EvaluatorType::Output,
+        json!({
+            "expected": "[ToolOutput(name='a', output='1', id=None), ToolOutput(name='b', output='2', id=None)]",
+            "actual": "[ToolOutput(name='a', output='1', id=None), ToolOutput(name='b', output='3', id=None)]",
+            "explained_tool_calls_outputs": {"b_0": "Actual: 3, Expected: 2, Score: 0.0"}
+        }),
+    );
+    assert!(!html.contains("✓ matches"), "{html}");
+    assert!(html.contains("<code>b_0</code>"));
+    let only = explained_calls(
+        EvaluatorType::Output,
+        json!({
+            "expected": "[ToolOutput(name='a', output='1', id=None)]",
+            "actual": "[ToolOutput(name='b', output='1', id=None)]",
+            "explained_tool_calls_outputs": {"_result": "No matching actual tool call found for expected a"}
+        }),
+    );
+    assert!(only.contains("ⓘ No matching actual tool call found for expected a"));
+    assert!(!only.contains("class=\"compare\""), "{only}");
+}
+
+#[test]
+fn calls_the_evaluator_compared_are_not_listed_as_other_calls() {
+    let html = explained_calls(
+        EvaluatorType::Args,
+        json!({
+            "expected": "[ToolCall(name='get_weather', args={'city': 'Paris'}, id=None)]",
+            "actual": "[ToolCall(name='get_weather', args={'city': 'Rome'}, id=None), ToolCall(name='get_weather', args={'city': 'Paris'}, id=None), ToolCall(name='other', args={}, id=None)]",
+            "explained_tool_calls_args": {
+                "get_weather_0": "Actual: {'city': 'Rome'}, Expected: {'city': 'Paris'}, Score: 0.0",
+                "get_weather_1": "Actual: {'city': 'Paris'}, Expected: {'city': 'Paris'}, Score: 1.0"
+            }
+        }),
+    );
+    assert!(html.contains("✓ matches"));
+    let others = html.split("Other calls").nth(1).unwrap();
+    let others = others.split("</p>").next().unwrap();
+    assert!(others.contains("<code>other</code>"));
+    assert!(!others.contains("get_weather"), "{others}");
+}
+
+#[test]
+fn count_and_order_match_sanitised_names_as_the_evaluators_do() {
+    let mut r = record(4);
+    r.tool_calls = vec![call(1, "get_weather", json!({}), "")];
+    r.scores = vec![
+        score(
+            "count",
+            EvaluatorType::Count,
+            1.0,
+            None,
+            json!({
+                "expected": "{'get weather': ('=', 1), 'get forecast': ('=', 0)}",
+                "actual": "{'get_weather': 1}",
+                "explained_tool_calls_count": {
+                    "get weather": "Actual: 1, Expected: 1, Score: 1.0"
+                }
+            }),
+        ),
+        score(
+            "order",
+            EvaluatorType::Order,
+            1.0,
+            None,
+            json!({
+                "expected": "['get weather']",
+                "actual": "['get_weather']",
+                "lcs": ["get weather"]
+            }),
+        ),
+    ];
+    let binder = crate::evaluator::stage::Binder::default();
+    let html = super::trace::render(&r, &binder).into_string();
+    assert!(
+        html.contains(
+            r#"<td data-label="Actual">1</td><td class="result" data-label="Result">✓ as expected"#
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("count differs"));
+    assert!(!html.contains("not in the expected order"), "{html}");
+}
+
+#[test]
+fn search_times_parse_alike_and_come_back_in_the_inputs_format() {
+    use search::{datetime_local, parse_utc};
+    let t = |s: &str| parse_utc(s).map(|t| jiff::Timestamp::try_from(t).unwrap().to_string());
+    let want = Some("2026-01-31T13:45:00Z".to_owned());
+    for s in [
+        "2026-01-31T13:45",
+        "2026-01-31T13:45:00",
+        "2026-01-31T13:45:00Z",
+        "2026-01-31T13:45:00z",
+        "2026-01-31t13:45:00z",
+        "2026-01-31T14:45:00+01:00",
+    ] {
+        assert_eq!(t(s), want, "{s}");
+    }
+    assert!(parse_utc("9999-12-31T23:59").is_some());
+    assert_eq!(parse_utc("2026-02-31T00:00"), None);
+    assert_eq!(
+        datetime_local("1732250000").as_deref(),
+        Some("2024-11-22T04:33:20")
+    );
+    assert_eq!(
+        datetime_local("2026-01-31T14:45:00+01:00").as_deref(),
+        Some("2026-01-31T13:45:00")
+    );
+    assert_eq!(datetime_local("soon"), None);
+    let Err(errors) = search::parse(&form(&[("trace_id", &"0".repeat(32))]), 10) else {
+        panic!("accepted");
+    };
+    assert!(errors["trace_id"].contains("all zeros"), "{errors:?}");
+}
+
+#[tokio::test]
+async fn search_form_keeps_valid_filters_and_shows_invalid_ones() {
+    let st = state(memory_with(vec![]));
+    let (_, _, body) = get(st.clone(), "/ui/search?since=1732250000").await;
+    assert!(
+        body.contains(r#"name="since" type="datetime-local" value="2024-11-22T04:33:20""#),
+        "{body}"
+    );
+    let (status, _, body) = get(st, "/ui/search?min_score=abc&until=soon").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains(r#"name="min_score" type="text" inputmode="decimal" value="abc""#));
+    assert!(body.contains(r#"name="until" type="text" value="soon""#));
+}
+
+#[tokio::test]
+async fn an_unknown_asset_is_not_sniffed() {
+    let st = state(memory_with(vec![]));
+    let (status, headers, _) = get(st, "/ui/assets/nope.js").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
 }

@@ -5,12 +5,20 @@
 use maud::{Markup, html};
 
 use super::explain;
-use super::layout::{self, Precision, pretty, score_fails, score_text, trace_status, verdict};
+use super::layout::{
+    self, BLOCK_MAX, Precision, block, cut, pretty, score_fails, score_text, trace_status, verdict,
+};
 use crate::criteria::Binding;
 use crate::evaluator::stage::Binder;
 use crate::store::{Score, ToolCallSummary, TraceRecord};
 
-/// The page body.
+/// What the timeline's arguments and outputs may show in all: each call's
+/// blocks get a share of it, between [`CALL_MIN`] and [`BLOCK_MAX`].
+const TIMELINE_BUDGET: usize = 1024 * 1024;
+const CALL_MIN: usize = 2 * 1024;
+
+/// The page body. It is built synchronously and may be large: the caller
+/// runs it off the async threads.
 pub fn render(r: &TraceRecord, binder: &Binder) -> Markup {
     html! {
         h1 { "Trace " code { (r.trace_id.to_hex()) } }
@@ -115,6 +123,9 @@ fn timeline(r: &TraceRecord) -> Markup {
             .unwrap_or(t1),
     );
     let span = (t1.saturating_sub(t0)).max(1) as f64;
+    let api = format!("/traces/{}", r.trace_id.to_hex());
+    // Arguments and output: two blocks a call.
+    let per_call = (TIMELINE_BUDGET / (2 * calls.len().max(1))).clamp(CALL_MIN, BLOCK_MAX);
     html! {
         @if calls.is_empty() {
             p { "No tool call was found in this trace." }
@@ -124,14 +135,14 @@ fn timeline(r: &TraceRecord) -> Markup {
                 @let x = 100.0 * c.start_time_unix_nano.saturating_sub(t0) as f64 / span;
                 @let w = (100.0 * c.end_time_unix_nano.saturating_sub(c.start_time_unix_nano) as f64 / span).max(0.5);
                 li data-tool-name=(c.name) id={ "call-" (i) } {
-                    (call(c, i, x, w, t0))
+                    (call(c, i, x, w, t0, &api, per_call))
                 }
             }
         }
     }
 }
 
-fn call(c: &ToolCallSummary, i: usize, x: f64, w: f64, t0: u64) -> Markup {
+fn call(c: &ToolCallSummary, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize) -> Markup {
     let label = format!(
         "Starts {} after the root span's start, lasts {}",
         duration(t0, c.start_time_unix_nano),
@@ -154,11 +165,11 @@ fn call(c: &ToolCallSummary, i: usize, x: f64, w: f64, t0: u64) -> Markup {
         div class="io" {
             div {
                 h4 { "Arguments" }
-                pre class="args" { (pretty(&c.args.to_json())) }
+                pre class="args" { (block(&pretty(&c.args.to_json(), max), api)) }
             }
             div {
                 h4 { "Output" }
-                pre class="output" { (c.output) }
+                pre class="output" { (block(&cut(&c.output, max), api)) }
             }
         }
     }
@@ -186,7 +197,7 @@ fn score(i: usize, s: &Score, r: &TraceRecord, binder: &Binder) -> Markup {
             (explain::explain(&format!("score-{i}"), s, r, binder))
             details class="raw" {
                 summary { "Raw justification (details)" }
-                pre { (pretty(&o.details.to_json())) }
+                pre { (block(&pretty(&o.details.to_json(), BLOCK_MAX), &format!("/traces/{}/scores", r.trace_id.to_hex()))) }
             }
         }
     }

@@ -200,7 +200,21 @@
   }
 
   function tick() {
-    if (chart && advance(Math.floor((Date.now() - chart.skew) / MINUTE_MS))) { drawMinutes(); }
+    if (chart && advance(Math.floor((Date.now() - chart.skew) / MINUTE_MS))) {
+      drawMinutes();
+      forgetBefore(chart.last - chart.values.length + 1);
+    }
+  }
+
+  // Forgets the traces first seen here whose minute left the chart, so a
+  // tab left open does not keep every trace it ever saw. A revision of one
+  // arriving later is counted as a new trace (the chart no longer shows
+  // its minute anyway).
+  function forgetBefore(first) {
+    Object.keys(counted).forEach(function (id) {
+      var c = counted[id];
+      if (c && !(c.minute >= first)) { delete counted[id]; }
+    });
   }
 
   // Evaluator rows keep their figures in data-* attributes; the cells are

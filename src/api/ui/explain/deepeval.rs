@@ -5,8 +5,8 @@
 use maud::{Markup, html};
 use serde_json::Value as Json;
 
-use super::repr::{Call, align, args_ok};
-use super::{args_list, compare_table, mismatch, result_text};
+use super::repr::Call;
+use super::{args_list, mismatch, text};
 use crate::criteria::Binding;
 use crate::evaluator::stage::{Binder, json_to_py};
 use crate::evaluator::{Config, Criteria};
@@ -15,13 +15,7 @@ use crate::store::{Score, TraceRecord};
 
 /// deepeval's tool correctness: its reason as written, and the expected
 /// tools from the configuration beside the calls.
-pub fn tool_correctness(
-    heading: &str,
-    s: &Score,
-    r: &TraceRecord,
-    binder: &Binder,
-    details: &Json,
-) -> Markup {
+pub fn tool_correctness(s: &Score, r: &TraceRecord, binder: &Binder, details: &Json) -> Markup {
     let reason = details.get("reason").and_then(Json::as_str);
     let bound = bound_criteria(binder, r.binding.as_ref(), &s.evaluator_id);
     let compared = bound.map(|(cfg, tools)| {
@@ -51,12 +45,12 @@ pub fn tool_correctness(
     });
     html! {
         @if let Some(reason) = reason {
-            h4 { "Reason" }
-            pre class="reason" { (reason.trim()) }
+            h4 { "The evaluator's reason" }
+            pre class="reason" { (text(reason.trim())) }
         }
         @if let Some((cfg, expected, actual)) = compared {
-            p class="note" { "ⓘ Expected tools as the current configuration binds them (deepeval's details do not record them)." }
-            (tools_table(heading, &expected, &actual, cfg))
+            p class="note" { "ⓘ Expected tools as the current configuration binds them (deepeval's details do not record them). deepeval scores them by its own rules (exact names, its argument similarity, ordering and exact-match options), so the calls are shown beside them without a verdict; only an expected tool that no call names exactly is marked." }
+            (tools_side_by_side(&expected, &actual, cfg))
         }
     }
 }
@@ -84,53 +78,47 @@ fn bound_criteria<'a>(
     Some(((cfg.input_parameters, cfg.output), &tools.tools))
 }
 
-/// Each expected tool beside the call it was matched with.
-fn tools_table(
-    heading: &str,
+/// The expected tools and the calls made, side by side, without a
+/// verdict per row: the only mark is an expected name that no call has
+/// exactly, which deepeval cannot match under any of its options.
+fn tools_side_by_side(
     expected: &[Call],
     actual: &[Call],
     (params, output): (bool, bool),
 ) -> Markup {
-    let agrees = |e: &Call, a: &Call| {
-        (!params || e.args.as_ref().is_none_or(|x| args_ok(x, a.args.as_ref())))
-            && (!output || e.output.is_none() || e.output == a.output)
-    };
-    let aligned = align(expected, actual, agrees);
-    let rows = html! {
-        @for (i, (e, (found, ok))) in expected.iter().zip(&aligned).enumerate() {
-            @let a = found.and_then(|j| actual.get(j));
-            tr {
-                th scope="row" data-label="Tool" { (i + 1) }
-                td data-label="Expected" {
-                    div class="tool" { code { (e.name) } }
-                    @if params { (args_list(e.args.as_ref(), None)) }
-                    @if output { @if let Some(o) = &e.output { pre class="output" { (o) } } }
-                }
-                td data-label="Called" {
-                    @match a {
-                        None => (mismatch("not called", "no call of this tool")),
-                        Some(a) => {
-                            div class="tool" { code { (a.name) } }
-                            @if params { (args_list(a.args.as_ref(), e.args.as_ref())) }
-                            @if output && e.output.is_some() {
-                                @if e.output == a.output {
-                                    pre class="output" { (a.output.as_deref().unwrap_or("")) }
-                                } @else {
-                                    pre class="output" { mark class="mismatch" { (a.output.as_deref().unwrap_or("")) } }
-                                    span class="why" { "✗ output differs" }
-                                }
-                            }
-                        }
-                    }
-                }
-                td class="result" data-label="Result" { (result_text(*ok, a.is_some())) }
-            }
+    let one = |c: &Call, shown_output: bool| {
+        html! {
+            @if params { (args_list(c.args.as_ref(), None)) }
+            @if shown_output { @if let Some(o) = &c.output { pre class="output" { (text(o)) } } }
         }
     };
-    compare_table(
-        heading,
-        "Expected tools against the calls made",
-        &["#", "Expected", "Called", "Result"],
-        rows,
-    )
+    html! {
+        div class="side-by-side" {
+            div {
+                h4 { "Expected tools (configuration)" }
+                ol class="sequence" {
+                    @for e in expected {
+                        li {
+                            @if actual.iter().any(|a| a.name == e.name) {
+                                div class="tool" { code { (e.name) } }
+                            } @else {
+                                div class="tool" { (mismatch(&e.name, "no call has this exact name")) }
+                            }
+                            (one(e, output))
+                        }
+                    }
+                    @if expected.is_empty() { li class="empty" { "(none)" } }
+                }
+            }
+            div {
+                h4 { "Calls made" }
+                ol class="sequence" {
+                    @for a in actual {
+                        li { div class="tool" { code { (a.name) } } (one(a, output)) }
+                    }
+                    @if actual.is_empty() { li class="empty" { "(none)" } }
+                }
+            }
+        }
+    }
 }

@@ -19,6 +19,8 @@ mod uipath;
 
 use maud::{Markup, html};
 
+use super::layout::cut;
+
 use crate::evaluator::stage::{Binder, py_to_json};
 use crate::evaluator::{EvaluatorType, Status};
 use crate::pyvalue::{Dict, Value};
@@ -28,6 +30,11 @@ use crate::store::{Score, TraceRecord};
 /// break, so a phone does not leave `"celsius` and its closing quote on
 /// two lines.
 const LONG_VALUE: usize = 24;
+
+/// The most of one value a comparison shows, and of one text block (an
+/// output, a reason); the raw details and the JSON API hold the rest.
+const VALUE_MAX: usize = 2 * 1024;
+const TEXT_MAX: usize = 16 * 1024;
 
 /// The explanation of one score, or nothing when it has none to give
 /// (an error's message is shown by the caller). `heading` is the id of
@@ -40,12 +47,10 @@ pub fn explain(heading: &str, s: &Score, r: &TraceRecord, binder: &Binder) -> Ma
     let details = s.outcome.details.to_json();
     let shown = match s.evaluator_type {
         EvaluatorType::Count => uipath::count(heading, &details),
-        EvaluatorType::Order => uipath::order(&details),
+        EvaluatorType::Order => uipath::order(&details, &r.tool_calls),
         EvaluatorType::Args => uipath::calls(heading, &details, uipath::Kind::Args),
         EvaluatorType::Output => uipath::calls(heading, &details, uipath::Kind::Output),
-        EvaluatorType::ToolCorrectness => {
-            Some(deepeval::tool_correctness(heading, s, r, binder, &details))
-        }
+        EvaluatorType::ToolCorrectness => Some(deepeval::tool_correctness(s, r, binder, &details)),
         _ => uipath::judge(&details),
     };
     shown.unwrap_or_else(|| {
@@ -72,17 +77,21 @@ fn compare_table(heading: &str, caption: &str, columns: &[&str], rows: Markup) -
 /// A value for display as JSON, as the timeline shows arguments; a long
 /// one is marked so it may wrap anywhere.
 fn show(v: &Value) -> Markup {
-    let text = py_to_json(v).to_string();
-    let long = text.chars().count() > LONG_VALUE;
-    html! { code class=[long.then_some("long")] { (text) } }
+    let shown = cut(&py_to_json(v).to_string(), VALUE_MAX);
+    let long = shown.truncated || shown.text.chars().count() > LONG_VALUE;
+    html! {
+        code class=[long.then_some("long")] { (shown.text) @if shown.truncated { "…" } }
+        @if shown.truncated { " " span class="why" { "(truncated)" } }
+    }
 }
 
-/// A compared call's verdict in words.
-fn result_text(ok: bool, called: bool) -> &'static str {
-    match (ok, called) {
-        (true, _) => "✓ matches",
-        (false, true) => "✗ differs",
-        (false, false) => "✗ not called",
+/// A text block (an output, a reason, a justification), cut at
+/// [`TEXT_MAX`] with a note saying so.
+fn text(t: &str) -> Markup {
+    let shown = cut(t, TEXT_MAX);
+    html! {
+        (shown.text)
+        @if shown.truncated { "\n" span class="truncated" { "… truncated (see the raw details and the JSON API)" } }
     }
 }
 

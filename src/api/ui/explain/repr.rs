@@ -96,11 +96,21 @@ pub fn calls_to_dicts(text: &str) -> String {
 
 /// Which items of `items` the subsequence `sub` takes, leftmost first.
 pub fn embed(items: &[String], sub: &[String]) -> Vec<bool> {
+    embed_by(items, sub, |_, a, b| a == b)
+}
+
+/// [`embed`] with `same(index, item, sub_item)` deciding a match.
+pub fn embed_by(
+    items: &[String],
+    sub: &[String],
+    same: impl Fn(usize, &str, &str) -> bool,
+) -> Vec<bool> {
     let mut next = sub.iter().peekable();
     items
         .iter()
-        .map(|it| {
-            let take = next.peek().is_some_and(|s| *s == it);
+        .enumerate()
+        .map(|(i, it)| {
+            let take = next.peek().is_some_and(|s| same(i, it, s));
             if take {
                 next.next();
             }
@@ -149,35 +159,86 @@ pub fn key_matches(actual: &Call, expected: &Call) -> bool {
     }
 }
 
-/// Every expected argument present with an equal value.
-pub fn args_ok(expected: &Dict, actual: Option<&Dict>) -> bool {
-    expected
-        .iter()
-        .all(|(k, v)| actual.and_then(|a| a.get(k)).is_some_and(|a| a.py_eq(v)))
+/// What became of one expected call, read from the evaluator's entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// `call` (an index into the actual calls) agreed, after the calls
+    /// in `before` did not.
+    Matched { call: usize, before: Vec<usize> },
+    /// These calls were compared and none agreed.
+    Rejected(Vec<usize>),
+    /// No unconsumed call has its name (or id).
+    NoCall,
+    /// The evaluator stopped before reaching it.
+    NotReached,
 }
 
-/// Where each expected call found its actual one, the reference's way:
-/// the first unconsumed matching call that agrees; else (for showing
-/// why) the first matching call; else none.
-pub fn align(
+/// The evaluator's attempts, replayed from its own explained entries
+/// (`name_n` → `"…, Score: x"`, `n` counting attempts per call name):
+/// each expected call tries, in call order, the unconsumed calls that
+/// match it ([`key_matches`]) until one's entry scores 1. Nothing is
+/// compared here: the verdicts are the evaluator's. `None` when some
+/// entry is not accounted for (strict mode, which writes only the
+/// failing attempt after the ones that passed): the page then lists the
+/// entries as they are.
+pub fn replay(
     expected: &[Call],
     actual: &[Call],
-    agrees: impl Fn(&Call, &Call) -> bool,
-) -> Vec<(Option<usize>, bool)> {
+    explained: &serde_json::Map<String, serde_json::Value>,
+) -> Option<Vec<Fate>> {
     let mut consumed = vec![false; actual.len()];
-    expected
+    let mut tried: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut used = 0usize;
+    let mut stopped = false;
+    let fates = expected
         .iter()
         .map(|e| {
-            let candidates: Vec<usize> = (0..actual.len())
-                .filter(|&i| !consumed[i] && key_matches(&actual[i], e))
-                .collect();
-            match candidates.iter().find(|&&i| agrees(e, &actual[i])) {
-                Some(&i) => {
-                    consumed[i] = true;
-                    (Some(i), true)
+            if stopped {
+                return Fate::NotReached;
+            }
+            let mut rejected = Vec::new();
+            for (i, a) in actual.iter().enumerate() {
+                if consumed[i] || !key_matches(a, e) {
+                    continue;
                 }
-                None => (candidates.first().copied(), false),
+                let n = tried.entry(a.name.as_str()).or_insert(0);
+                let key = format!("{}_{n}", a.name);
+                let Some(ok) = explained
+                    .get(&key)
+                    .and_then(serde_json::Value::as_str)
+                    .and_then(explained_ok)
+                else {
+                    stopped = true;
+                    return if rejected.is_empty() {
+                        Fate::NotReached
+                    } else {
+                        Fate::Rejected(rejected)
+                    };
+                };
+                *n += 1;
+                used += 1;
+                if ok {
+                    consumed[i] = true;
+                    return Fate::Matched {
+                        call: i,
+                        before: rejected,
+                    };
+                }
+                rejected.push(i);
+            }
+            if rejected.is_empty() {
+                Fate::NoCall
+            } else {
+                Fate::Rejected(rejected)
             }
         })
-        .collect()
+        .collect();
+    let entries = explained.keys().filter(|k| *k != "_result").count();
+    (used == entries).then_some(fates)
+}
+
+/// `"…, Score: 1.0"` in an explained entry: whether it matched.
+pub fn explained_ok(line: &str) -> Option<bool> {
+    let score = line.rsplit_once("Score: ")?.1;
+    score.trim().parse::<f64>().ok().map(|v| v >= 1.0)
 }

@@ -4,15 +4,11 @@
 use maud::{Markup, html};
 use serde_json::Value as Json;
 
-use super::repr::{Call, align, args_ok, calls_of, embed, py_repr};
-use super::{args_list, compare_table, mismatch, result_text};
+use super::repr::{Call, Fate, calls_of, embed, embed_by, explained_ok, py_repr, replay};
+use super::{args_list, compare_table, mismatch, text};
+use crate::evaluator::common::{sanitize, sanitize_cow};
 use crate::pyvalue::Value;
-
-/// `"…, Score: 1.0"` in an explained entry: whether it matched.
-fn explained_ok(line: &str) -> Option<bool> {
-    let score = line.rsplit_once("Score: ")?.1;
-    score.trim().parse::<f64>().ok().map(|v| v >= 1.0)
-}
+use crate::store::ToolCallSummary;
 
 /// The evaluator's own message, when it gave one instead of entries
 /// (`{"_result": "Both expected and actual tool calls are empty"}`).
@@ -38,10 +34,11 @@ pub fn count(heading: &str, details: &Json) -> Option<Markup> {
                 Value::Tuple(t) if t.len() == 2 => (t[0].py_str(), t[1].py_str()),
                 other => (String::new(), other.py_str()),
             };
-            let got = actual.get(k).map_or_else(|| "0".to_owned(), Value::py_str);
-            let ok = explained
-                .and_then(|e| e.get(&name))
-                .and_then(Json::as_str)
+            let line = explained.and_then(|e| e.get(&name)).and_then(Json::as_str);
+            let got = line
+                .and_then(explained_actual)
+                .unwrap_or_else(|| actual_count(&actual, &name));
+            let ok = line
                 .and_then(explained_ok)
                 .unwrap_or_else(|| compare(&got, &op, &n));
             (name, format!("{op} {n}"), got, ok)
@@ -70,6 +67,22 @@ pub fn count(heading: &str, details: &Json) -> Option<Markup> {
     })
 }
 
+/// `"Actual: 2, Expected: …"`: the count the evaluator found.
+fn explained_actual(line: &str) -> Option<String> {
+    let n = line.strip_prefix("Actual: ")?.split(',').next()?;
+    n.parse::<i64>().ok().map(|n| n.to_string())
+}
+
+/// The count of `name` the evaluator's way, for entries it did not
+/// explain: the key as written, else its sanitised form.
+fn actual_count(actual: &crate::pyvalue::Dict, name: &str) -> String {
+    let got = actual.get_str(name).or_else(|| match sanitize_cow(name) {
+        std::borrow::Cow::Owned(s) => actual.get_str(&s),
+        std::borrow::Cow::Borrowed(_) => None,
+    });
+    got.map_or_else(|| "0".to_owned(), Value::py_str)
+}
+
 /// The count comparison, for entries the evaluator did not explain.
 fn compare(got: &str, op: &str, n: &str) -> bool {
     let (Ok(a), Ok(b)) = (got.parse::<i64>(), n.parse::<i64>()) else {
@@ -87,8 +100,11 @@ fn compare(got: &str, op: &str, n: &str) -> bool {
 }
 
 /// `uipath-tool-call-order`: both sequences, with the items outside the
-/// longest common subsequence (`lcs`) marked.
-pub fn order(details: &Json) -> Option<Markup> {
+/// longest common subsequence (`lcs`) marked. The actual side matches the
+/// evaluator's way: a call with an id by that id, else by sanitised name.
+/// The details list each call's id or name; `calls` (the trace's) says
+/// which, when they line up with it.
+pub fn order(details: &Json, calls: &[ToolCallSummary]) -> Option<Markup> {
     let list = |v: Value| -> Option<Vec<String>> {
         match v {
             Value::List(items) => Some(items.iter().map(Value::py_str).collect()),
@@ -103,13 +119,25 @@ pub fn order(details: &Json) -> Option<Markup> {
         .iter()
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
-    let side = |items: &[String], caption: &str, why: &str| {
-        let kept = embed(items, &lcs);
+    let has_id: Vec<Option<bool>> = if calls.len() == actual.len()
+        && calls
+            .iter()
+            .zip(&actual)
+            .all(|(c, a)| c.id.as_deref().unwrap_or(&c.name) == a)
+    {
+        calls.iter().map(|c| Some(c.id.is_some())).collect()
+    } else {
+        vec![None; actual.len()]
+    };
+    let actual_kept = embed_by(&actual, &lcs, |i, call, exp| {
+        order_matches(call, has_id.get(i).copied().flatten(), exp)
+    });
+    let side = |items: &[String], kept: &[bool], caption: &str, why: &str| {
         html! {
             div {
                 h4 { (caption) }
                 ol class="sequence" {
-                    @for (item, keep) in items.iter().zip(&kept) {
+                    @for (item, keep) in items.iter().zip(kept) {
                         li { @if *keep { (item) } @else { (mismatch(item, why)) } }
                     }
                     @if items.is_empty() { li class="empty" { "(none)" } }
@@ -120,10 +148,21 @@ pub fn order(details: &Json) -> Option<Markup> {
     Some(html! {
         p { "In order: " (lcs.len()) " of " (expected.len()) " expected calls (the longest common subsequence)." }
         div class="side-by-side" {
-            (side(&expected, "Expected order", "missing or out of order"))
-            (side(&actual, "Actual order", "not in the expected order"))
+            (side(&expected, &embed(&expected, &lcs), "Expected order", "missing or out of order"))
+            (side(&actual, &actual_kept, "Actual order", "not in the expected order"))
         }
     })
+}
+
+/// Whether an actual item (a call's id, or its name) takes the expected
+/// name `exp`, as `order.rs` matches: an id exactly, a name sanitised.
+/// Not knowing which it is, either way counts.
+pub fn order_matches(item: &str, has_id: Option<bool>, exp: &str) -> bool {
+    match has_id {
+        Some(true) => item == exp,
+        Some(false) => sanitize(item) == sanitize(exp),
+        None => item == exp || sanitize(item) == sanitize(exp),
+    }
 }
 
 /// Which UiPath evaluator a list of calls belongs to.
@@ -134,7 +173,9 @@ pub enum Kind {
 }
 
 /// `uipath-tool-call-args` and `-output`: each expected call beside the
-/// actual call it was matched against.
+/// calls it was compared with. The verdicts are the evaluator's own
+/// explained entries ([`replay`]): a row is marked iff its entries scored
+/// below 1.
 pub fn calls(heading: &str, details: &Json, kind: Kind) -> Option<Markup> {
     let expected = calls_of(&py_repr(details.get("expected")?.as_str()?)?)?;
     let actual = calls_of(&py_repr(details.get("actual")?.as_str()?)?)?;
@@ -142,58 +183,35 @@ pub fn calls(heading: &str, details: &Json, kind: Kind) -> Option<Markup> {
         Kind::Args => "explained_tool_calls_args",
         Kind::Output => "explained_tool_calls_outputs",
     };
-    let agrees = |e: &Call, a: &Call| match kind {
-        Kind::Args => e.args.as_ref().is_some_and(|x| args_ok(x, a.args.as_ref())),
-        Kind::Output => e.output == a.output,
+    let explained = details.get(explained_key);
+    let entries = explained.and_then(Json::as_object)?;
+    let note = result_note(explained);
+    if entries.keys().all(|k| k == "_result") {
+        return Some(note);
+    }
+    let Some(fates) = replay(&expected, &actual, entries) else {
+        return Some(html! { (note) (entries_list(heading, entries, &actual)) });
     };
-    let aligned = align(&expected, &actual, agrees);
-    let rows = expected.iter().zip(&aligned).map(|(e, (found, ok))| {
-        let a = found.and_then(|i| actual.get(i));
-        let expected_side = match kind {
-            Kind::Args => args_list(e.args.as_ref(), None),
-            Kind::Output => html! { pre class="output" { (e.output.as_deref().unwrap_or("")) } },
-        };
-        let actual_side = match (a, kind) {
-            (None, _) => mismatch("not called", "no call of this tool"),
-            (Some(a), Kind::Args) => args_list(a.args.as_ref(), e.args.as_ref()),
-            (Some(a), Kind::Output) if *ok => {
-                html! { pre class="output" { (a.output.as_deref().unwrap_or("")) } }
-            }
-            (Some(a), Kind::Output) => html! {
-                pre class="output" { mark class="mismatch" { (a.output.as_deref().unwrap_or("")) } }
-                span class="why" { "✗ output differs" }
-            },
-        };
-        (e, a, *ok, expected_side, actual_side)
-    });
-    let rows: Vec<_> = rows.collect();
-    let used: Vec<bool> = (0..actual.len())
-        .map(|i| aligned.iter().any(|(f, _)| *f == Some(i)))
+    let compared: Vec<bool> = (0..actual.len())
+        .map(|i| {
+            fates.iter().any(|f| match f {
+                Fate::Matched { call, before } => *call == i || before.contains(&i),
+                Fate::Rejected(js) => js.contains(&i),
+                Fate::NoCall | Fate::NotReached => false,
+            })
+        })
         .collect();
     let others: Vec<&Call> = actual
         .iter()
-        .zip(&used)
-        .filter(|(_, u)| !**u)
+        .zip(&compared)
+        .filter(|(_, c)| !**c)
         .map(|(c, _)| c)
         .collect();
     Some(html! {
-        (result_note(details.get(explained_key)))
+        (note)
         (compare_table(heading, "Expected against actual tool calls", &["#", "Expected", "Actual", "Result"], html! {
-            @for (i, (e, a, ok, exp_side, act_side)) in rows.iter().enumerate() {
-                tr {
-                    th scope="row" data-label="Call" { (i + 1) }
-                    td data-label="Expected" { div class="tool" { code { (e.name) } } (exp_side) }
-                    td data-label="Actual" {
-                        div class="tool" {
-                            @match a {
-                                Some(a) => code { (a.name) @if let Some(id) = &a.id { " (id " (id) ")" } },
-                                None => mark class="mismatch" { code { (e.name) } },
-                            }
-                        }
-                        (act_side)
-                    }
-                    td class="result" data-label="Result" { (result_text(*ok, a.is_some())) }
-                }
+            @for (i, (e, fate)) in expected.iter().zip(&fates).enumerate() {
+                (call_row(i, e, fate, &actual, kind))
             }
         }))
         @if !others.is_empty() {
@@ -204,16 +222,110 @@ pub fn calls(heading: &str, details: &Json, kind: Kind) -> Option<Markup> {
     })
 }
 
+/// One expected call's row.
+fn call_row(i: usize, e: &Call, fate: &Fate, actual: &[Call], kind: Kind) -> Markup {
+    let expected_side = match kind {
+        Kind::Args => args_list(e.args.as_ref(), None),
+        Kind::Output => html! { pre class="output" { (text(e.output.as_deref().unwrap_or(""))) } },
+    };
+    let one = |a: &Call, ok: bool| {
+        let body = match (kind, ok) {
+            (Kind::Args, true) => args_list(a.args.as_ref(), None),
+            (Kind::Args, false) => args_list(a.args.as_ref(), e.args.as_ref()),
+            (Kind::Output, true) => {
+                html! { pre class="output" { (text(a.output.as_deref().unwrap_or(""))) } }
+            }
+            (Kind::Output, false) => html! {
+                pre class="output" { mark class="mismatch" { (text(a.output.as_deref().unwrap_or(""))) } }
+                span class="why" { "✗ output differs" }
+            },
+        };
+        html! {
+            div class="tool" { code { (a.name) @if let Some(id) = &a.id { " (id " (id) ")" } } }
+            (body)
+        }
+    };
+    let (actual_side, result) = match fate {
+        Fate::Matched { call, before } => (
+            html! {
+                @if let Some(a) = actual.get(*call) { (one(a, true)) }
+                @if !before.is_empty() {
+                    p class="note" { "(after " (before.len()) " earlier call(s) of this tool that differed)" }
+                }
+            },
+            "✓ matches",
+        ),
+        Fate::Rejected(js) => (
+            html! { @for j in js { @if let Some(a) = actual.get(*j) { (one(a, false)) } } },
+            "✗ differs",
+        ),
+        Fate::NoCall => (
+            html! {
+                div class="tool" { mark class="mismatch" { code { (e.name) } } }
+                (mismatch("not called", "no call of this tool"))
+            },
+            "✗ not called",
+        ),
+        Fate::NotReached => (
+            html! { p class="note" { "(not compared: the evaluator stopped at an earlier failure)" } },
+            "– not compared",
+        ),
+    };
+    html! {
+        tr {
+            th scope="row" data-label="Call" { (i + 1) }
+            td data-label="Expected" { div class="tool" { code { (e.name) } } (expected_side) }
+            td data-label="Actual" { (actual_side) }
+            td class="result" data-label="Result" { (result) }
+        }
+    }
+}
+
+/// The evaluator's entries as it wrote them, when they cannot be laid
+/// out call by call (strict mode keeps only the failing attempt): each
+/// key and line, marked when it scored below 1, then the calls whose
+/// name has no entry.
+fn entries_list(heading: &str, entries: &serde_json::Map<String, Json>, actual: &[Call]) -> Markup {
+    let named = |name: &str| {
+        entries.keys().any(|k| {
+            k.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('_'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let others: Vec<&Call> = actual.iter().filter(|c| !named(&c.name)).collect();
+    html! {
+        (compare_table(heading, "The evaluator's comparisons", &["Attempt", "Actual and expected", "Result"], html! {
+            @for (k, v) in entries.iter().filter(|(k, _)| *k != "_result") {
+                @let line = v.as_str().unwrap_or("");
+                @let ok = explained_ok(line) == Some(true);
+                tr {
+                    th scope="row" data-label="Attempt" { code { (k) } }
+                    td data-label="Actual and expected" {
+                        @if ok { pre { (text(line)) } } @else { pre { mark class="mismatch" { (text(line)) } } }
+                    }
+                    td class="result" data-label="Result" { @if ok { "✓ matches" } @else { "✗ differs" } }
+                }
+            }
+        }))
+        @if !others.is_empty() {
+            p { "Other calls (not compared with an expected one): "
+                @for (i, c) in others.iter().enumerate() { @if i > 0 { ", " } code { (c.name) } }
+            }
+        }
+    }
+}
+
 /// A UiPath LLM judge: its justification, and what it compared.
 pub fn judge(details: &Json) -> Option<Markup> {
-    let text = |k: &str| details.get(k).and_then(Json::as_str);
-    let justification = text("justification")?;
+    let field = |k: &str| details.get(k).and_then(Json::as_str);
+    let justification = field("justification")?;
     Some(html! {
         h4 { "Justification" }
-        p class="justification" { (justification) }
+        p class="justification" { (text(justification)) }
         div class="side-by-side" {
-            div { h4 { "Expected" } pre { (text("expected").unwrap_or("")) } }
-            div { h4 { "Actual" } pre { (text("actual").unwrap_or("")) } }
+            div { h4 { "Expected" } pre { (text(field("expected").unwrap_or(""))) } }
+            div { h4 { "Actual" } pre { (text(field("actual").unwrap_or(""))) } }
         }
     })
 }
