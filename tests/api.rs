@@ -355,10 +355,8 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         .text()
         .await
         .unwrap();
-    let lines = text.lines().map(|l| Ok(l.to_owned()));
-    let scrape = prometheus_parse::Scrape::parse(lines).unwrap();
-    let names: std::collections::BTreeSet<&str> =
-        scrape.samples.iter().map(|s| s.metric.as_str()).collect();
+    let scrape = common::metrics::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let names = scrape.names();
     for want in [
         "toolscore_spans_received_total",
         "toolscore_spans_accepted_total",
@@ -384,7 +382,7 @@ async fn health_readiness_metrics_and_what_is_loaded() {
         "toolscore_spans_duplicate",
     ] {
         assert!(
-            text.contains(&format!("# HELP {help}")),
+            scrape.help.get(help).is_some_and(|h| !h.is_empty()),
             "{help} is not described"
         );
     }
@@ -462,4 +460,59 @@ async fn watch_scores_streams_new_and_revised_results() {
         .into_inner();
     assert_eq!(got.revision, 2);
     running.stop().await.unwrap();
+}
+
+/// The `/metrics` reader the tests share takes the exposition
+/// prometheus-client writes and refuses, naming the line, what it does not
+/// understand, so a malformed `/metrics` fails the test above.
+#[test]
+fn the_metrics_reader_refuses_malformed_lines() {
+    let good = "# HELP a_seconds Latency.\n# TYPE a_seconds histogram\n# UNIT a_seconds seconds\n\
+                a_seconds_sum 1.5\na_seconds_count 2\n\
+                a_seconds_bucket{le=\"0.5\",k=\"x\\\"y\"} 1\na_seconds_bucket{le=\"+Inf\",k=\"x\\\"y\"} 2\n\
+                # HELP b Refusals.\n# TYPE b counter\nb_total{reason=\"full\"} 3\n# EOF\n";
+    let scrape = common::metrics::parse(good).unwrap();
+    assert_eq!(
+        scrape.names(),
+        [
+            "a_seconds_bucket",
+            "a_seconds_count",
+            "a_seconds_sum",
+            "b_total"
+        ]
+        .into()
+    );
+    assert_eq!(scrape.value("b_total", &[("reason", "full")]), Some(3.0));
+    assert_eq!(
+        scrape.value("a_seconds_bucket", &[("le", "+Inf"), ("k", "x\"y")]),
+        Some(2.0)
+    );
+    assert_eq!(scrape.help["b"], "Refusals.");
+    assert_eq!(scrape.units["a_seconds"], "seconds");
+
+    let refused = |text: &str, why: &str| {
+        let err = common::metrics::parse(text).expect_err(text);
+        assert!(err.contains(why), "{text:?}: {err}");
+    };
+    // Each line after `# TYPE b counter`.
+    for (bad, why) in [
+        ("b_total{reason=\"full} 3", "unterminated"),
+        ("b_total{reason=full} 3", "without =\""),
+        ("b_total{reason=\"a\"x=\"b\"} 3", "no , or }"),
+        ("b_total 3 4 5", "after the timestamp"),
+        ("b_total three", "not a number"),
+        ("b_total inf", "not a number"),
+        ("b_total", "without a value"),
+        ("b_total 1\nb_total 2", "same series"),
+        ("c_total 1", "not a sample of the counter b"),
+        ("b_total 1 # {id=\"x\"} 1", "exemplar"),
+        ("# a comment", "not HELP, TYPE or UNIT"),
+        ("", "without a value"),
+    ] {
+        refused(&format!("# TYPE b counter\n{bad}\n# EOF\n"), why);
+    }
+    refused("b_total 1\n# EOF\n", "a sample before any # TYPE");
+    refused("# TYPE b widget\n# EOF\n", "no metric type");
+    refused("# TYPE b counter\nb_total 1\n", "no `# EOF`");
+    refused("# TYPE b counter\n# EOF\nb_total 1\n", "not the last line");
 }

@@ -10,6 +10,7 @@ pub mod conformance;
 pub mod live;
 pub mod llm;
 pub mod llm_stub;
+pub mod metrics;
 pub mod outage;
 pub mod pg;
 pub mod pki;

@@ -10,137 +10,88 @@ use toolscore::config::Config;
 use super::tools::{Outcome, copy_dir, outcome, tools};
 use super::{LISTENERS, bound_ports, read, root, validate_config, without, yaml};
 
-mod parser {
-    use dockerfile_parser::{Dockerfile, Instruction, ShellOrExecExpr};
-
-    /// One stage, its instructions as (KEYWORD, arguments) in order.
-    #[derive(Debug)]
-    pub struct Stage {
-        pub name: Option<String>,
-        pub base: String,
-        pub instructions: Vec<(String, String)>,
-        /// `COPY`: (--from, sources, destination).
-        pub copies: Vec<(Option<String>, Vec<String>, String)>,
-        pub labels: Vec<(String, String)>,
-        pub entrypoint: Option<Vec<String>>,
-        pub cmd: Option<Vec<String>>,
-    }
-
-    impl Stage {
-        pub fn all(&self, keyword: &str) -> Vec<&str> {
-            self.instructions
-                .iter()
-                .filter(|(k, _)| k == keyword)
-                .map(|(_, a)| a.as_str())
-                .collect()
-        }
-
-        pub fn position(&self, pred: impl Fn(&str, &str) -> bool) -> Option<usize> {
-            self.instructions.iter().position(|(k, a)| pred(k, a))
-        }
-    }
-
-    fn exec(expr: &ShellOrExecExpr) -> Vec<String> {
-        match expr {
-            ShellOrExecExpr::Exec(a) => a.elements.iter().map(|e| e.content.clone()).collect(),
-            ShellOrExecExpr::Shell(s) => vec!["/bin/sh".into(), "-c".into(), s.to_string()],
-        }
-    }
-
-    /// Parses a Dockerfile into stages; Err for a file the parser refuses.
-    /// `ARG`s before the first `FROM`: (name, default).
-    pub type GlobalArgs = Vec<(String, Option<String>)>;
-
-    pub fn parse(text: &str) -> Result<(GlobalArgs, Vec<Stage>), String> {
-        let file = Dockerfile::parse(text).map_err(|e| e.to_string())?;
-        let global_args = file
-            .global_args
-            .iter()
-            .map(|a| {
-                (
-                    a.name.content.clone(),
-                    a.value.as_ref().map(|v| v.content.clone()),
-                )
-            })
-            .collect();
-        let mut stages = Vec::new();
-        for stage in file.iter_stages() {
-            let mut s = Stage {
-                name: stage.name.clone(),
-                base: String::new(),
-                instructions: Vec::new(),
-                copies: Vec::new(),
-                labels: Vec::new(),
-                entrypoint: None,
-                cmd: None,
-            };
-            for ins in &stage.instructions {
-                let (keyword, args) = match ins {
-                    Instruction::From(f) => {
-                        s.base = f.image.content.clone();
-                        ("FROM".to_owned(), f.image.content.clone())
-                    }
-                    Instruction::Arg(a) => (
-                        "ARG".into(),
-                        match &a.value {
-                            Some(v) => format!("{}={}", a.name.content, v.content),
-                            None => a.name.content.clone(),
-                        },
-                    ),
-                    Instruction::Label(l) => {
-                        for label in &l.labels {
-                            s.labels
-                                .push((label.name.content.clone(), label.value.content.clone()));
-                        }
-                        ("LABEL".into(), String::new())
-                    }
-                    Instruction::Run(r) => ("RUN".into(), exec(&r.expr).join(" ")),
-                    Instruction::Entrypoint(e) => {
-                        s.entrypoint = Some(exec(&e.expr));
-                        ("ENTRYPOINT".into(), exec(&e.expr).join(" "))
-                    }
-                    Instruction::Cmd(c) => {
-                        s.cmd = Some(exec(&c.expr));
-                        ("CMD".into(), exec(&c.expr).join(" "))
-                    }
-                    Instruction::Copy(c) => {
-                        let from = c
-                            .flags
-                            .iter()
-                            .find(|f| f.name.content == "from")
-                            .map(|f| f.value.content.clone());
-                        let sources: Vec<String> =
-                            c.sources.iter().map(|x| x.content.clone()).collect();
-                        s.copies
-                            .push((from, sources.clone(), c.destination.content.clone()));
-                        (
-                            "COPY".into(),
-                            format!("{} {}", sources.join(" "), c.destination.content),
-                        )
-                    }
-                    Instruction::Env(_) => ("ENV".into(), String::new()),
-                    Instruction::Misc(m) => (
-                        m.instruction.content.to_uppercase(),
-                        m.arguments.to_string(),
-                    ),
-                };
-                s.instructions.push((keyword, args.trim().to_owned()));
-            }
-            stages.push(s);
-        }
-        Ok((global_args, stages))
-    }
-}
+mod parser;
 
 fn dockerfile() -> (parser::GlobalArgs, Vec<parser::Stage>) {
     parser::parse(&read("Dockerfile")).unwrap_or_else(|e| panic!("Dockerfile: {e}"))
 }
 
+/// The reading the tests below rely on: a broken file is refused, by it and
+/// by hadolint (the real parser), and continuation lines, comments, quotes
+/// and the two forms of a command are read as Docker reads them.
 #[test]
 fn the_dockerfile_parser_refuses_a_broken_file() {
-    assert!(parser::parse("FROM\nRUN\n").is_err());
-    let (_, stages) = parser::parse("FROM a AS b\nEXPOSE 1 2\nUSER x\n").unwrap();
-    assert_eq!(stages[0].all("EXPOSE"), ["1 2"]);
+    let broken = "FROM\nRUN\n";
+    let err = parser::parse(broken).unwrap_err();
+    assert!(err.contains("line 1: FROM without arguments"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("Dockerfile");
+    std::fs::write(&path, broken).unwrap();
+    let out = tools().run(
+        "hadolint",
+        [
+            "--no-color".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            path.as_os_str(),
+        ],
+    );
+    let findings: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        !out.ok && findings[0]["code"] == "DL1000",
+        "hadolint takes {broken:?}: {}",
+        out.text()
+    );
+
+    for (bad, why) in [
+        ("RUN true\nFROM a\n", "line 1: RUN before the first FROM"),
+        ("FROM a\nRUNN true\n", "line 2: no instruction RUNN"),
+        ("FROM a b c d\n", "is not `image [AS name]`"),
+        ("FROM a\nCMD [\"x\", y]\n", "not a JSON array of strings"),
+        ("FROM a\nLABEL a=\"b\n", "unterminated"),
+        ("FROM a\nLABEL a b\n", "is not key=value"),
+        ("FROM a\nCOPY x\n", "needs a source and a destination"),
+        ("FROM a\nRUN <<EOF\nx\nEOF\n", "heredocs"),
+        ("# escape=`\nFROM a\n", "escape directive"),
+        ("# a comment\n", "no FROM"),
+    ] {
+        let err = parser::parse(bad).expect_err(bad);
+        assert!(err.contains(why), "{bad:?}: {err}");
+    }
+
+    let (args, stages) = parser::parse(
+        "ARG V=1\nFROM a:${V} AS b\nEXPOSE 1 2\nUSER x\n\
+         RUN one \\\n  # a comment inside\n\n && two\n\
+         LABEL k=\"a \\\"b\\\"\" \\\n  l='c d'\n\
+         COPY --from=b --chown=1:1 s1 s2 /d\n\
+         ENTRYPOINT [\"/e\", \"f\"]\ncmd serve --x\n",
+    )
+    .unwrap();
+    assert_eq!(args, [("V".to_owned(), Some("1".to_owned()))]);
+    let s = &stages[0];
+    assert_eq!((s.name.as_deref(), s.base.as_str()), (Some("b"), "a:${V}"));
+    assert_eq!(s.all("EXPOSE"), ["1 2"]);
+    assert_eq!(s.all("RUN"), ["/bin/sh -c one  && two"]);
+    assert_eq!(
+        s.labels,
+        [("k".into(), "a \"b\"".into()), ("l".into(), "c d".into())]
+    );
+    assert_eq!(
+        s.copies,
+        [(
+            Some("b".into()),
+            vec!["s1".into(), "s2".into()],
+            "/d".into()
+        )]
+    );
+    assert_eq!(
+        s.entrypoint.as_deref(),
+        Some(&["/e".into(), "f".into()][..])
+    );
+    assert_eq!(
+        s.cmd.as_deref(),
+        Some(&["/bin/sh".into(), "-c".into(), "serve --x".into()][..])
+    );
 }
 
 #[test]
