@@ -698,11 +698,13 @@ impl Tokenizer {
         raw: bool,
         start_line: usize,
     ) -> Result<(), String> {
+        let mut literal_start = self.pos;
         loop {
             let Some(c) = self.peek() else {
                 return self.unterminated(triple, start_line);
             };
             if self.at_close(quote, triple) {
+                self.fstring_literal(literal_start, raw, start_line)?;
                 self.pos += if triple { 3 } else { 1 };
                 return Ok(());
             }
@@ -722,18 +724,59 @@ impl Tokenizer {
                         self.pos += 1;
                     }
                 }
-                '{' if self.peek_at(1) == Some('{') => self.pos += 1,
+                '{' | '}' if self.peek_at(1) == Some(c) => {
+                    self.fstring_literal(literal_start, raw, start_line)?;
+                    self.pos += 1;
+                    literal_start = self.pos + 1;
+                }
                 '{' => {
+                    self.fstring_literal(literal_start, raw, start_line)?;
                     self.pos += 1;
                     self.replacement_field(quote, triple, raw, start_line)?;
+                    literal_start = self.pos;
                     continue;
                 }
-                '}' if self.peek_at(1) == Some('}') => self.pos += 1,
                 '}' => return self.err("f-string: single '}' is not allowed"),
                 _ => {}
             }
             self.pos += 1;
         }
+    }
+
+    /// Checks the escapes of an f-string's literal part (from `from` to
+    /// `pos`): CPython decodes them as a plain string's, so a bad one is a
+    /// syntax error. `\N{…}` escapes are left out (no name database; CPython
+    /// accepts a valid name), and a backslash before the brace that ends the
+    /// part (`\{`) is an invalid escape CPython keeps.
+    fn fstring_literal(&self, from: usize, raw: bool, start_line: usize) -> Result<(), String> {
+        let part = self.c.get(from..self.pos).unwrap_or_default();
+        if raw {
+            return Ok(());
+        }
+        let mut kept = Vec::with_capacity(part.len());
+        let mut i = 0;
+        while let Some(&c) = part.get(i) {
+            match (c, part.get(i + 1), part.get(i + 2)) {
+                ('\\', Some('N'), Some('{')) => {
+                    i += part[i..]
+                        .iter()
+                        .position(|&c| c == '}')
+                        .map_or(part.len() - i, |p| p + 1);
+                }
+                ('\\', Some(&e), _) => {
+                    kept.extend([c, e]);
+                    i += 2;
+                }
+                ('\\', None, _) => i += 1,
+                _ => {
+                    kept.push(c);
+                    i += 1;
+                }
+            }
+        }
+        decode_str(&kept, false)
+            .map(drop)
+            .map_err(|m| format!("{m} (line {start_line})"))
     }
 
     /// After the `{` of a replacement field; leaves `pos` after its `}`.

@@ -1,0 +1,109 @@
+"""CPython's side of tests/python_differential.rs.
+
+Reads batches from stdin: a line with the number of inputs n, then n JSON
+lines, each a JSON string (the input text). Answers each batch with n JSON
+lines, one per input: {"json": R, "literal": R} where R is what
+`json.loads(text)` / `ast.literal_eval(text)` did:
+
+- {"repr": repr(value)}, plus "canon" when the comparable form differs from
+  the repr (see `canon`) and "why" naming the reasons;
+- {"repr_error": class} when the value was built but `repr` raised (an int of
+  more than 4300 digits);
+- {"error": class} with the exception's class name.
+
+The whole batch is read before anything is written, so the test can write a
+batch without reading concurrently.
+"""
+import ast
+import json
+import re
+import sys
+import warnings
+
+assert sys.version_info[:2] == (3, 12), f"the reference is CPython 3.12, this is {sys.version}"
+
+# Invalid escapes in literals warn (SyntaxWarning); the value is what counts.
+warnings.simplefilter("ignore")
+
+# A `\udXXX` surrogate escape in a repr (preceded by an even number of backslashes).
+SURROGATE = re.compile(r"(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}")
+
+
+def hash_randomised(v):
+    """Whether `hash(v)` depends on PYTHONHASHSEED (str or bytes anywhere in it)."""
+    if isinstance(v, (str, bytes)):
+        return True
+    if isinstance(v, tuple):
+        return any(hash_randomised(e) for e in v)
+    return False
+
+
+def canon(v, why):
+    """`repr(v)` but with each lone surrogate as U+FFFD and the elements of a
+    set holding str/bytes sorted: the two documented deviations of the port
+    (a Rust string cannot hold a surrogate; CPython's str hashes are seeded
+    per process, so the port keeps such sets in insertion order)."""
+    t = type(v)
+    if t is list:
+        return "[" + ", ".join(canon(e, why) for e in v) + "]"
+    if t is tuple:
+        if len(v) == 1:
+            return "(" + canon(v[0], why) + ",)"
+        return "(" + ", ".join(canon(e, why) for e in v) + ")"
+    if t is dict:
+        return "{" + ", ".join(canon(k, why) + ": " + canon(x, why) for k, x in v.items()) + "}"
+    if t is set:
+        if not v:
+            return "set()"
+        items = [canon(e, why) for e in v]
+        if any(hash_randomised(e) for e in v):
+            items.sort()
+            why.add("str set order")
+        return "{" + ", ".join(items) + "}"
+    r = repr(v)
+    fixed = SURROGATE.sub(lambda m: m.group(1) + "\ufffd", r)
+    if fixed != r:
+        why.add("lone surrogate")
+    return fixed
+
+
+def evaluate(fn, text):
+    try:
+        value = fn(text)
+    except json.JSONDecodeError:
+        return {"error": "JSONDecodeError"}
+    except Exception as e:  # SyntaxError, ValueError, TypeError, RecursionError, MemoryError, ...
+        return {"error": type(e).__name__}
+    try:
+        r = repr(value)
+    except Exception as e:  # ValueError: an int past the 4300-digit limit
+        return {"repr_error": type(e).__name__}
+    out = {"repr": r}
+    why = set()
+    try:
+        c = canon(value, why)
+    except RecursionError:
+        return out
+    if c != r:
+        out["canon"] = c
+        out["why"] = sorted(why)
+    return out
+
+
+def main():
+    stdin = sys.stdin
+    stdout = sys.stdout
+    while True:
+        header = stdin.readline()
+        if not header:
+            return
+        texts = [json.loads(stdin.readline()) for _ in range(int(header))]
+        lines = []
+        for text in texts:
+            res = {"json": evaluate(json.loads, text), "literal": evaluate(ast.literal_eval, text)}
+            lines.append(json.dumps(res))
+        stdout.write("\n".join(lines) + "\n")
+        stdout.flush()
+
+
+main()
