@@ -440,9 +440,9 @@ fn compare(text: &str, ours: &Ours, theirs: &Theirs) -> Verdict {
         ) if c == "OverflowError" && message.contains("int too large to convert to float") => {
             documented("['int ± complex overflow']")
         }
-        // Known, not (correctly) documented: pyparse.rs caps operator nesting
-        // (`- - … 1`, `not not … x`) at 100 levels; CPython builds up to 2994
-        // (a ValueError for literal_eval) and raises RecursionError past that.
+        // literal.rs: operator nesting (`- - … 1`, `not not … x`) is capped
+        // at 100 levels; CPython builds up to 2994 (a ValueError for
+        // literal_eval) and raises RecursionError past that.
         (
             Ours::Error {
                 class: "SyntaxError",
@@ -452,7 +452,7 @@ fn compare(text: &str, ours: &Ours, theirs: &Theirs) -> Verdict {
         ) if message.contains("too many nested operators")
             && (c == "ValueError" || c == "RecursionError") =>
         {
-            documented("KNOWN: operator nesting cap 100 (CPython 2994)")
+            documented("['operator nesting cap 100']")
         }
         // Known: on deeply nested *invalid* text (about 100 brackets) CPython's
         // PEG parser overflows its stack in the error pass (MemoryError:
