@@ -86,13 +86,13 @@ async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     s
 }
 
-async fn metric(running: &Running, name: &str, label: &str) -> f64 {
+/// The series `name{label="value"}` on `/metrics` (read strictly).
+async fn metric(running: &Running, name: &str, label: (&str, &str)) -> f64 {
     let text = service::metrics_text(running).await;
-    text.lines()
-        .find(|l| l.starts_with(name) && l.contains(label))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{name}{{{label}}} not in /metrics"))
+    common::metrics::parse(&text)
+        .unwrap_or_else(|e| panic!("/metrics: {e}"))
+        .value(name, &[label])
+        .unwrap_or_else(|| panic!("{name}{{{}=\"{}\"}} not in /metrics", label.0, label.1))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,7 +112,12 @@ async fn otlp_http_body_shorter_than_its_content_length_is_408_not_a_hang() {
         .unwrap();
     assert_eq!(&head, b"HTTP/1.1 408");
     assert_eq!(
-        metric(&running, "toolscore_requests_refused_total", "timeout").await,
+        metric(
+            &running,
+            "toolscore_requests_refused_total",
+            ("reason", "timeout")
+        )
+        .await,
         1.0
     );
     http_still_serves(addr).await;
@@ -172,9 +177,13 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
         ];
         let mut third = TcpStream::connect(addr).await.unwrap();
         assert_eq!(read_to_close(&mut third).await, "", "{listener}");
-        let label = format!("listener=\"{listener}\"");
         assert_eq!(
-            metric(&running, "toolscore_connections_refused_total", &label).await,
+            metric(
+                &running,
+                "toolscore_connections_refused_total",
+                ("listener", listener)
+            )
+            .await,
             1.0,
             "{listener}"
         );
@@ -500,7 +509,13 @@ async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
     .await;
     assert!(r.complete);
     assert!(
-        metric(&running, "toolscore_traces_total", "evicted_idle").await >= 1.0,
+        metric(
+            &running,
+            "toolscore_traces_total",
+            ("outcome", "evicted_idle")
+        )
+        .await
+            >= 1.0,
         "counted"
     );
     running.stop().await.unwrap();
@@ -1044,7 +1059,7 @@ async fn one_service_at_its_quota_cannot_take_the_buffer() {
         metric(
             &running,
             "toolscore_requests_refused_total",
-            "service_quota"
+            ("reason", "service_quota")
         )
         .await,
         1.0

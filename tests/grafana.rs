@@ -251,22 +251,12 @@ fn names_are_read_from_promql_as_prometheus_means_them() {
 /// Each sample name of the `/metrics` text with the label names its
 /// samples carry.
 fn scraped_series(text: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let label = Regex::new(r#"([A-Za-z_][A-Za-z0-9_]*)="(?:[^"\\]|\\.)*""#).unwrap();
+    let exposition = common::metrics::parse(text).unwrap_or_else(|e| panic!("/metrics: {e}"));
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let end = line.find(['{', ' ']).unwrap_or(line.len());
-        let labels = out.entry(line[..end].to_owned()).or_default();
-        if line[end..].starts_with('{') {
-            let close = line.rfind('}').unwrap();
-            labels.extend(
-                label
-                    .captures_iter(&line[end + 1..close])
-                    .map(|c| c[1].to_owned()),
-            );
-        }
+    for sample in exposition.samples {
+        out.entry(sample.name)
+            .or_default()
+            .extend(sample.labels.into_keys());
     }
     out
 }

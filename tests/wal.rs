@@ -277,8 +277,8 @@ async fn post(
         .unwrap()
 }
 
-fn metric(running: &toolscore::app::Running, name: &str) -> f64 {
-    series(&running.metrics.encode(), name)
+fn metric(running: &toolscore::app::Running, name: &str, labels: &[(&str, &str)]) -> f64 {
+    series(&running.metrics.encode(), name, labels)
 }
 
 /// At `wal.max_bytes` the receivers refuse, retryably (503 + Retry-After,
@@ -311,11 +311,12 @@ async fn a_full_log_refuses_retryably() {
     assert_eq!(
         metric(
             &running,
-            "toolscore_requests_refused_total{reason=\"wal_full\"}"
+            "toolscore_requests_refused_total",
+            &[("reason", "wal_full")]
         ),
         1.0
     );
-    assert!(metric(&running, "toolscore_wal_bytes") <= f64::from(64 << 10));
+    assert!(metric(&running, "toolscore_wal_bytes", &[]) <= f64::from(64 << 10));
     running.stop().await.unwrap();
 }
 
@@ -378,11 +379,12 @@ async fn a_full_disk_refuses_and_recovers_when_space_returns() {
     };
     assert_eq!(refused.status(), 503, "{}", refused.text().await.unwrap());
     let metrics = body(&http, format!("http://{}/metrics", s.api)).await.1;
-    assert!(series(&metrics, "toolscore_wal_write_errors_total") >= 1.0);
+    assert!(series(&metrics, "toolscore_wal_write_errors_total", &[]) >= 1.0);
     assert!(
         series(
             &metrics,
-            "toolscore_requests_refused_total{reason=\"wal_error\"}"
+            "toolscore_requests_refused_total",
+            &[("reason", "wal_error")]
         ) >= 1.0
     );
     let (health, _) = body(&http, format!("http://{}/healthz", s.api)).await;
@@ -403,20 +405,23 @@ async fn a_full_disk_refuses_and_recovers_when_space_returns() {
     let metrics = body(&http, format!("http://{}/metrics", again.api)).await.1;
     let replayed = series(
         &metrics,
-        "toolscore_wal_replayed_traces_total{outcome=\"reassembled\"}",
+        "toolscore_wal_replayed_traces_total",
+        &[("outcome", "reassembled")],
     );
     assert!(
         replayed >= f64::from(acked),
         "{replayed} traces replayed, {acked} acknowledged"
     );
     assert_eq!(
-        series(&metrics, "toolscore_wal_quarantined_bytes_total"),
+        series(&metrics, "toolscore_wal_quarantined_bytes_total", &[]),
         0.0
     );
 }
 
-fn series(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+/// The series `name` with exactly `labels` in a `/metrics` text (read strictly).
+fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    common::metrics::parse(text)
+        .unwrap_or_else(|e| panic!("/metrics: {e}"))
+        .value(name, labels)
+        .unwrap_or_else(|| panic!("no {name}{labels:?} in\n{text}"))
 }
