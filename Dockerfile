@@ -66,6 +66,7 @@ LABEL org.opencontainers.image.title="toolscore" \
       org.opencontainers.image.base.name="gcr.io/distroless/cc-debian12:nonroot"
 
 COPY --from=build /toolscore /usr/local/bin/toolscore
+COPY LICENSE /usr/share/doc/toolscore/LICENSE
 COPY config/container.yaml /etc/toolscore/config.yaml
 # The results database (store.sqlite.path), owned by the user toolscore runs
 # as; mount a volume here to keep results across containers.

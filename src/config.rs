@@ -634,12 +634,18 @@ impl Config {
             path: "(root)".into(),
             message: format!("collections nested more than {MAX_FLOW_DEPTH} deep at line {line}"),
         })?;
-        let de = serde_yaml_ng::Deserializer::from_str(text);
+        let mut path = String::new();
         let config: Config =
-            serde_path_to_error::deserialize(de).map_err(|e| ConfigError::Invalid {
+            serde_saphyr::with_deserializer_from_str_with_options(text, yaml_options(), |de| {
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    path = e.path().to_string();
+                    e.into_inner()
+                })
+            })
+            .map_err(|e| ConfigError::Invalid {
                 file: file.to_owned(),
-                path: path_or_root(e.path().to_string()),
-                message: e.inner().to_string(),
+                path: path_or_root(&path),
+                message: e.render_with_formatter(&YamlMessages(text)),
             })?;
         config
             .validate()
@@ -1013,11 +1019,73 @@ impl Config {
     }
 }
 
-fn path_or_root(p: String) -> String {
-    if p.is_empty() || p == "." {
+/// Collections nested deeper are refused while parsing: deserializing
+/// recurses once per level, and 64 levels fit a 2 MiB thread's stack even
+/// unoptimised.
+const MAX_YAML_DEPTH: usize = 64;
+
+/// How config YAML is read, here and by the tests: YAML 1.2 scalars (`on`,
+/// `yes`, `010`, `1_000`, `~` and `<<` stay text wherever text is taken, so
+/// criteria mean what they say), no duplicate keys, and the parser's budgets
+/// (aliases, events, nesting) so that a hostile file fails fast.
+pub fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! { max_depth: MAX_YAML_DEPTH },
+        // A tenth of the default: a config that repeats more through
+        // aliases is an alias bomb, not a configuration.
+        alias_limits: serde_saphyr::alias_limits! { max_total_replayed_events: 100_000 },
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        null_as_string: true,
+        merge_keys: serde_saphyr::MergeKeyPolicy::AsOrdinary,
+        with_snippet: false,
+    }
+}
+
+/// serde-saphyr's messages for users, quoting the offending scalar where
+/// the parser names only the type it expected.
+struct YamlMessages<'a>(&'a str);
+
+impl serde_saphyr::MessageFormatter for YamlMessages<'_> {
+    fn format_message<'e>(&self, err: &'e serde_saphyr::Error) -> std::borrow::Cow<'e, str> {
+        let (expected, location) = match err {
+            serde_saphyr::Error::InvalidScalar { ty, location } => (*ty, location),
+            serde_saphyr::Error::InvalidBooleanStrict { location } => ("true or false", location),
+            serde_saphyr::Error::Budget {
+                breach: serde_saphyr::budget::BudgetBreach::Depth { .. },
+                ..
+            } => return format!("collections nested more than {MAX_YAML_DEPTH} deep").into(),
+            _ => return serde_saphyr::UserMessageFormatter.format_message(err),
+        };
+        let span = location.span();
+        let scalar = span
+            .byte_offset()
+            .zip(span.byte_len())
+            .and_then(|(at, len)| {
+                let at = usize::try_from(at).ok()?;
+                self.0.get(at..at.checked_add(usize::try_from(len).ok()?)?)
+            });
+        match scalar {
+            Some(s) if !s.is_empty() && s.len() <= 80 => {
+                format!("invalid value `{s}`, expected {expected}").into()
+            }
+            _ => format!("invalid value, expected {expected}").into(),
+        }
+    }
+}
+
+/// The key path of a parse error, without the `?` that stands for a key the
+/// parser had not read yet (a syntax error, a duplicate key).
+fn path_or_root(p: &str) -> String {
+    let mut p = p;
+    while let Some(parent) = p.strip_suffix(".?") {
+        p = parent;
+    }
+    if p.is_empty() || p == "." || p == "?" {
         "(top level)".into()
     } else {
-        p
+        p.to_owned()
     }
 }
 
@@ -1118,6 +1186,81 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("receivers.grpc.endpoint"), "{e}");
+    }
+
+    #[test]
+    fn yaml_errors_give_the_key_path_line_and_column() {
+        let err = |yaml: &str| Config::parse(yaml, "t.yaml").unwrap_err().to_string();
+        let e = err("receivers:\n  grpc:\n    enabled: on\n");
+        assert!(
+            e.starts_with("t.yaml: at `receivers.grpc.enabled`: "),
+            "{e}"
+        );
+        assert!(
+            e.contains("invalid value `on`, expected true or false at line 3, column 14"),
+            "{e}"
+        );
+        let e = err("assembler:\n  shards: lots\n");
+        assert!(e.starts_with("t.yaml: at `assembler.shards`: "), "{e}");
+        assert!(e.contains("line 2, column 11"), "{e}");
+        let e = err("assembler:\n  shards: 2\n  shards: 3\n");
+        assert!(e.starts_with("t.yaml: at `assembler`: "), "{e}");
+        assert!(e.contains("duplicate") && e.contains("line 3"), "{e}");
+        let e = err("assembler:\n  shards: 2\n queue_capacity: 5\n");
+        assert!(e.starts_with("t.yaml: at `(top level)`: "), "{e}");
+        assert!(e.contains("line 3, column 2"), "{e}");
+        let e = err("assembler: {shards: 2}\n---\nassembler: {shards: 3}\n");
+        assert!(e.contains("multiple") && e.contains("line 3"), "{e}");
+    }
+
+    #[test]
+    fn yaml_scalars_keep_their_yaml_1_2_meaning() {
+        let yaml =
+            "{a: on, b: yes, c: off, d: 010, e: 1_000, f: ~, g: 0x10, h: 1.5, i: true, j: '<<'}";
+        let v: serde_json::Value =
+            serde_saphyr::from_str_with_options(yaml, yaml_options()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"a": "on", "b": "yes", "c": "off", "d": "010", "e": "1_000",
+                "f": null, "g": 16, "h": 1.5, "i": true, "j": "<<"})
+        );
+        let s: String = serde_saphyr::from_str_with_options("~", yaml_options()).unwrap();
+        assert_eq!(s, "~");
+        let c = Config::embedded().unwrap();
+        let text = serde_saphyr::to_string(&c).unwrap();
+        assert_eq!(Config::parse(&text, "t.yaml").unwrap(), c, "{text}");
+    }
+
+    #[test]
+    fn hostile_yaml_fails_fast() {
+        let mut bomb = String::from(
+            "evaluators:\n  inline:\n    - id: x\n      type: tool-call-count\n      config:\n        a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n",
+        );
+        for i in 1..10 {
+            let p = i - 1;
+            bomb += &format!(
+                "        a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            );
+        }
+        let e = Config::parse(&bomb, "t.yaml").unwrap_err().to_string();
+        assert!(e.contains("too large or too complex"), "{e}");
+        let nested = |depth: usize| {
+            let mut y = String::from("rules:\n  - name: r\n    evaluators: [x]\n    criteria:\n");
+            for level in 0..depth {
+                y += &format!("{}k{level}:\n", "  ".repeat(level + 3));
+            }
+            y
+        };
+        // The document, `rules`, the rule and `criteria` are four levels;
+        // the deepest accepted parses (then fails validation).
+        let e = Config::parse(&nested(MAX_YAML_DEPTH - 3), "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`rules[0].criteria.k0`"), "{e}");
+        let e = Config::parse(&nested(MAX_YAML_DEPTH - 2), "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nested more than 64 deep at line 66"), "{e}");
     }
 
     #[test]

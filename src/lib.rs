@@ -16,6 +16,7 @@ pub mod criteria;
 pub mod evaluator;
 pub mod exporter;
 pub mod extract;
+pub mod http_client;
 pub(crate) mod json_text;
 pub mod judge;
 pub mod net;

@@ -1,7 +1,7 @@
 //! Every path that turns decimal text into a double rounds correctly
 //! (issue 15): JSON criteria and eval-set files (serde_json), span arguments
 //! (the Python `json.loads` port), Python literals (`literal_eval`), the YAML
-//! config (serde_yaml_ng), OTLP/JSON `doubleValue` (serde_json into the
+//! config (serde-saphyr), OTLP/JSON `doubleValue` (serde_json into the
 //! OTLP types) — each against Rust's `str::parse::<f64>`, which is correctly
 //! rounded, on random doubles' shortest and 17-digit forms.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -32,7 +32,11 @@ fn parsed(text: &str) -> Vec<(&'static str, f64)> {
         ),
         ("json.loads", float(json::loads(text).unwrap())),
         ("literal_eval", float(literal::literal_eval(text).unwrap())),
-        ("YAML", serde_yaml_ng::from_str::<f64>(text).unwrap()),
+        (
+            "YAML",
+            serde_saphyr::from_str_with_options::<f64>(text, toolscore::config::yaml_options())
+                .unwrap(),
+        ),
         ("OTLP/JSON doubleValue", otlp),
     ]
 }

@@ -170,7 +170,7 @@ async fn the_eval_command_runs_the_judges() {
     let config_file = dir.path().join("toolscore.yaml");
     std::fs::write(
         &config_file,
-        serde_yaml_ng::to_string(&serde_json::json!({"llm": config})).unwrap(),
+        serde_saphyr::to_string(&serde_json::json!({"llm": config})).unwrap(),
     )
     .unwrap();
     let mut failures = Vec::new();

@@ -15,7 +15,8 @@ use toolscore::judge::http::Provider;
 use toolscore::judge::metrics::LlmMetrics;
 
 fn provider_config(yaml: &str) -> LlmConfig {
-    let config: LlmConfig = serde_yaml_ng::from_str(yaml).unwrap();
+    let config: LlmConfig =
+        serde_saphyr::from_str_with_options(yaml, toolscore::config::yaml_options()).unwrap();
     config.validate().unwrap();
     config
 }
@@ -131,7 +132,8 @@ async fn a_refused_connection_is_a_failed_attempt() {
 #[test]
 fn configuration_errors_name_the_key() {
     let bad = |yaml: &str| -> (String, String) {
-        let config: LlmConfig = serde_yaml_ng::from_str(yaml).unwrap();
+        let config: LlmConfig =
+            serde_saphyr::from_str_with_options(yaml, toolscore::config::yaml_options()).unwrap();
         config.validate().unwrap_err()
     };
     assert_eq!(

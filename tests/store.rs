@@ -207,7 +207,7 @@ fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
     config.store.backend = StoreBackend::Sqlite;
     config.store.sqlite.path = path;
     let file = dir.path().join("config.yaml");
-    std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    std::fs::write(&file, serde_saphyr::to_string(&config).unwrap()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(["serve", "--config"])
         .arg(&file)

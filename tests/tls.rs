@@ -550,7 +550,7 @@ async fn a_certificate_rotated_on_disk_is_served_to_new_connections_while_old_on
 
 /// `toolscore validate-config` on `config`: exit code and stderr.
 fn validate_config(files: &Files, config: &Config) -> (Option<i32>, String) {
-    let yaml = files.write("config.yaml", &serde_yaml_ng::to_string(config).unwrap());
+    let yaml = files.write("config.yaml", &serde_saphyr::to_string(config).unwrap());
     let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(["validate-config", yaml.to_str().unwrap()])
         .output()

@@ -34,8 +34,27 @@ use prost::Message;
 use tokio::sync::Mutex;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::{Channel, Endpoint};
+use toolscore::http_client::HttpClient;
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/// A probe waits up to 10 s on the server (`wait_ms`); past this, it failed.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most of a probe's answer read: one trace's scores.
+const PROBE_MAX_BYTES: usize = 16 << 20;
+
+/// The `--probe-api` client: an `https://` API's certificate must chain to
+/// the system's roots.
+fn probe_client(api: &str) -> Result<HttpClient> {
+    let tls = if api.starts_with("https://") {
+        let tls = toolscore::tls::ClientTlsConfig::default();
+        Some(toolscore::tls::client_config(&tls, &[b"http/1.1"])?)
+    } else {
+        None
+    };
+    Ok(HttpClient::new(tls, PROBE_TIMEOUT, PROBE_MAX_BYTES)?)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Mode {
@@ -425,7 +444,7 @@ struct Shared {
     warm_at: Instant,
     deadline: Instant,
     keep_ids: bool,
-    probe: Option<(reqwest::Client, String, u64)>,
+    probe: Option<(HttpClient, String, u64)>,
     probes: Mutex<tokio::task::JoinSet<()>>,
 }
 
@@ -493,13 +512,10 @@ async fn send_one(shared: &Arc<Shared>, grpc: &mut tonic::client::Grpc<Channel>)
                 );
                 let (client, acked, sh) = (client.clone(), Instant::now(), Arc::clone(shared));
                 shared.probes.lock().await.spawn(async move {
-                    let ok = match client.get(&url).send().await {
-                        Ok(r) => r.bytes().await.is_ok_and(|b| {
-                            serde_json::from_slice::<serde_json::Value>(&b)
-                                .is_ok_and(|j| j["status"] == "evaluated")
-                        }),
-                        Err(_) => false,
-                    };
+                    let ok = client.get(&url).await.is_ok_and(|r| {
+                        serde_json::from_slice::<serde_json::Value>(r.body())
+                            .is_ok_and(|j| j["status"] == "evaluated")
+                    });
                     let took = acked.elapsed();
                     let mut st = sh.stats.lock().await;
                     if ok {
@@ -568,9 +584,7 @@ async fn run(args: Args) -> Result<()> {
         keep_ids: args.trace_ids_out.is_some(),
         probe: match &args.probe_api {
             Some(api) => Some((
-                reqwest::Client::builder()
-                    .build()
-                    .context("HTTP client for --probe-api")?,
+                probe_client(api).context("HTTP client for --probe-api")?,
                 api.trim_end_matches('/').to_owned(),
                 args.probe_every,
             )),

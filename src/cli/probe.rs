@@ -11,6 +11,10 @@ use super::Exit;
 /// How long the whole request may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The most of the answer read: only its status matters, so the cap only
+/// bounds memory, and is wide enough for any page of the service.
+const MAX_BODY_BYTES: usize = 16 << 20;
+
 /// GETs `url`; prints the status (or why there is none) to stderr.
 /// `Ok` for 2xx, `Failed` for any other answer or none, `Usage` for a URL
 /// that is neither `http://…` nor `https://…`, or a CA file that cannot be
@@ -32,18 +36,23 @@ pub fn run(url: &str, ca_file: Option<&Path>, timeout: Duration) -> Exit {
             return Exit::Usage;
         }
     };
-    let client = match reqwest::blocking::Client::builder()
-        .timeout(timeout)
-        .tls_backend_preconfigured((*tls).clone())
+    // A runtime of its own: the probe is the whole process.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
     {
-        Ok(c) => c,
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot build an HTTP client: {e}");
+            eprintln!("error: cannot start the async runtime: {e}");
             return Exit::Failed;
         }
     };
-    match client.get(url).send() {
+    let answer = runtime.block_on(async {
+        crate::http_client::HttpClient::new(Some(tls), timeout, MAX_BODY_BYTES)?
+            .get(url)
+            .await
+    });
+    match answer {
         Ok(response) if response.status().is_success() => {
             eprintln!("{url}: {}", response.status());
             Exit::Ok

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use tokio::sync::Semaphore;
 
 use super::budget::{Budget, Spent};
@@ -12,6 +13,7 @@ use super::cache::ReplyCache;
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
 use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
+use crate::http_client::{HttpClient, HttpError};
 
 /// The largest answer read from a model; a chat completion is kilobytes.
 pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -57,20 +59,19 @@ impl Provider {
         } else {
             String::new()
         };
-        // reqwest panics when building a client with no process-wide
-        // provider, even for plaintext: the binaries install one in `main`,
-        // this covers the library's other users.
-        crate::tls::install_default_provider();
-        let mut builder = reqwest::Client::builder()
-            .timeout(Duration::from_millis(config.timeout_ms))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .redirect(reqwest::redirect::Policy::none());
-        if config.base_url.starts_with("https://") {
+        let tls = if config.base_url.starts_with("https://") {
             let tls = crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])
                 .map_err(|(key, message)| ProviderError { key, message })?;
-            builder = builder.tls_backend_preconfigured((*tls).clone());
-        }
-        let client = builder.build().map_err(|e| ProviderError {
+            Some(tls)
+        } else {
+            None
+        };
+        let client = HttpClient::new(
+            tls,
+            Duration::from_millis(config.timeout_ms),
+            MAX_RESPONSE_BYTES,
+        )
+        .map_err(|e| ProviderError {
             key: format!("llm.providers.{name}"),
             message: e.to_string(),
         })?;
@@ -101,10 +102,11 @@ impl Provider {
     }
 }
 
-/// reqwest's pooled client behind a semaphore of `max_concurrency` slots.
+/// The pooled client of `crate::http_client` behind a semaphore of
+/// `max_concurrency` slots.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
-    client: reqwest::Client,
+    client: HttpClient,
     slots: Arc<Semaphore>,
     budget: Arc<Budget>,
     cache: Arc<ReplyCache>,
@@ -115,23 +117,33 @@ pub struct HttpTransport {
 impl HttpTransport {
     async fn attempt(&self, request: Request) -> Reply {
         let method = match request.method {
-            Method::Get => reqwest::Method::GET,
-            Method::Post => reqwest::Method::POST,
+            Method::Get => http::Method::GET,
+            Method::Post => http::Method::POST,
         };
-        let mut builder = self.client.request(method, &request.url);
+        let mut builder = http::Request::builder().method(method).uri(&request.url);
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }
-        if let Some(body) = &request.body {
-            builder = builder
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(body.to_string());
-        }
-        let mut response = match builder.send().await {
-            Ok(r) => r,
-            Err(e) => return failed(&e),
+        let body = match &request.body {
+            Some(body) => {
+                builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+                Bytes::from(body.to_string())
+            }
+            None => Bytes::new(),
         };
-        let status = response.status().as_u16();
+        let response = match builder.body(body) {
+            Ok(request) => self.client.send(request).await,
+            Err(e) => Err(HttpError::from(e)),
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                return Reply::Failed {
+                    message: e.to_string(),
+                    timed_out: e.is_timeout(),
+                };
+            }
+        };
         let headers = response
             .headers()
             .iter()
@@ -142,44 +154,11 @@ impl HttpTransport {
                 )
             })
             .collect();
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                        return Reply::Failed {
-                            message: format!(
-                                "the response is larger than {MAX_RESPONSE_BYTES} bytes"
-                            ),
-                            timed_out: false,
-                        };
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => return failed(&e),
-            }
-        }
         Reply::Response {
-            status,
+            status: response.status().as_u16(),
             headers,
-            body,
+            body: response.into_body().into(),
         }
-    }
-}
-
-fn failed(e: &reqwest::Error) -> Reply {
-    // The chain's innermost cause says what happened (connection refused,
-    // a certificate refused); reqwest's own text only says "error sending".
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        message = s.to_string();
-        source = s.source();
-    }
-    Reply::Failed {
-        message,
-        timed_out: e.is_timeout(),
     }
 }
 

@@ -106,7 +106,8 @@ fn write_items(items: &[Value], out: &mut String) {
 /// Code points that are printable in the general-category tables we use
 /// (Unicode 16.0) but not in CPython 3.12's database (Unicode 15.0), where
 /// they are unassigned (`Cn`). Computed by comparing the two databases
-/// (every difference between them is of this kind).
+/// (every difference between them is of this kind). Right for Unicode 16.0
+/// only, so Cargo.toml pins `unicode-general-category` and a test checks it.
 const ASSIGNED_AFTER_15_0: &[(u32, u32)] = &[
     (0x897, 0x897),
     (0x1B4E, 0x1B4F),
@@ -551,6 +552,17 @@ mod tests {
     use super::*;
     use crate::pyvalue::{Dict, Int};
     use proptest::prelude::*;
+
+    #[test]
+    fn the_category_tables_are_the_unicode_version_the_correction_table_assumes() {
+        assert_eq!(
+            unicode_general_category::UNICODE_VERSION,
+            (16, 0, 0),
+            "unicode-general-category's Unicode version changed: recompute \
+             ASSIGNED_AFTER_15_0 against CPython 3.12's Unicode 15.0, then update this test \
+             and the exact version pin in Cargo.toml"
+        );
+    }
 
     fn fr(f: f64) -> String {
         let mut s = String::new();

@@ -567,7 +567,7 @@ fn otlp_filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
     for quiet in [
         "hyper=off",
         "hyper_util=off",
-        "reqwest=off",
+        "hyper_rustls=off",
         "h2=off",
         "opentelemetry=off",
         "opentelemetry_sdk=off",

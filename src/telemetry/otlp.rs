@@ -1,15 +1,20 @@
 //! Optional self-telemetry: the service's own traces (its `tracing` spans)
 //! and logs (its `tracing` events), exported over OTLP/HTTP. Off by default.
 //!
-//! OTLP/HTTP with a blocking client is used because the SDK's batch
-//! processors export from their own threads, outside any async runtime.
+//! OTLP/HTTP through `crate::http_client`, run on a one-thread runtime of
+//! its own: the SDK's batch processors export from their own threads,
+//! outside any async runtime (see [`ExportClient`]).
 //! Config validation refuses an endpoint that is one of toolscore's own
 //! receivers, so its telemetry never feeds back into its own pipeline.
 //! An `https://` endpoint is reached over TLS configured by
 //! `telemetry.otlp.tls`, built when the exporters start.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
+use crate::http_client::HttpClient;
 use crate::tls::ClientTlsConfig;
 use crate::tls::keyed;
 
@@ -86,12 +91,15 @@ impl SelfTelemetry {
         let keyed = |(path, message): (String, String)| format!("{path}: {message}");
         cfg.validate().map_err(keyed)?;
         // Built for http:// too (then with the defaults, the system's
-        // roots): reqwest has no TLS of its own to fall back on.
+        // roots): the client's connector takes one for either scheme.
         let tls = keyed::build("telemetry.otlp.tls", &cfg.tls, &[b"http/1.1"]).map_err(keyed)?;
-        let client = || {
-            blocking_client(&tls)
-                .map_err(|e| format!("telemetry.otlp: cannot build the HTTP client: {e}"))
-        };
+        if !cfg.traces && !cfg.logs {
+            return Ok(SelfTelemetry::default());
+        }
+        let client: Arc<dyn opentelemetry_http::HttpClient> = Arc::new(
+            ExportClient::new(tls)
+                .map_err(|e| format!("telemetry.otlp: cannot build the HTTP client: {e}"))?,
+        );
         let base = cfg.endpoint.trim_end_matches('/');
         let resource = opentelemetry_sdk::Resource::builder_empty()
             .with_attribute(opentelemetry::KeyValue::new(
@@ -103,9 +111,9 @@ impl SelfTelemetry {
         if cfg.traces {
             let exporter = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
-                .with_http_client(client()?)
+                .with_shared_http_client(client.clone())
                 .with_endpoint(format!("{base}/v1/traces"))
-                .with_timeout(std::time::Duration::from_secs(10))
+                .with_timeout(EXPORT_TIMEOUT)
                 .build()
                 .map_err(|e| format!("telemetry.otlp: cannot build the trace exporter: {e}"))?;
             out.tracer = Some(
@@ -118,9 +126,9 @@ impl SelfTelemetry {
         if cfg.logs {
             let exporter = opentelemetry_otlp::LogExporter::builder()
                 .with_http()
-                .with_http_client(client()?)
+                .with_shared_http_client(client)
                 .with_endpoint(format!("{base}/v1/logs"))
-                .with_timeout(std::time::Duration::from_secs(10))
+                .with_timeout(EXPORT_TIMEOUT)
                 .build()
                 .map_err(|e| format!("telemetry.otlp: cannot build the log exporter: {e}"))?;
             out.logger = Some(
@@ -144,17 +152,71 @@ impl SelfTelemetry {
     }
 }
 
-/// A blocking client, explicitly: the batch processors export from plain
-/// threads, where an async client would need a runtime that is not there.
-/// Its TLS is always `tls`: reqwest is built without a crypto provider of
-/// its own, and without one it would panic when building a client.
-fn blocking_client(
-    tls: &rustls::ClientConfig,
-) -> Result<reqwest::blocking::Client, reqwest::Error> {
-    reqwest::blocking::Client::builder()
-        .timeout(std::time::Duration::from_secs(10))
-        .tls_backend_preconfigured(tls.clone())
-        .build()
+/// How long one export request may take, connect to last byte.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest answer read from the collector: an OTLP answer holds at most
+/// a partial-success message.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// The exporters' HTTP client. The batch processors call it from their own
+/// threads through `futures_executor::block_on`, with no tokio reactor, and
+/// the exporters are built before the service's runtime starts and flushed
+/// after it stops (`main.rs`); so each request runs on a one-thread runtime
+/// owned here, which lives as long as the exporters, and the caller only
+/// awaits its result.
+#[derive(Debug)]
+struct ExportClient {
+    client: HttpClient,
+    handle: tokio::runtime::Handle,
+    _runtime: OwnRuntime,
+}
+
+impl ExportClient {
+    fn new(tls: Arc<rustls::ClientConfig>) -> Result<ExportClient, String> {
+        let client = HttpClient::new(Some(tls), EXPORT_TIMEOUT, MAX_ANSWER_BYTES)
+            .map_err(|e| e.to_string())?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("toolscore-otlp-http")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start its thread: {e}"))?;
+        Ok(ExportClient {
+            client,
+            handle: runtime.handle().clone(),
+            _runtime: OwnRuntime(Some(runtime)),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for ExportClient {
+    async fn send_bytes(
+        &self,
+        request: http::Request<bytes::Bytes>,
+    ) -> Result<http::Response<bytes::Bytes>, opentelemetry_http::HttpError> {
+        let client = self.client.clone();
+        let answer = self
+            .handle
+            .spawn(async move { client.send(request).await })
+            .await??;
+        Ok(answer)
+    }
+}
+
+/// The runtime, stopped without waiting when the exporters are dropped:
+/// dropping it the ordinary way blocks, which panics in an async context,
+/// and by then `SelfTelemetry::shutdown` has flushed what there was.
+#[derive(Debug)]
+struct OwnRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// Whether `endpoint` (an `http(s)://host[:port]` URL) names one of `own`

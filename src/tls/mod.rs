@@ -56,12 +56,11 @@ impl MinVersion {
     }
 }
 
-/// Makes ring the process's default rustls provider, for clients built
-/// without a configuration of ours (reqwest's default client: `toolscore
-/// probe`, the load generator's probe, the tests' clients), which would
-/// otherwise panic: reqwest is built without a provider of its own, so the
-/// binary carries one crypto library. Call first thing in `main`; a second
-/// call does nothing.
+/// Makes ring the process's default rustls provider, for TLS clients built
+/// without a configuration of ours (the tests' reqwest clients), which would
+/// otherwise panic for want of one: every configuration built here names
+/// ring itself, so the binary carries one crypto library. Call first thing
+/// in `main`; a second call does nothing.
 pub fn install_default_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

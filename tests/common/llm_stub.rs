@@ -103,7 +103,8 @@ impl Stub {
             self.base_url(),
             dir.display()
         );
-        let config: toolscore::judge::config::LlmConfig = serde_yaml_ng::from_str(&yaml).unwrap();
+        let config: toolscore::judge::config::LlmConfig =
+            serde_saphyr::from_str_with_options(&yaml, toolscore::config::yaml_options()).unwrap();
         config.validate().unwrap();
         config
     }

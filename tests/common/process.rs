@@ -53,7 +53,7 @@ pub fn serve(config: &Config, dir: &Path) -> Serve {
     config.telemetry.log_format = toolscore::config::LogFormat::Json;
     let n = SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = dir.join(format!("config-{}-{n}.yaml", std::process::id()));
-    std::fs::write(&file, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    std::fs::write(&file, serde_saphyr::to_string(&config).unwrap()).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(["serve", "--config"])
         .arg(&file)

@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use toolscore::config::Config;
 
@@ -58,10 +57,8 @@ fn chart_dir() -> PathBuf {
 
 /// The YAML documents of a manifest, as JSON values.
 fn documents(manifest: &str) -> Vec<Json> {
-    serde_yaml_ng::Deserializer::from_str(manifest)
-        .map(|d| Json::deserialize(d).unwrap_or_else(|e| panic!("{e}\n{manifest}")))
-        .filter(|d| !d.is_null())
-        .collect()
+    serde_saphyr::from_multiple_with_options(manifest, toolscore::config::yaml_options())
+        .unwrap_or_else(|e| panic!("{e}\n{manifest}"))
 }
 
 /// Renders the chart with values.yaml plus `values`, with Helm 3 and Helm 4,
@@ -135,7 +132,11 @@ fn container(docs: &[Json]) -> &Json {
 
 fn config_of(docs: &[Json]) -> Json {
     let cm = find(docs, "ConfigMap", RELEASE).expect("the config ConfigMap");
-    serde_yaml_ng::from_str(cm["data"]["config.yaml"].as_str().unwrap()).unwrap()
+    serde_saphyr::from_str_with_options(
+        cm["data"]["config.yaml"].as_str().unwrap(),
+        toolscore::config::yaml_options(),
+    )
+    .unwrap()
 }
 
 /// Whether a label selector (matchLabels form) selects `labels`.
@@ -497,7 +498,7 @@ fn write_pod_files_with(docs: &[Json], dir: &Path, secrets: &Secrets) -> PathBuf
 fn write_manifest(docs: &[Json], file: &Path) {
     let text: String = docs
         .iter()
-        .map(|d| format!("---\n{}", serde_yaml_ng::to_string(d).unwrap()))
+        .map(|d| format!("---\n{}", serde_saphyr::to_string(d).unwrap()))
         .collect();
     std::fs::write(file, text).unwrap();
 }
@@ -625,7 +626,7 @@ fn the_kubernetes_and_crd_schemas_refuse_what_the_api_server_would() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bad.yaml");
     let w = workload(&docs);
-    std::fs::write(&file, serde_yaml_ng::to_string(w).unwrap()).unwrap();
+    std::fs::write(&file, serde_saphyr::to_string(w).unwrap()).unwrap();
     let out = tools().run(
         "kubernetes-validate",
         [

@@ -39,7 +39,8 @@ fn read(rel: &str) -> String {
 }
 
 fn yaml(rel: &str) -> Json {
-    serde_yaml_ng::from_str(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    serde_saphyr::from_str_with_options(&read(rel), toolscore::config::yaml_options())
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// `toolscore validate-config FILE`: Ok, or what it printed.
