@@ -330,6 +330,7 @@ fn bench_ready() -> (Config, Binder, Ready) {
         root_arrived: None,
         due: Instant::now(),
         pin: Default::default(),
+        ticket: Default::default(),
     };
     (config, binder, ready)
 }

@@ -173,6 +173,8 @@ pub fn start(
         // Never blocks: a full export queue drops (and counts) the record.
         store.set_on_stored(Box::new(move |record| handle.offer(record)));
     }
+    let admission_metrics =
+        crate::receiver::admission::AdmissionMetrics::register(&mut metrics.registry);
     let live = Arc::new(crate::judge::live::Live::new(
         &config.llm,
         judges.clone(),
@@ -212,6 +214,7 @@ pub fn start(
             security,
             judges,
             live,
+            admission_metrics,
         },
     ));
     Ok(Running {
@@ -248,6 +251,7 @@ struct Optional {
     judges: Arc<crate::judge::Judges>,
     /// The live LLM judgements of evaluated traces.
     live: Arc<crate::judge::live::Live>,
+    admission_metrics: crate::receiver::admission::AdmissionMetrics,
 }
 
 async fn run(
@@ -263,6 +267,7 @@ async fn run(
         security,
         judges,
         live,
+        admission_metrics,
     }: Optional,
 ) -> Result<(), AppError> {
     let a = &config.assembler;
@@ -291,11 +296,20 @@ async fn run(
         &metrics,
     );
     let drain = CancellationToken::new();
+    let backlog = assembler::Backlog::new(shards);
+    let admission = receiver::admission::Admission::new(
+        &config.receivers.admission,
+        Duration::from_millis(a.grace_after_root_ms),
+        backlog.clone(),
+        admission_metrics,
+    );
+    tokio::spawn(admission.clone().run(drain.clone()));
     let (handle, shard_tasks) = assembler::spawn(
         (0..shards).map(|_| Shard::new(limits.clone())).collect(),
         a.queue_capacity,
         Duration::from_millis(200),
         ready_tx,
+        backlog,
         store.clone(),
         metrics.clone(),
         drain.clone(),
@@ -331,6 +345,7 @@ async fn run(
         keep,
         retry_after: Duration::from_secs(a.retry_after_secs.max(1)),
         wal: wal.clone(),
+        admission,
     });
     let mut servers = Vec::new();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();

@@ -126,6 +126,8 @@ impl Default for Config {
 pub struct ReceiversConfig {
     pub grpc: GrpcReceiverConfig,
     pub http: HttpReceiverConfig,
+    /// Both receivers' wait for the evaluation backlog.
+    pub admission: crate::receiver::admission::AdmissionConfig,
 }
 
 /// OTLP/gRPC `TraceService/Export`.
@@ -676,7 +678,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. The README's
     /// configuration reference lists the same maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 43] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 46] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -692,6 +694,9 @@ impl Config {
             ("receivers.http.max_connections", n(r.http.max_connections), 100_000),
             ("receivers.http.read_header_timeout_ms", r.http.read_header_timeout_ms, HOUR_MS),
             ("receivers.http.read_timeout_ms", r.http.read_timeout_ms, HOUR_MS),
+            ("receivers.admission.max_wait_ms", r.admission.max_wait_ms, HOUR_MS),
+            ("receivers.admission.max_backlog_ms", r.admission.max_backlog_ms, HOUR_MS),
+            ("receivers.admission.min_backlog_spans", r.admission.min_backlog_spans, 1 << 40),
             ("assembler.shards", n(a.shards), 1024),
             ("assembler.grace_after_root_ms", a.grace_after_root_ms, HOUR_MS),
             ("assembler.idle_timeout_secs", a.idle_timeout_secs, 7 * DAY_SECS),
@@ -779,6 +784,12 @@ impl Config {
                 self.store.writer.retry_backoff_ms as usize,
             ),
             ("evaluation.queue_capacity", self.evaluation.queue_capacity),
+            // Zero would refuse everything until something was evaluated,
+            // which nothing then would be.
+            (
+                "receivers.admission.min_backlog_spans",
+                usize::try_from(self.receivers.admission.min_backlog_spans).unwrap_or(usize::MAX),
+            ),
             (
                 "api.request_timeout_ms",
                 self.api.request_timeout_ms as usize,

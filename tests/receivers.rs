@@ -392,6 +392,135 @@ async fn backpressure_reaches_the_client_and_retries_land_everything() {
     running.stop().await.unwrap();
 }
 
+/// Waits (with a deadline) until the service's metrics contain `line`.
+async fn wait_metric(running: &toolscore::app::Running, line: &str) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !running.metrics.encode().contains(line) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never in the metrics: {line}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// With the evaluation backlog at its limit (evaluation not draining it), a
+/// request waits `max_wait_ms` and is then refused with a retry delay
+/// (gRPC: UNAVAILABLE + RetryInfo; HTTP: 503 + Retry-After), counted by
+/// reason, nothing of it taken; once evaluation drains the backlog, the
+/// retry is taken at once, and every acknowledged trace is evaluated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry() {
+    let mut config = counting_config();
+    config.receivers.admission.min_backlog_spans = 3;
+    config.receivers.admission.max_wait_ms = 150;
+    // Trace 20 stays due-soon (in the backlog, undrained) for two seconds.
+    config.assembler.grace_after_root_ms = 2_000;
+    let running = service::start(config).await;
+    let mut c = client(&running).await;
+    c.export(request(vec![
+        pspan(20, 1, None, &[]),
+        pspan(20, 2, Some(1), &[("tool.name", "a")]),
+        pspan(20, 3, Some(1), &[("tool.name", "a")]),
+    ]))
+    .await
+    .unwrap();
+    let trace21 = || {
+        request(vec![
+            pspan(21, 1, None, &[]),
+            pspan(21, 2, Some(1), &[("tool.name", "a")]),
+        ])
+    };
+
+    let started = tokio::time::Instant::now();
+    let err = c.export(trace21()).await.unwrap_err();
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(150), "{waited:?}");
+    assert_eq!(err.code(), Code::Unavailable);
+    assert_eq!(
+        err.get_details_retry_info().and_then(|r| r.retry_delay),
+        Some(Duration::from_secs(1)),
+        "nothing evaluated yet: the delay for an unknown rate"
+    );
+    let resp = common::http()
+        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .header("content-type", "application/x-protobuf")
+        .body(trace21().encode_to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let metrics = running.metrics.encode();
+    assert!(
+        metrics.contains("toolscore_requests_refused_total{reason=\"evaluation_backlog\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolscore_admission_wait_seconds_count 3"),
+        "{metrics}"
+    );
+    // Refused whole: trace 21 was never taken.
+    assert!(running.store.get(&TraceId([21; 16])).is_none());
+    wait_metric(&running, "toolscore_evaluation_backlog_spans 3\n").await;
+
+    // Evaluation drains trace 20; the retry is then taken without waiting
+    // out the bound, and both acknowledged traces are evaluated whole.
+    let r20 = wait_for(&running, TraceId([20; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r20.span_count, 3);
+    c.export(trace21()).await.unwrap();
+    let r21 = wait_for(&running, TraceId([21; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r21.span_count, 2);
+    assert!(
+        running
+            .metrics
+            .encode()
+            .contains("toolscore_requests_refused_total{reason=\"evaluation_backlog\"} 2")
+    );
+    running.stop().await.unwrap();
+}
+
+/// A request held by the backlog is taken as soon as evaluation drains it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_request_is_taken_once_evaluation_drains_the_backlog() {
+    let mut config = counting_config();
+    config.receivers.admission.min_backlog_spans = 3;
+    config.receivers.admission.max_wait_ms = 10_000;
+    config.assembler.grace_after_root_ms = 300;
+    let running = service::start(config).await;
+    let mut c = client(&running).await;
+    c.export(request(vec![
+        pspan(22, 1, None, &[]),
+        pspan(22, 2, Some(1), &[("tool.name", "a")]),
+        pspan(22, 3, Some(1), &[("tool.name", "a")]),
+    ]))
+    .await
+    .unwrap();
+    let started = tokio::time::Instant::now();
+    c.export(request(vec![
+        pspan(23, 1, None, &[]),
+        pspan(23, 2, Some(1), &[("tool.name", "a")]),
+    ]))
+    .await
+    .unwrap();
+    // Trace 22 is due 300 ms after it was taken; nothing drains it sooner.
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+    wait_for(&running, TraceId([22; 16]), WAIT, evaluated(1)).await;
+    let r23 = wait_for(&running, TraceId([23; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r23.span_count, 2);
+    assert!(
+        !running
+            .metrics
+            .encode()
+            .contains("reason=\"evaluation_backlog\"")
+    );
+    running.stop().await.unwrap();
+}
+
 /// Cancelling (what SIGTERM does) with traces in flight evaluates every
 /// complete trace before exit, evaluates the rootless one as incomplete,
 /// and stops within the deadline.

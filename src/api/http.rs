@@ -713,6 +713,7 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
         root_arrived: None,
         due: std::time::Instant::now(),
         pin: Default::default(),
+        ticket: Default::default(),
     };
     let spans = ready.spans.clone();
     match json.get("evaluators") {

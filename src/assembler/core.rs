@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
 
+use super::backlog::Ticket;
 use super::compact::{Compact, Packed, Run};
 use crate::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
@@ -100,6 +101,9 @@ pub struct Ready {
     /// The write-ahead log segments holding the spans of this revision:
     /// kept until its result is stored (then dropped, which releases them).
     pub pin: Pin,
+    /// Its place in the evaluation backlog, given back when dropped (the
+    /// driver issues it as it hands the trace over).
+    pub ticket: Ticket,
 }
 
 #[derive(Debug)]
@@ -193,6 +197,10 @@ pub struct Shard {
     spans: usize,
     encoded: usize,
     open: usize,
+    /// Spans and traces open with their root: due within the grace period
+    /// (the evaluation backlog's share held here, see `backlog.rs`).
+    rooted_spans: usize,
+    rooted_traces: usize,
     pub counts: Counts,
 }
 
@@ -211,6 +219,8 @@ impl Shard {
             spans: 0,
             encoded: 0,
             open: 0,
+            rooted_spans: 0,
+            rooted_traces: 0,
             counts: Counts::default(),
         }
     }
@@ -233,6 +243,17 @@ impl Shard {
     /// Traces not yet evaluated.
     pub fn open_traces(&self) -> usize {
         self.open
+    }
+
+    /// Spans and traces open with their root, due within the grace period.
+    pub fn rooted(&self) -> (usize, usize) {
+        (self.rooted_spans, self.rooted_traces)
+    }
+
+    /// A trace leaves the open rooted ones (emitted or forgotten).
+    fn unroot(&mut self, spans: usize) {
+        self.rooted_spans = self.rooted_spans.saturating_sub(spans);
+        self.rooted_traces = self.rooted_traces.saturating_sub(1);
     }
 
     pub fn bytes(&self) -> usize {
@@ -343,6 +364,7 @@ impl Shard {
                 root_arrived: None,
                 due,
                 pin: b.map(|b| std::mem::take(&mut b.pin)).unwrap_or_default(),
+                ticket: Ticket::default(),
             });
         }
         self.forget(id);
@@ -399,6 +421,9 @@ impl Shard {
             self.encoded -= b.encoded;
             if matches!(b.state, State::Open) {
                 self.open -= 1;
+                if b.root_arrived.is_some() {
+                    self.unroot(b.held.span_count());
+                }
             }
         }
     }
@@ -518,10 +543,14 @@ impl Shard {
                 }
                 match b.state {
                     State::Open => {
-                        if is_root && b.root_arrived.is_none() {
+                        if b.root_arrived.is_some() {
+                            self.rooted_spans += 1;
+                        } else if is_root {
                             b.root_arrived = Some(now);
                             new_deadline = Some(now + self.limits.grace);
-                        } else if b.root_arrived.is_none() {
+                            self.rooted_spans += b.held.span_count();
+                            self.rooted_traces += 1;
+                        } else {
                             new_deadline = Some(open_deadline(b.first_seen, now, &self.limits));
                         }
                     }
@@ -578,6 +607,10 @@ impl Shard {
                 self.spans += 1;
                 self.encoded += encoded;
                 self.open += 1;
+                if is_root {
+                    self.rooted_spans += 1;
+                    self.rooted_traces += 1;
+                }
             }
         }
         if let Some(d) = new_deadline {
@@ -726,7 +759,10 @@ impl Shard {
             root_arrived: b.root_arrived,
             due: b.deadline,
             pin: b.pin.share(),
+            ticket: Ticket::default(),
         };
+        let unrooted = (matches!(b.state, State::Open) && b.root_arrived.is_some())
+            .then(|| b.held.span_count());
         let released = if matches!(b.state, State::Open) {
             self.open -= 1;
             b.service.take()
@@ -747,6 +783,9 @@ impl Shard {
         self.reindex(id);
         self.emitted_order.push_back((now, id));
         self.release_service(released);
+        if let Some(spans) = unrooted {
+            self.unroot(spans);
+        }
         Some(ready)
     }
 
@@ -822,6 +861,7 @@ impl Shard {
                     root_arrived,
                     due,
                     pin,
+                    ticket: Ticket::default(),
                 });
             }
         } else if open {

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::backlog::Backlog;
 use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
@@ -130,16 +131,22 @@ impl AssemblerHandle {
 /// Evaluated traces a shard forgets per batch while the log is past half full.
 const EVICT_UNDER_PRESSURE: usize = 8;
 
+/// Due traces a shard hands over per turn when the evaluation queue has
+/// room, before it looks at its queue of spans again.
+const EMIT_PER_TURN: usize = 64;
+
 /// Starts one task per shard; returns the handle and the task handles.
 /// When `drain` fires, each shard closes its queue (a later submit is
 /// refused as full, so its sender retries), takes what was already queued,
 /// answers it, and drains: a request that never finishes arriving cannot
 /// hold the drain, as a live handle in its task would.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn(
     shards: Vec<Shard>,
     queue_capacity: usize,
     send_timeout: Duration,
     ready_tx: mpsc::Sender<Ready>,
+    backlog: Arc<Backlog>,
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
@@ -153,7 +160,7 @@ pub fn spawn(
             i,
             shard,
             rx,
-            (ready_tx.clone(), send_timeout),
+            (ready_tx.clone(), backlog.clone()),
             store.clone(),
             metrics.clone(),
             drain.clone(),
@@ -169,12 +176,16 @@ pub fn spawn(
 }
 
 /// Drives one shard until its queue closes, then drains it.
+///
+/// Spans and due traces take turns: the shard hands due traces to
+/// evaluation only while its queue has room, and takes requests' spans in
+/// between, so a full evaluation queue never holds the receivers (the
+/// receivers' admission holds them instead, by the evaluation backlog).
 async fn run_shard(
     index: usize,
     mut shard: Shard,
     mut rx: mpsc::Receiver<Command>,
-    // The evaluation queue, and how long the shard may wait for room in it.
-    (out, hold): (mpsc::Sender<Ready>, Duration),
+    (out, backlog): (mpsc::Sender<Ready>, Arc<Backlog>),
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
@@ -188,12 +199,15 @@ async fn run_shard(
     // Traces taken out early to make room, waiting for room in the
     // evaluation queue (none is taken while some wait).
     let mut early: VecDeque<Ready> = VecDeque::new();
+    // Some trace may be due: wait for room in the evaluation queue, not
+    // for the timer. Cleared when none is.
+    let mut due = false;
     loop {
-        // Waiting early traces are due now.
-        let deadline = if early.is_empty() {
-            shard.next_deadline().map(Instant::from_std)
+        let deadline = if due || !early.is_empty() {
+            due = true;
+            None
         } else {
-            Some(Instant::now())
+            shard.next_deadline().map(Instant::from_std)
         };
         tokio::select! {
             () = drain.cancelled(), if !closed => {
@@ -210,85 +224,44 @@ async fn run_shard(
                         continue;
                     }
                 };
-                let now = Instant::now().into_std();
-                let mut verdicts = Vec::with_capacity(batch.spans.len());
-                new_traces.clear();
-                let packed = &batch.packed;
-                let following = runs(packed, &batch.spans);
-                for (&i, run) in batch.spans.iter().zip(following) {
-                    let Some(trace_id) = packed.spans().get(i).map(|s| s.trace_id) else {
-                        continue;
-                    };
-                    let known = shard.contains(&trace_id);
-                    let v = shard.push_record(packed, i, run, now);
-                    if v == Push::Accepted {
-                        if !known {
-                            new_traces.push(trace_id);
-                        }
-                        if let Some((wal, segment)) = &batch.logged {
-                            shard.hold(&trace_id, wal, *segment);
-                        }
-                    }
-                    if run.spans == 0 {
-                        shard.end_run(&trace_id);
-                    }
-                    verdicts.push(v);
-                }
-                // One store lock per batch, not per trace.
-                store.mark_pending_many(&new_traces, now);
-                // A log past half full: the evaluated traces kept longest
-                // stop waiting for late spans, so their segments can go. A
-                // few a batch: segments are deleted a moment later, by the
-                // log's thread, and the log's size lags behind.
-                if let Some((wal, _)) = &batch.logged
-                    && wal.under_pressure()
-                {
-                    for _ in 0..EVICT_UNDER_PRESSURE {
-                        if !shard.evict_emitted() {
-                            break;
-                        }
-                    }
-                }
-                // The receiver may have given up (timeout): nothing to do then.
-                let _ = batch.reply.send(verdicts);
+                push_batch(&mut shard, batch, &mut new_traces, &*store);
                 // Idle traces timed out to make room go to evaluation next.
                 if early.is_empty() {
                     early.extend(shard.take_early());
                 }
             }
-            () = sleep_until(deadline) => {
-                // Room in the evaluation queue first, then the trace: a full
-                // queue holds the shard here with no trace emitted early,
-                // and the senders wait (their batches queue up behind). For
-                // `hold` at most in all: then the shard answers what is queued
-                // (refusing spans as full at its bounds) and comes back, so
-                // a stalled evaluation or database turns into refusals, not
-                // requests that never end. One `now` for the round: it ends
-                // with the traces due when the timer fired.
+            permit = out.reserve(), if due => {
+                let Ok(mut permit) = permit else { return };
+                // One `now` for the turn: it ends with the traces due at its start.
                 let now = Instant::now().into_std();
-                let until = Instant::now() + hold;
-                loop {
-                    // Room now is taken even past `until`; waiting is not.
-                    let permit = match tokio::time::timeout_at(until, out.reserve()).await {
-                        Ok(Ok(permit)) => permit,
-                        Ok(Err(_)) => return,
-                        Err(_) => break,
+                for _ in 0..EMIT_PER_TURN {
+                    let Some(mut ready) = early.pop_front().or_else(|| shard.expire_next(now)) else {
+                        due = false;
+                        break;
                     };
-                    match early.pop_front().or_else(|| shard.expire_next(now)) {
-                        Some(ready) => permit.send(ready),
-                        None => break,
+                    ready.ticket = backlog.ticket(ready.spans.len());
+                    permit.send(ready);
+                    match out.try_reserve() {
+                        Ok(next) => permit = next,
+                        // Full: the next turn waits for room (beside the spans).
+                        Err(mpsc::error::TrySendError::Full(())) => break,
+                        Err(mpsc::error::TrySendError::Closed(())) => return,
                     }
                 }
             }
+            () = sleep_until(deadline), if !due => due = true,
         }
         metrics
             .assembler_queue_depth
             .get_or_create(&label)
             .set(rx.len() as i64);
+        let (spans, traces) = shard.rooted();
+        backlog.publish(index, spans, traces);
         publish(&shard, &label, &mut seen, &metrics);
     }
     'drain: {
-        for ready in early.into_iter().chain(shard.take_early()) {
+        for mut ready in early.into_iter().chain(shard.take_early()) {
+            ready.ticket = backlog.ticket(ready.spans.len());
             if out.send(ready).await.is_err() {
                 break 'drain;
             }
@@ -298,12 +271,65 @@ async fn run_shard(
             let Ok(permit) = out.reserve().await else {
                 break 'drain;
             };
-            if let Some(ready) = shard.drain_one(id) {
+            if let Some(mut ready) = shard.drain_one(id) {
+                ready.ticket = backlog.ticket(ready.spans.len());
                 permit.send(ready);
             }
         }
     }
+    let (spans, traces) = shard.rooted();
+    backlog.publish(index, spans, traces);
     publish(&shard, &label, &mut seen, &metrics);
+}
+
+/// Takes one request's spans for this shard and answers with the verdicts.
+fn push_batch(
+    shard: &mut Shard,
+    batch: Batch,
+    new_traces: &mut Vec<TraceId>,
+    store: &dyn ResultStore,
+) {
+    let now = Instant::now().into_std();
+    let mut verdicts = Vec::with_capacity(batch.spans.len());
+    new_traces.clear();
+    let packed = &batch.packed;
+    let following = runs(packed, &batch.spans);
+    for (&i, run) in batch.spans.iter().zip(following) {
+        let Some(trace_id) = packed.spans().get(i).map(|s| s.trace_id) else {
+            continue;
+        };
+        let known = shard.contains(&trace_id);
+        let v = shard.push_record(packed, i, run, now);
+        if v == Push::Accepted {
+            if !known {
+                new_traces.push(trace_id);
+            }
+            if let Some((wal, segment)) = &batch.logged {
+                shard.hold(&trace_id, wal, *segment);
+            }
+        }
+        if run.spans == 0 {
+            shard.end_run(&trace_id);
+        }
+        verdicts.push(v);
+    }
+    // One store lock per batch, not per trace.
+    store.mark_pending_many(new_traces, now);
+    // A log past half full: the evaluated traces kept longest stop waiting
+    // for late spans, so their segments can go. A few a batch: segments are
+    // deleted a moment later, by the log's thread, and the log's size lags
+    // behind.
+    if let Some((wal, _)) = &batch.logged
+        && wal.under_pressure()
+    {
+        for _ in 0..EVICT_UNDER_PRESSURE {
+            if !shard.evict_emitted() {
+                break;
+            }
+        }
+    }
+    // The receiver may have given up (timeout): nothing to do then.
+    let _ = batch.reply.send(verdicts);
 }
 
 /// For each of the spans `idx` names, the run of spans of the same trace

@@ -4,11 +4,13 @@
 //! the hot path takes no lock. The pure core decides; the driver loop
 //! (`driver.rs`) feeds it spans and its one timer.
 
+pub mod backlog;
 pub mod compact;
 pub mod core;
 mod driver;
 
 pub use self::core::{Limits, Push, Ready, Reason, Shard};
+pub use backlog::{Backlog, Level, Ticket};
 pub use driver::{AssemblerHandle, Batch, spawn};
 
 use crate::span::TraceId;

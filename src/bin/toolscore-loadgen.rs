@@ -426,6 +426,9 @@ struct Stats {
     rejected_by_status: std::collections::BTreeMap<String, u64>,
     /// Spans accepted after the warm-up.
     measured_spans: u64,
+    /// Spans accepted in each second after the warm-up (by answer time).
+    per_second: Vec<u64>,
+    /// Every answered request's latency after the warm-up, refusals included.
     latencies_us: Vec<u64>,
     /// First trace counter of each accepted request.
     accepted_starts: Vec<u64>,
@@ -497,6 +500,11 @@ async fn send_one(shared: &Arc<Shared>, grpc: &mut tonic::client::Grpc<Channel>)
             if measured {
                 st.measured_spans += n.saturating_sub(rejected);
                 st.latencies_us.push(took.as_micros() as u64);
+                let second = (t0 + took - shared.warm_at).as_secs() as usize;
+                if st.per_second.len() <= second {
+                    st.per_second.resize(second + 1, 0);
+                }
+                st.per_second[second] += n.saturating_sub(rejected);
             }
             if shared.keep_ids {
                 st.accepted_starts.push(start);
@@ -530,6 +538,9 @@ async fn send_one(shared: &Arc<Shared>, grpc: &mut tonic::client::Grpc<Channel>)
             *st.rejected_by_status
                 .entry(format!("{:?}", status.code()))
                 .or_default() += n;
+            if measured {
+                st.latencies_us.push(took.as_micros() as u64);
+            }
         }
     }
 }
@@ -657,6 +668,10 @@ async fn run(args: Args) -> Result<()> {
         w.flush()?;
     }
     let spans_per_sec = st.measured_spans as f64 / measured_secs;
+    // Whole seconds of the measured window only (the last may be cut short).
+    let whole = measured_secs.floor() as usize;
+    let mut per_second = std::mem::take(&mut st.per_second);
+    per_second.resize(whole, 0);
     let p50 = percentile(&st.latencies_us, 0.50);
     let p99 = percentile(&st.latencies_us, 0.99);
     let max = percentile(&st.latencies_us, 1.0);
@@ -686,6 +701,7 @@ async fn run(args: Args) -> Result<()> {
             "traces_sent": traces_sent,
             "traces_accepted": traces_accepted,
             "accepted_spans_per_sec": spans_per_sec,
+            "accepted_spans_per_second": per_second,
             "latency_ms": {"p50": p50, "p99": p99, "max": max},
             "probe_ack_to_scores_ms": probe,
             "trace_ids_out": args.trace_ids_out.as_ref().map(|p| p.display().to_string()),

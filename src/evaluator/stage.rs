@@ -513,6 +513,8 @@ impl Stage<'_> {
                 spans = ready.spans.len()
             )
             .entered();
+            // Leaves the evaluation backlog once this iteration ends, stored or not.
+            let _ticket = std::mem::take(&mut ready.ticket);
             let started = Instant::now();
             // A panic (a bug) costs this trace, not the worker: the others in
             // the queue are still evaluated. It is logged and counted; the trace

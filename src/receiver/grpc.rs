@@ -20,7 +20,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use super::wire::{self, Decoded};
-use super::{Ingest, Refused, ingest, log};
+use super::{Ingest, Refused, admit, ingest, log};
 use crate::wal::{Appended, Kind};
 
 const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -63,6 +63,10 @@ where
             if req.uri().path() != EXPORT {
                 return Ok(Status::unimplemented("unknown method").into_http());
             }
+            // Before the message is read and decoded (see `admit`).
+            if let Err(refused) = admit(&ctx).await {
+                return Ok(status_of(refused).into_http());
+            }
             let codec = SpanCodec { ctx: ctx.clone() };
             let mut grpc = Grpc::new(codec)
                 .accept_compressed(CompressionEncoding::Gzip)
@@ -98,10 +102,7 @@ fn status_of(refused: Refused) -> Status {
     match refused {
         Refused::Unavailable { retry_after } => Status::with_error_details(
             Code::Unavailable,
-            format!(
-                "toolscore is at capacity; retry after {}s",
-                retry_after.as_secs()
-            ),
+            format!("toolscore is at capacity; retry after {retry_after:?}"),
             ErrorDetails::with_retry_info(Some(retry_after)),
         ),
         Refused::Invalid(msg) => Status::invalid_argument(msg),

@@ -14,7 +14,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
 use super::wire::{self, Decoded};
-use super::{Ingest, Refused, ingest, log};
+use super::{Ingest, Refused, admit, ingest, log};
 use crate::assembler::compact::Packed;
 use crate::config::HttpReceiverConfig;
 use crate::span::{self, KeepAttributes};
@@ -155,6 +155,10 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
             format!("request body exceeds {} bytes", st.max_body),
         );
     }
+    // Before the body is read and decoded (see `admit`).
+    if let Err(refused) = admit(&st.ctx).await {
+        return refusal(format, refused);
+    }
     let read = tokio::time::timeout(st.read_timeout, axum::body::to_bytes(body, st.max_body));
     let raw = match read.await {
         Ok(Ok(b)) => b,
@@ -216,37 +220,41 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         Ok(appended) => ingest(&st.ctx, "http", decoded, appended).await,
         Err(refused) => Err(refused),
     };
-    match ingested {
-        Ok(done) => {
-            let response = done.response();
-            let body = match format {
-                Format::Protobuf => response.encode_to_vec(),
-                // `{}` rather than `{"partialSuccess": null}` when all was accepted.
-                Format::Json if response.partial_success.is_none() => b"{}".to_vec(),
-                Format::Json => serde_json::to_vec(&response).unwrap_or_default(),
-            };
-            (
-                StatusCode::OK,
-                [(header::CONTENT_TYPE, format.content_type())],
-                body,
-            )
-                .into_response()
-        }
-        Err(Refused::Unavailable { retry_after }) => {
+    let response = match ingested {
+        Ok(done) => done.response(),
+        Err(refused) => return refusal(format, refused),
+    };
+    let body = match format {
+        Format::Protobuf => response.encode_to_vec(),
+        // `{}` rather than `{"partialSuccess": null}` when all was accepted.
+        Format::Json if response.partial_success.is_none() => b"{}".to_vec(),
+        Format::Json => serde_json::to_vec(&response).unwrap_or_default(),
+    };
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, format.content_type())],
+        body,
+    )
+        .into_response()
+}
+
+/// A request refused whole, in the request's encoding.
+fn refusal(format: Format, refused: Refused) -> Response {
+    match refused {
+        Refused::Unavailable { retry_after } => {
+            // `Retry-After` takes whole seconds: rounded up, at least one.
+            let secs = retry_after.as_millis().div_ceil(1000).max(1);
             let mut r = error(
                 format,
                 StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "toolscore is at capacity; retry after {}s",
-                    retry_after.as_secs()
-                ),
+                format!("toolscore is at capacity; retry after {secs}s"),
             );
-            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 r.headers_mut().insert(header::RETRY_AFTER, v);
             }
             r
         }
-        Err(Refused::Invalid(message)) => error(format, StatusCode::BAD_REQUEST, message),
+        Refused::Invalid(message) => error(format, StatusCode::BAD_REQUEST, message),
     }
 }
 

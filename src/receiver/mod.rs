@@ -5,6 +5,7 @@
 //! answer: partial success for spans refused one by one, a retryable refusal
 //! when the assembler is full.
 
+pub mod admission;
 pub mod grpc;
 pub mod http;
 pub mod replay;
@@ -46,9 +47,10 @@ impl Ingested {
 /// A request refused whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
-    /// The assembler is at its bounds: retry after the delay (nothing the
-    /// request carried is lost: accepted spans are de-duplicated on retry).
-    #[error("toolscore is at capacity; retry after {}s", retry_after.as_secs())]
+    /// The assembler is at its bounds, or evaluation is behind: retry after
+    /// the delay (nothing the request carried is lost: accepted spans are
+    /// de-duplicated on retry).
+    #[error("toolscore is at capacity; retry after {retry_after:?}")]
     Unavailable { retry_after: Duration },
     /// Every span was invalid.
     #[error("{0}")]
@@ -67,6 +69,21 @@ pub struct Ingest {
     pub retry_after: Duration,
     /// The write-ahead log, when on: a request is answered only once it is in it.
     pub wal: Option<Wal>,
+    /// Holds requests while the evaluation backlog is over its limit.
+    pub admission: std::sync::Arc<admission::Admission>,
+}
+
+/// Waits until the evaluation backlog lets a request in, or refuses it
+/// (counted). Called before the request's body is read: a refused request
+/// costs no decoding and is not logged, and nothing of it was taken, so a
+/// refusal loses nothing (the client retries).
+pub async fn admit(ctx: &Ingest) -> Result<(), Refused> {
+    ctx.admission.admit().await.map_err(|b| {
+        ctx.metrics.refuse("evaluation_backlog");
+        Refused::Unavailable {
+            retry_after: b.retry_after,
+        }
+    })
 }
 
 /// Appends a request's bytes to the write-ahead log (when it is on), after
