@@ -15,12 +15,18 @@ use toolscore::config::Config;
 use toolscore::evaluator::stage::{Binder, evaluate_ready};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(mut config) = Config::parse(text, "fuzz.yaml") else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(mut config) = Config::parse(text, "fuzz.yaml") else {
+        return;
+    };
     let _ = config.kept_attributes();
     config.evaluators.files.clear();
     config.eval_sets.files.clear();
-    let Ok(binder) = Binder::load(&config, None) else { return };
+    let Ok(binder) = Binder::load(&config, None) else {
+        return;
+    };
     for spans in toolscore_fuzz::example_traces() {
         let ready = Ready {
             trace_id: spans[0].trace_id,
@@ -31,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
             root_arrived: None,
             due: Instant::now(),
             pin: Default::default(),
+            ticket: Default::default(),
         };
         let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now()).record;
         let _ = toolscore::api::http::scores_json(&record);

@@ -44,7 +44,10 @@ pub fn wire_spans(decoded: &Decoded) -> Vec<Span> {
 /// Spans compared through `Debug`: a NaN attribute equals a NaN (the derived
 /// `PartialEq` would call every span holding one different from itself).
 pub fn same_spans(a: &[Span], b: &[Span]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| format!("{x:?}") == format!("{y:?}"))
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| format!("{x:?}") == format!("{y:?}"))
 }
 
 /// The repository root (the fuzz crate is `fuzz/` in it).
@@ -80,7 +83,11 @@ pub fn api() -> &'static Api {
         // Long-polls would only make the fuzzer wait.
         config.api.max_wait_ms = 0;
         let binder = Arc::new(Binder::load(&config, None).expect("the example evaluators load"));
-        let store = Arc::new(MemoryStore::new(1000, std::time::Duration::from_secs(86_400), 16));
+        let store = Arc::new(MemoryStore::new(
+            1000,
+            std::time::Duration::from_secs(86_400),
+            16,
+        ));
         for (i, spans) in example_traces().iter().enumerate() {
             let trace_id = spans[0].trace_id;
             let ready = Ready {
@@ -92,6 +99,7 @@ pub fn api() -> &'static Api {
                 root_arrived: None,
                 due: Instant::now(),
                 pin: Default::default(),
+                ticket: Default::default(),
             };
             let record = evaluate_ready(&binder, &config.extract, &ready, SystemTime::now()).record;
             store.put(record, Instant::now());
@@ -157,7 +165,9 @@ pub fn all_finite(v: &Value) -> bool {
     match v {
         Value::Float(f) => f.is_finite(),
         Value::Complex(re, im) => re.is_finite() && im.is_finite(),
-        Value::List(items) | Value::Tuple(items) | Value::Set(items) => items.iter().all(all_finite),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            items.iter().all(all_finite)
+        }
         Value::Dict(d) => d.iter().all(|(k, v)| all_finite(k) && all_finite(v)),
         _ => true,
     }
@@ -169,7 +179,9 @@ pub fn all_finite(v: &Value) -> bool {
 pub fn has_complex(v: &Value) -> bool {
     match v {
         Value::Complex(..) => true,
-        Value::List(items) | Value::Tuple(items) | Value::Set(items) => items.iter().any(has_complex),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            items.iter().any(has_complex)
+        }
         Value::Dict(d) => d.iter().any(|(k, v)| has_complex(k) || has_complex(v)),
         _ => false,
     }
@@ -214,14 +226,18 @@ pub fn agrees_with_serde(py: &Value, j: &serde_json::Value) -> bool {
                 i.to_f64().map(f64::to_bits) == Some(f.to_bits())
             }
         }
-        (Value::Float(a), J::Number(n)) => n.is_f64() && n.as_f64().map(f64::to_bits) == Some(a.to_bits()),
+        (Value::Float(a), J::Number(n)) => {
+            n.is_f64() && n.as_f64().map(f64::to_bits) == Some(a.to_bits())
+        }
         (Value::Str(a), J::String(b)) => a == b,
         (Value::List(items), J::Array(js)) => {
             items.len() == js.len() && items.iter().zip(js).all(|(a, b)| agrees_with_serde(a, b))
         }
         (Value::Dict(d), J::Object(m)) => {
             d.len() == m.len()
-                && d.iter().zip(m).all(|((k, v), (jk, jv))| k.as_str() == Some(jk.as_str()) && agrees_with_serde(v, jv))
+                && d.iter().zip(m).all(|((k, v), (jk, jv))| {
+                    k.as_str() == Some(jk.as_str()) && agrees_with_serde(v, jv)
+                })
         }
         _ => false,
     }
@@ -251,13 +267,19 @@ pub fn example_calls() -> &'static [Vec<toolscore::extract::ToolCall>] {
     static CALLS: OnceLock<Vec<Vec<toolscore::extract::ToolCall>>> = OnceLock::new();
     CALLS.get_or_init(|| {
         let config = toolscore::extract::ExtractConfig::default();
-        example_traces().iter().map(|spans| toolscore::extract::extract(spans, &config)).collect()
+        example_traces()
+            .iter()
+            .map(|spans| toolscore::extract::extract(spans, &config))
+            .collect()
     })
 }
 
 /// Runs an evaluator on every example trace with `criteria`, and renders
 /// each outcome as the store and the API would.
-pub fn evaluate_examples(ev: &toolscore::evaluator::Evaluator, criteria: &toolscore::evaluator::Criteria) {
+pub fn evaluate_examples(
+    ev: &toolscore::evaluator::Evaluator,
+    criteria: &toolscore::evaluator::Criteria,
+) {
     for calls in example_calls() {
         let outcome = ev.evaluate(calls, criteria);
         let score = toolscore::store::Score {
@@ -276,8 +298,14 @@ pub fn serde_double_for_int(py: &Value, j: &serde_json::Value) -> bool {
     use serde_json::Value as J;
     match (py, j) {
         (Value::Int(_), J::Number(n)) => n.is_f64(),
-        (Value::List(items), J::Array(js)) => items.iter().zip(js).any(|(a, b)| serde_double_for_int(a, b)),
-        (Value::Dict(d), J::Object(m)) => d.iter().zip(m).any(|((_, v), (_, jv))| serde_double_for_int(v, jv)),
+        (Value::List(items), J::Array(js)) => items
+            .iter()
+            .zip(js)
+            .any(|(a, b)| serde_double_for_int(a, b)),
+        (Value::Dict(d), J::Object(m)) => d
+            .iter()
+            .zip(m)
+            .any(|((_, v), (_, jv))| serde_double_for_int(v, jv)),
         _ => false,
     }
 }
