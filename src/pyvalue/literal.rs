@@ -469,6 +469,9 @@ mod tests {
         (r"rf'\x4'", "ValueError"),
         (r"f'\N{BULLET}'", "ValueError"),
         (r"f'\N{BULLET}\x4'", "SyntaxError"),
+        // An unterminated name ends at the string's end, not at a later `}`.
+        (r"f'a\N{b' , '}'", "SyntaxError"),
+        (r"{set(), f'\N{x' ,{}}", "SyntaxError"),
         (r"f'\\N\x4'", "SyntaxError"),
         ("b'a' f'b'", "SyntaxError"),
         ("'a' b'b'", "SyntaxError"),

@@ -714,9 +714,18 @@ impl Tokenizer {
                 '\\' => {
                     let next = self.peek_at(1);
                     if !raw && next == Some('N') && self.peek_at(2) == Some('{') {
-                        while !matches!(self.peek(), None | Some('}')) {
+                        // A name ends at `}`; never past the string's end
+                        // (then the escape is malformed, see `fstring_literal`).
+                        while !matches!(self.peek(), None | Some('}'))
+                            && !self.at_close(quote, triple)
+                            && !(self.peek() == Some('\n') && !triple)
+                        {
                             self.pos += 1;
                         }
+                        if self.peek() == Some('}') {
+                            self.pos += 1;
+                        }
+                        continue;
                     } else if !matches!(next, Some('{' | '}') | None) {
                         if next == Some('\n') {
                             self.line += 1;
@@ -758,10 +767,12 @@ impl Tokenizer {
         while let Some(&c) = part.get(i) {
             match (c, part.get(i + 1), part.get(i + 2)) {
                 ('\\', Some('N'), Some('{')) => {
-                    i += part[i..]
-                        .iter()
-                        .position(|&c| c == '}')
-                        .map_or(part.len() - i, |p| p + 1);
+                    let Some(end) = part[i..].iter().position(|&c| c == '}') else {
+                        return Err(format!(
+                            "(unicode error) malformed \\N character escape (line {start_line})"
+                        ));
+                    };
+                    i += end + 1;
                 }
                 ('\\', Some(&e), _) => {
                     kept.extend([c, e]);
