@@ -716,9 +716,9 @@ impl Tokenizer {
                     if !raw && next == Some('N') && self.peek_at(2) == Some('{') {
                         // A name ends at `}`; never past the string's end
                         // (then the escape is malformed, see `fstring_literal`).
-                        while !matches!(self.peek(), None | Some('}'))
-                            && !self.at_close(quote, triple)
-                            && !(self.peek() == Some('\n') && !triple)
+                        while !(matches!(self.peek(), None | Some('}'))
+                            || self.at_close(quote, triple)
+                            || (self.peek() == Some('\n') && !triple))
                         {
                             self.pos += 1;
                         }
