@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -121,19 +121,15 @@ impl HttpClient {
                 HttpError::Send(cause)
             }
         })?;
-        let (parts, mut body) = response.into_parts();
-        let mut bytes = Vec::new();
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| HttpError::Body(innermost(&e)))?;
-            let Ok(chunk) = frame.into_data() else {
-                continue;
-            };
-            if bytes.len() + chunk.len() > self.max_body_bytes {
-                return Err(HttpError::TooLarge(self.max_body_bytes));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok(http::Response::from_parts(parts, Bytes::from(bytes)))
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, self.max_body_bytes)
+            .collect()
+            .await
+            .map_err(|e| match e.downcast_ref::<LengthLimitError>() {
+                Some(_) => HttpError::TooLarge(self.max_body_bytes),
+                None => HttpError::Body(innermost(&*e)),
+            })?;
+        Ok(http::Response::from_parts(parts, body.to_bytes()))
     }
 }
 

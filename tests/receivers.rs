@@ -392,17 +392,39 @@ async fn backpressure_reaches_the_client_and_retries_land_everything() {
     running.stop().await.unwrap();
 }
 
-/// Waits (with a deadline) until the service's metrics contain `line`.
-async fn wait_metric(running: &toolscore::app::Running, line: &str) {
+/// The value of one series of the service's metrics, read strictly.
+fn metric(running: &toolscore::app::Running, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    common::metrics::parse(&running.metrics.encode())
+        .unwrap()
+        .value(name, labels)
+}
+
+/// Waits (with a deadline) until the gauge `name` reads `value`.
+async fn wait_metric(running: &toolscore::app::Running, name: &str, value: f64) {
     let deadline = tokio::time::Instant::now() + WAIT;
-    while !running.metrics.encode().contains(line) {
+    while metric(running, name, &[]) != Some(value) {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "never in the metrics: {line}"
+            "{name} never read {value}"
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// A complete trace: its root and `tools` tool calls.
+fn rooted(trace: u8, tools: u8) -> ExportTraceServiceRequest {
+    let calls = (2..2 + tools).map(|id| pspan(trace, id, Some(1), &[("tool.name", "a")]));
+    request(
+        std::iter::once(pspan(trace, 1, None, &[]))
+            .chain(calls)
+            .collect(),
+    )
+}
+
+const BACKLOG_REFUSALS: (&str, &[(&str, &str)]) = (
+    "toolscore_requests_refused_total",
+    &[("reason", "evaluation_backlog")],
+);
 
 /// With the evaluation backlog at its limit (evaluation not draining it), a
 /// request waits `max_wait_ms` and is then refused with a retry delay
@@ -418,19 +440,8 @@ async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry
     config.assembler.grace_after_root_ms = 2_000;
     let running = service::start(config).await;
     let mut c = client(&running).await;
-    c.export(request(vec![
-        pspan(20, 1, None, &[]),
-        pspan(20, 2, Some(1), &[("tool.name", "a")]),
-        pspan(20, 3, Some(1), &[("tool.name", "a")]),
-    ]))
-    .await
-    .unwrap();
-    let trace21 = || {
-        request(vec![
-            pspan(21, 1, None, &[]),
-            pspan(21, 2, Some(1), &[("tool.name", "a")]),
-        ])
-    };
+    c.export(rooted(20, 2)).await.unwrap();
+    let trace21 = || rooted(21, 1);
 
     let started = tokio::time::Instant::now();
     let err = c.export(trace21()).await.unwrap_err();
@@ -451,18 +462,15 @@ async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry
         .unwrap();
     assert_eq!(resp.status(), 503);
     assert_eq!(resp.headers()["retry-after"], "1");
-    let metrics = running.metrics.encode();
-    assert!(
-        metrics.contains("toolscore_requests_refused_total{reason=\"evaluation_backlog\"} 2"),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains("toolscore_admission_wait_seconds_count 3"),
-        "{metrics}"
+    let (refusals, labels) = BACKLOG_REFUSALS;
+    assert_eq!(metric(&running, refusals, labels), Some(2.0));
+    assert_eq!(
+        metric(&running, "toolscore_admission_wait_seconds_count", &[]),
+        Some(3.0)
     );
     // Refused whole: trace 21 was never taken.
     assert!(running.store.get(&TraceId([21; 16])).is_none());
-    wait_metric(&running, "toolscore_evaluation_backlog_spans 3\n").await;
+    wait_metric(&running, "toolscore_evaluation_backlog_spans", 3.0).await;
 
     // Evaluation drains trace 20; the retry is then taken without waiting
     // out the bound, and both acknowledged traces are evaluated whole.
@@ -471,12 +479,7 @@ async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry
     c.export(trace21()).await.unwrap();
     let r21 = wait_for(&running, TraceId([21; 16]), WAIT, evaluated(1)).await;
     assert_eq!(r21.span_count, 2);
-    assert!(
-        running
-            .metrics
-            .encode()
-            .contains("toolscore_requests_refused_total{reason=\"evaluation_backlog\"} 2")
-    );
+    assert_eq!(metric(&running, refusals, labels), Some(2.0));
     running.stop().await.unwrap();
 }
 
@@ -489,20 +492,9 @@ async fn a_held_request_is_taken_once_evaluation_drains_the_backlog() {
     config.assembler.grace_after_root_ms = 300;
     let running = service::start(config).await;
     let mut c = client(&running).await;
-    c.export(request(vec![
-        pspan(22, 1, None, &[]),
-        pspan(22, 2, Some(1), &[("tool.name", "a")]),
-        pspan(22, 3, Some(1), &[("tool.name", "a")]),
-    ]))
-    .await
-    .unwrap();
+    c.export(rooted(22, 2)).await.unwrap();
     let started = tokio::time::Instant::now();
-    c.export(request(vec![
-        pspan(23, 1, None, &[]),
-        pspan(23, 2, Some(1), &[("tool.name", "a")]),
-    ]))
-    .await
-    .unwrap();
+    c.export(rooted(23, 1)).await.unwrap();
     // Trace 22 is due 300 ms after it was taken; nothing drains it sooner.
     assert!(
         started.elapsed() >= Duration::from_millis(250),
@@ -512,12 +504,8 @@ async fn a_held_request_is_taken_once_evaluation_drains_the_backlog() {
     wait_for(&running, TraceId([22; 16]), WAIT, evaluated(1)).await;
     let r23 = wait_for(&running, TraceId([23; 16]), WAIT, evaluated(1)).await;
     assert_eq!(r23.span_count, 2);
-    assert!(
-        !running
-            .metrics
-            .encode()
-            .contains("reason=\"evaluation_backlog\"")
-    );
+    let (refusals, labels) = BACKLOG_REFUSALS;
+    assert_eq!(metric(&running, refusals, labels), None, "nothing refused");
     running.stop().await.unwrap();
 }
 

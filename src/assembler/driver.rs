@@ -140,13 +140,12 @@ const EMIT_PER_TURN: usize = 64;
 /// refused as full, so its sender retries), takes what was already queued,
 /// answers it, and drains: a request that never finishes arriving cannot
 /// hold the drain, as a live handle in its task would.
-#[allow(clippy::too_many_arguments)]
 pub fn spawn(
     shards: Vec<Shard>,
     queue_capacity: usize,
     send_timeout: Duration,
-    ready_tx: mpsc::Sender<Ready>,
-    backlog: Arc<Backlog>,
+    // The evaluation queue, and the backlog its traces count in.
+    (ready_tx, backlog): (mpsc::Sender<Ready>, Arc<Backlog>),
     store: Arc<dyn ResultStore>,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
