@@ -33,6 +33,7 @@ fn main() -> std::io::Result<()> {
             Ok(v) => serde_json::json!({ "repr": v.repr() }),
             Err(LiteralError::Syntax(m)) => serde_json::json!({ "error": "SyntaxError", "message": m }),
             Err(LiteralError::Value(m)) => serde_json::json!({ "error": "ValueError", "message": m }),
+            Err(LiteralError::Decode(m)) => serde_json::json!({ "error": "UnicodeDecodeError", "message": m }),
             Err(LiteralError::Type(e)) => serde_json::json!({ "error": "TypeError", "message": e.to_string() }),
         };
         let line = serde_json::json!({ "file": f.display().to_string(), "text": text, "json": json, "literal": literal });

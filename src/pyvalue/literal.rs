@@ -14,8 +14,15 @@
 //! - `...` (Ellipsis) is a valid literal in Python but has no [`Value`]: it
 //!   is reported as a `Value` error;
 //! - `\N{name}` escapes are reported as a `Syntax` error (no Unicode name
-//!   database);
-//! - `\uXXXX`/`\UXXXXXXXX` escapes of surrogates become U+FFFD;
+//!   database); in an f-string (a `Value` error when well formed) a name of
+//!   ASCII letters, digits, spaces and hyphens is taken as valid, so an
+//!   unknown one such as `f'\N{x}'` is a `Value` error, not a `Syntax` one;
+//! - `\uXXXX`/`\UXXXXXXXX` escapes of surrogates become U+FFFD (so keys
+//!   that differ only in their surrogates are one key);
+//! - a bad escape in an f-string's format spec is a [`LiteralError::Decode`]
+//!   (CPython's `UnicodeDecodeError`) when the text before the f-string
+//!   parses, a `Syntax` error otherwise, where CPython's error-recovery pass
+//!   sometimes reaches the f-string anyway;
 //! - `int ± complex` with an int too large for a float (an `OverflowError`
 //!   in Python) is reported as a `Value` error;
 //! - expression nesting is capped: brackets at 200 levels exactly like
@@ -26,7 +33,7 @@
 //!   checked for syntax errors.
 use super::hash::SetBuilder;
 use super::pyparse::{AddSub, Node, UnOp, parse_eval};
-use super::pytoken::tokenize;
+use super::pytoken::{Tok, Token, TokenizeError, tokenize};
 use super::{Dict, Unhashable, Value};
 
 /// Why `ast.literal_eval` failed: the reference catches `SyntaxError` and
@@ -37,6 +44,10 @@ pub enum LiteralError {
     Syntax(String),
     #[error("malformed node or string: {0}")]
     Value(String),
+    /// CPython's `UnicodeDecodeError` for a bad escape in an f-string's
+    /// format spec: a `ValueError` subclass, caught like one.
+    #[error("{0}")]
+    Decode(String),
     #[error(transparent)]
     Type(#[from] Unhashable),
 }
@@ -44,9 +55,30 @@ pub enum LiteralError {
 /// Evaluates `s` as `ast.literal_eval(s)` would.
 pub fn literal_eval(s: &str) -> Result<Value, LiteralError> {
     let src = s.trim_start_matches([' ', '\t']);
-    let toks = tokenize(src).map_err(LiteralError::Syntax)?;
-    let node = parse_eval(toks).map_err(LiteralError::Syntax)?;
+    let toks = match tokenize(src) {
+        Ok(toks) => toks,
+        Err(TokenizeError::Syntax(m)) => return Err(LiteralError::Syntax(m)),
+        Err(TokenizeError::SpecDecode { before, message }) => {
+            return Err(spec_decode_or_earlier(before, message));
+        }
+    };
+    let node = parse_eval(toks).map_err(|e| LiteralError::Syntax(e.message))?;
     convert(node)
+}
+
+/// CPython raises a format spec's decoding error when its parser reaches
+/// the f-string, and a syntax error when the text before it fails to parse
+/// first. Its error-recovery pass reaches further in some contexts (after a
+/// name and a string, `ub'x', f'{1:\x4}'`, say), where the port says
+/// `Syntax`: both are caught by the reference, so the scores agree.
+fn spec_decode_or_earlier(mut before: Vec<Token>, message: String) -> LiteralError {
+    let at = before.len();
+    let line = before.last().map_or(1, |t| t.line);
+    before.extend([Tok::FStr, Tok::End].map(|tok| Token { tok, line }));
+    match parse_eval(before) {
+        Err(e) if e.at < at => LiteralError::Syntax(e.message),
+        _ => LiteralError::Decode(message),
+    }
 }
 
 fn malformed(node: &Node) -> LiteralError {
@@ -178,12 +210,13 @@ mod tests {
         }
     }
 
-    /// "SyntaxError", "ValueError" or "TypeError: <message>".
+    /// "SyntaxError", "ValueError", "UnicodeDecodeError" or "TypeError: <message>".
     fn err(s: &str) -> String {
         match literal_eval(s) {
             Ok(v) => panic!("literal_eval({s:?}) succeeded: {}", v.repr()),
             Err(LiteralError::Syntax(_)) => "SyntaxError".to_string(),
             Err(LiteralError::Value(_)) => "ValueError".to_string(),
+            Err(LiteralError::Decode(_)) => "UnicodeDecodeError".to_string(),
             Err(LiteralError::Type(t)) => format!("TypeError: {t}"),
         }
     }
@@ -471,6 +504,36 @@ mod tests {
         (r"f'\N{BULLET}\x4'", "SyntaxError"),
         // An unterminated name ends at the string's end, not at a later `}`.
         (r"f'a\N{b' , '}'", "SyntaxError"),
+        (r"f'\N{}'", "SyntaxError"),
+        (r"f'\N{é}'", "SyntaxError"),
+        (r"f'\N{BULLET }x\N{\x41}'", "SyntaxError"),
+        (r"f'\N{latin small letter a}'", "ValueError"),
+        // A format spec's bad escape is CPython's UnicodeDecodeError, raised
+        // when the parser reaches it: before the f-string's own literal
+        // parts, raw or not, and before anything later.
+        (r"f'{1:\x4}'", "UnicodeDecodeError"),
+        (r"rf'{1:\x4}'", "UnicodeDecodeError"),
+        (r"f'\x4{1:\U00110000}'", "UnicodeDecodeError"),
+        (r"f'{1:\N{é}}'", "UnicodeDecodeError"),
+        (r"fr'{1:\N{BULLET}}'", "UnicodeDecodeError"),
+        (r"f'{1:\N{BULLET}}'", "ValueError"),
+        (r"f'{1:{2:\x4}}'", "UnicodeDecodeError"),
+        (r"f'{1:a\x4' + '\x4'", "UnicodeDecodeError"),
+        (r"[f'{1:\x4}',, 1]", "UnicodeDecodeError"),
+        (r"1 f'{1:\x4}'", "UnicodeDecodeError"),
+        (r"1 1 f'{1:\x4}'", "SyntaxError"),
+        (r"[1,, f'{1:\x4}']", "SyntaxError"),
+        (r"['\x4', f'{1:\x4}']", "SyntaxError"),
+        (r"f'{1:\}'", "ValueError"),
+        (r"{1: 2 f'{1:\x4}'}", "UnicodeDecodeError"),
+        // A `{` inside a name still opens a field.
+        (r"f'\N{{1:\x4}'", "UnicodeDecodeError"),
+        (r"f'\N{a{{1:\x4}'", "SyntaxError"),
+        (r"f'{1:\N{a{2:\x4}}'", "UnicodeDecodeError"),
+        // Inside a name or a spec, a backslash escapes a quote or a newline.
+        (r"f'\N{a\'b}{1:\x4}'", "UnicodeDecodeError"),
+        ("f'{1:\\'\\\n\\x4}'", "UnicodeDecodeError"),
+        ("f'\\N{\\\n}'", "SyntaxError"),
         (r"{set(), f'\N{x' ,{}}", "SyntaxError"),
         (r"f'\\N\x4'", "SyntaxError"),
         ("b'a' f'b'", "SyntaxError"),

@@ -6,6 +6,8 @@
 //! `literal_eval` can evaluate; every other node is an opaque
 //! [`Node::Other`] (or one of the few kinds needed to check assignment
 //! targets).
+use std::cell::Cell;
+
 use super::Int;
 use super::pytoken::{KEYWORDS, Tok, Token};
 
@@ -66,26 +68,41 @@ const PREC_BITOR: u8 = 5;
 const PREC_UNARY: u8 = 11;
 const PREC_POW: u8 = 12;
 
-pub(crate) fn parse_eval(toks: Vec<Token>) -> Result<Node, String> {
+pub(crate) fn parse_eval(toks: Vec<Token>) -> Result<Node, ParseError> {
     let mut p = Parser {
         toks,
         i: 0,
         depth: 0,
+        error_at: Cell::new(0),
     };
-    let node = p.expressions()?;
-    while matches!(p.peek(), Tok::Newline) {
-        p.i += 1;
-    }
-    if !matches!(p.peek(), Tok::End) {
-        return p.err("invalid syntax");
-    }
-    Ok(node)
+    let parsed = p.expressions().and_then(|node| {
+        while matches!(p.peek(), Tok::Newline) {
+            p.i += 1;
+        }
+        if !matches!(p.peek(), Tok::End) {
+            return p.err("invalid syntax");
+        }
+        Ok(node)
+    });
+    parsed.map_err(|message| ParseError {
+        message,
+        at: p.error_at.get(),
+    })
+}
+
+/// A syntax error and the index of the token the parser was at.
+#[derive(Debug)]
+pub(crate) struct ParseError {
+    pub message: String,
+    pub at: usize,
 }
 
 struct Parser {
     toks: Vec<Token>,
     i: usize,
     depth: usize,
+    /// Where the last error was raised (see [`ParseError`]).
+    error_at: Cell<usize>,
 }
 
 const END: Tok = Tok::End;
@@ -139,6 +156,7 @@ impl Parser {
     }
 
     fn err<T>(&self, msg: &str) -> Result<T, String> {
+        self.error_at.set(self.i);
         let line = self
             .toks
             .get(self.i)

@@ -2,7 +2,9 @@
 //! that `ast.parse(s, mode='eval')` exercises), decoding literals on the way.
 //!
 //! Known gaps, all on input that is not a plain literal anyway:
-//! - `\N{name}` escapes are rejected (no Unicode name database);
+//! - `\N{name}` escapes are rejected in plain strings, and in f-strings any
+//!   name of ASCII letters, digits, spaces and `-` is taken as valid (no
+//!   Unicode name database);
 //! - identifiers are checked against the general categories of Unicode
 //!   XID_Start/XID_Continue, without NFKC normalisation;
 //! - the expressions inside f-string replacement fields are tokenized but
@@ -58,10 +60,25 @@ const OPS1: &[&str] = &[
     "^", "{", "|", "}", "~",
 ];
 
+/// Why tokenizing stopped.
+#[derive(Debug)]
+pub(crate) enum TokenizeError {
+    /// A `SyntaxError`.
+    Syntax(String),
+    /// An f-string format spec with a bad escape. CPython decodes a spec
+    /// when its parser reaches it and lets the `UnicodeDecodeError` through
+    /// unconverted, ahead of any later error; `before` holds the tokens
+    /// before the f-string, so the caller can tell whether the parser would
+    /// have failed before reaching it.
+    SpecDecode { before: Vec<Token>, message: String },
+}
+
 /// Tokenizes `src` (already stripped of leading spaces and tabs).
-pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, String> {
+pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, TokenizeError> {
     if src.contains('\0') {
-        return Err("source code string cannot contain null bytes".into());
+        return Err(TokenizeError::Syntax(
+            "source code string cannot contain null bytes".into(),
+        ));
     }
     // The tokenizer reads str input with universal newlines.
     let chars: Vec<char> = src
@@ -77,9 +94,18 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, String> {
         atbol: true,
         blank: false,
         out: Vec::new(),
+        spec_error: None,
     };
-    t.run()?;
-    Ok(t.out)
+    match t.run() {
+        Ok(()) => Ok(t.out),
+        Err(message) => Err(match t.spec_error.take() {
+            Some(message) => TokenizeError::SpecDecode {
+                before: t.out,
+                message,
+            },
+            None => TokenizeError::Syntax(message),
+        }),
+    }
 }
 
 struct Tokenizer {
@@ -92,6 +118,9 @@ struct Tokenizer {
     /// The current line is blank (or comment only) so far.
     blank: bool,
     out: Vec<Token>,
+    /// Set when a format spec's escapes fail to decode (see
+    /// [`TokenizeError::SpecDecode`]); the error then unwinds the scan.
+    spec_error: Option<String>,
 }
 
 fn is_id_start(c: char) -> bool {
@@ -699,47 +728,33 @@ impl Tokenizer {
         start_line: usize,
     ) -> Result<(), String> {
         let mut literal_start = self.pos;
+        // CPython decodes the literal parts when the whole f-string has been
+        // parsed, after its format specs: the first bad escape waits.
+        let mut literal_error = None;
+        let mut in_name = false;
         loop {
             let Some(c) = self.peek() else {
                 return self.unterminated(triple, start_line);
             };
             if self.at_close(quote, triple) {
-                self.fstring_literal(literal_start, raw, start_line)?;
+                self.fstring_literal(literal_start, raw, start_line, &mut literal_error);
                 self.pos += if triple { 3 } else { 1 };
-                return Ok(());
+                return literal_error.map_or(Ok(()), Err);
             }
             match c {
                 '\n' if !triple => return self.unterminated(triple, start_line),
                 '\n' => self.line += 1,
-                '\\' => {
-                    let next = self.peek_at(1);
-                    if !raw && next == Some('N') && self.peek_at(2) == Some('{') {
-                        // A name ends at `}`; never past the string's end
-                        // (then the escape is malformed, see `fstring_literal`).
-                        while !(matches!(self.peek(), None | Some('}'))
-                            || self.at_close(quote, triple)
-                            || (self.peek() == Some('\n') && !triple))
-                        {
-                            self.pos += 1;
-                        }
-                        if self.peek() == Some('}') {
-                            self.pos += 1;
-                        }
-                        continue;
-                    } else if !matches!(next, Some('{' | '}') | None) {
-                        if next == Some('\n') {
-                            self.line += 1;
-                        }
-                        self.pos += 1;
-                    }
-                }
+                '\\' => in_name |= self.escape(raw),
+                '}' if in_name => in_name = false,
                 '{' | '}' if self.peek_at(1) == Some(c) => {
-                    self.fstring_literal(literal_start, raw, start_line)?;
+                    in_name = false;
+                    self.fstring_literal(literal_start, raw, start_line, &mut literal_error);
                     self.pos += 1;
                     literal_start = self.pos + 1;
                 }
                 '{' => {
-                    self.fstring_literal(literal_start, raw, start_line)?;
+                    in_name = false;
+                    self.fstring_literal(literal_start, raw, start_line, &mut literal_error);
                     self.pos += 1;
                     self.replacement_field(quote, triple, raw, start_line)?;
                     literal_start = self.pos;
@@ -753,41 +768,22 @@ impl Tokenizer {
     }
 
     /// Checks the escapes of an f-string's literal part (from `from` to
-    /// `pos`): CPython decodes them as a plain string's, so a bad one is a
-    /// syntax error. `\N{…}` escapes are left out (no name database; CPython
-    /// accepts a valid name), and a backslash before the brace that ends the
-    /// part (`\{`) is an invalid escape CPython keeps.
-    fn fstring_literal(&self, from: usize, raw: bool, start_line: usize) -> Result<(), String> {
+    /// `pos`), keeping the first error in `first`: CPython decodes them as a
+    /// plain string's, so a bad one is a syntax error.
+    fn fstring_literal(
+        &self,
+        from: usize,
+        raw: bool,
+        start_line: usize,
+        first: &mut Option<String>,
+    ) {
+        if raw || first.is_some() {
+            return;
+        }
         let part = self.c.get(from..self.pos).unwrap_or_default();
-        if raw {
-            return Ok(());
+        if let Err(m) = check_escapes(part) {
+            *first = Some(format!("(unicode error) {m} (line {start_line})"));
         }
-        let mut kept = Vec::with_capacity(part.len());
-        let mut i = 0;
-        while let Some(&c) = part.get(i) {
-            match (c, part.get(i + 1), part.get(i + 2)) {
-                ('\\', Some('N'), Some('{')) => {
-                    let Some(end) = part[i..].iter().position(|&c| c == '}') else {
-                        return Err(format!(
-                            "(unicode error) malformed \\N character escape (line {start_line})"
-                        ));
-                    };
-                    i += end + 1;
-                }
-                ('\\', Some(&e), _) => {
-                    kept.extend([c, e]);
-                    i += 2;
-                }
-                ('\\', None, _) => i += 1,
-                _ => {
-                    kept.push(c);
-                    i += 1;
-                }
-            }
-        }
-        decode_str(&kept, false)
-            .map(drop)
-            .map_err(|m| format!("{m} (line {start_line})"))
     }
 
     /// After the `{` of a replacement field; leaves `pos` after its `}`.
@@ -853,7 +849,8 @@ impl Tokenizer {
     }
 
     /// After the `:` of a replacement field: text with nested fields up to
-    /// the closing `}`.
+    /// the closing `}`. Each run of text is decoded with escapes (even in a
+    /// raw f-string, as CPython 3.12 does) when it ends.
     fn format_spec(
         &mut self,
         quote: char,
@@ -861,21 +858,30 @@ impl Tokenizer {
         raw: bool,
         start_line: usize,
     ) -> Result<(), String> {
+        let mut text_start = self.pos;
+        let mut in_name = false;
         loop {
             let Some(c) = self.peek() else {
                 return self.unterminated(triple, start_line);
             };
             if self.at_close(quote, triple) {
+                self.spec_text(text_start)?;
                 return self.err("f-string: expecting '}'");
             }
             match c {
+                '\\' => in_name |= self.escape(raw),
+                '}' if in_name => in_name = false,
                 '}' => {
+                    self.spec_text(text_start)?;
                     self.pos += 1;
                     return Ok(());
                 }
                 '{' => {
+                    in_name = false;
+                    self.spec_text(text_start)?;
                     self.pos += 1;
                     self.replacement_field(quote, triple, raw, start_line)?;
+                    text_start = self.pos;
                     continue;
                 }
                 '\n' if !triple => return self.unterminated(triple, start_line),
@@ -885,6 +891,88 @@ impl Tokenizer {
             self.pos += 1;
         }
     }
+
+    /// At a backslash in an f-string's text (`pos` stays on it): steps over
+    /// the escaped character, except a brace, which keeps its meaning (a
+    /// field or `{{`), as CPython's tokenizer does. Returns whether a
+    /// `\N{name}` escape began: its `}` then ends the name, not a field,
+    /// while a `{` still opens a field.
+    fn escape(&mut self, raw: bool) -> bool {
+        match self.peek_at(1) {
+            Some('N') if !raw && self.peek_at(2) == Some('{') => {
+                self.pos += 2;
+                true
+            }
+            Some('{' | '}') | None => false,
+            Some(next) => {
+                if next == '\n' {
+                    self.line += 1;
+                }
+                self.pos += 1;
+                false
+            }
+        }
+    }
+
+    /// Decodes a format spec's text from `from` to `pos`; a bad escape stops
+    /// the scan as a [`TokenizeError::SpecDecode`].
+    fn spec_text(&mut self, from: usize) -> Result<(), String> {
+        let part = self.c.get(from..self.pos).unwrap_or_default();
+        check_escapes(part).inspect_err(|m| self.spec_error = Some(m.clone()))
+    }
+}
+
+/// Decodes the escapes of an f-string's text as CPython's `unicodeescape`
+/// codec would, for errors only. A `\N{name}` is refused when the name is
+/// missing, empty or has a character no Unicode name or alias has (names
+/// are ASCII letters, digits, space and `-`; CPython matches them ignoring
+/// case); any other name is taken as valid, as there is no name database
+/// here (a documented deviation). A backslash that ends the text (before a
+/// brace) is kept by CPython as an invalid escape.
+fn check_escapes(part: &[char]) -> Result<(), String> {
+    const MALFORMED: &str =
+        "'unicodeescape' codec can't decode bytes: malformed \\N character escape";
+    let mut kept = Vec::with_capacity(part.len());
+    let mut i = 0;
+    while let Some(&c) = part.get(i) {
+        match (c, part.get(i + 1)) {
+            ('\\', Some('N')) => {
+                let name_at = i + 3;
+                if part.get(i + 2) != Some(&'{') {
+                    return Err(MALFORMED.into());
+                }
+                let Some(end) = part[name_at..].iter().position(|&c| c == '}') else {
+                    return Err(MALFORMED.into());
+                };
+                let name = &part[name_at..name_at + end];
+                if name.is_empty() {
+                    return Err(MALFORMED.into());
+                }
+                if !name
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-'))
+                {
+                    return Err(
+                        "'unicodeescape' codec can't decode bytes: unknown Unicode character name"
+                            .into(),
+                    );
+                }
+                i = name_at + end + 1;
+            }
+            ('\\', Some(&e)) => {
+                kept.extend([c, e]);
+                i += 2;
+            }
+            ('\\', None) => i += 1,
+            _ => {
+                kept.push(c);
+                i += 1;
+            }
+        }
+    }
+    decode_str(&kept, false)
+        .map(drop)
+        .map_err(|m| m.trim_start_matches("(unicode error) ").to_owned())
 }
 
 fn hex_value(digits: &[char]) -> Option<u32> {
