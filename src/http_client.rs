@@ -4,17 +4,24 @@
 //! binary carries one TLS stack and one crypto provider. Every request runs
 //! under one deadline (connect, send and the whole body), answers are read
 //! up to a byte cap, and redirects are never followed: the caller sees the
-//! 3xx as it is.
+//! 3xx as it is. A client may go through an HTTP proxy ([`Proxies`]).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::Uri;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::client::legacy::connect::proxy::Tunnel;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tower::{Service, ServiceExt};
 
 /// Why a request got no complete answer; the message says what failed.
 #[derive(Debug, thiserror::Error)]
@@ -49,10 +56,48 @@ impl HttpError {
     }
 }
 
+/// Which destinations go through which HTTP proxy: `CONNECT` tunnels for
+/// `https://` ones (TLS then runs end to end, the proxy sees only the host
+/// and port), absolute-form requests for `http://` ones. Credentials in the
+/// proxy's URL (`http://user:password@host:port`) go as
+/// `Proxy-Authorization: Basic`.
+#[derive(Debug, Clone)]
+pub struct Proxies(Arc<Matcher>);
+
+impl Proxies {
+    /// curl's rules: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`
+    /// (or their lowercase forms); none set means direct connections.
+    pub fn from_env() -> Proxies {
+        Proxies(Arc::new(Matcher::from_env()))
+    }
+
+    /// Every destination through the HTTP proxy at `url`.
+    pub fn all(url: &str) -> Proxies {
+        Proxies(Arc::new(Matcher::builder().all(url.to_owned()).build()))
+    }
+
+    /// Checks a proxy URL as [`Proxies::all`] takes it: `http://`, a host,
+    /// perhaps credentials and a port, no path.
+    pub fn check_url(url: &str) -> Result<(), String> {
+        let uri: Uri = url.parse().map_err(|e| format!("{e}"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err("must be an http:// URL (an HTTP proxy)".into());
+        }
+        if uri.host().is_none_or(str::is_empty) {
+            return Err("has no host".into());
+        }
+        if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+            return Err("must not have a path".into());
+        }
+        Ok(())
+    }
+}
+
 /// A pooled client; cloning shares the pool.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
-    pool: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    pool: Client<HttpsConnector<Connector>, Full<Bytes>>,
+    proxies: Option<Proxies>,
     timeout: Duration,
     max_body_bytes: usize,
 }
@@ -68,6 +113,16 @@ impl HttpClient {
         timeout: Duration,
         max_body_bytes: usize,
     ) -> Result<HttpClient, HttpError> {
+        HttpClient::with_proxies(tls, timeout, max_body_bytes, None)
+    }
+
+    /// As [`HttpClient::new`], through `proxies` where they say so.
+    pub fn with_proxies(
+        tls: Option<Arc<rustls::ClientConfig>>,
+        timeout: Duration,
+        max_body_bytes: usize,
+        proxies: Option<Proxies>,
+    ) -> Result<HttpClient, HttpError> {
         let tls = match tls {
             Some(tls) => tls,
             None => no_trust()?,
@@ -78,13 +133,18 @@ impl HttpClient {
         http.set_nodelay(true);
         // From the parts rather than the builder: the builder rewrites the
         // ALPN list, and the callers' `crate::tls` configurations set it.
-        let connector = HttpsConnector::from((http, tls));
+        let connector = Connector {
+            direct: http,
+            proxies: proxies.clone(),
+        };
+        let connector = HttpsConnector::from((connector, tls));
         let pool = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(60))
             .build(connector);
         Ok(HttpClient {
             pool,
+            proxies,
             timeout,
             max_body_bytes,
         })
@@ -102,7 +162,20 @@ impl HttpClient {
         &self,
         request: http::Request<Bytes>,
     ) -> Result<http::Response<Bytes>, HttpError> {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
+        // Through a proxy, an http:// request carries the proxy's credentials
+        // itself (an https:// one has them on its CONNECT).
+        if parts.uri.scheme_str() == Some("http")
+            && let Some(auth) = self
+                .proxies
+                .as_ref()
+                .and_then(|p| p.0.intercept(&parts.uri))
+                .and_then(|i| i.basic_auth().cloned())
+        {
+            parts
+                .headers
+                .insert(http::header::PROXY_AUTHORIZATION, auth);
+        }
         let request = http::Request::from_parts(parts, Full::new(body));
         tokio::time::timeout(self.timeout, self.exchange(request))
             .await
@@ -130,6 +203,104 @@ impl HttpClient {
                 None => HttpError::Body(innermost(&*e)),
             })?;
         Ok(http::Response::from_parts(parts, body.to_bytes()))
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The TCP connector under the TLS one: straight to the destination, or to
+/// the proxy [`Proxies`] names for it.
+#[derive(Debug, Clone)]
+struct Connector {
+    direct: HttpConnector,
+    proxies: Option<Proxies>,
+}
+
+impl Service<Uri> for Connector {
+    type Response = Conn;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.direct.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let proxy = self.proxies.as_ref().and_then(|p| p.0.intercept(&dst));
+        let direct = self.direct.clone();
+        Box::pin(async move {
+            let Some(proxy) = proxy else {
+                let io = direct.oneshot(dst).await?;
+                return Ok(Conn { io, proxied: false });
+            };
+            if proxy.uri().scheme_str() != Some("http") {
+                return Err(format!("the proxy {} is not an http:// proxy", proxy.uri()).into());
+            }
+            if dst.scheme_str() == Some("https") {
+                let mut tunnel = Tunnel::new(proxy.uri().clone(), direct);
+                if let Some(auth) = proxy.basic_auth() {
+                    tunnel = tunnel.with_auth(auth.clone());
+                }
+                let io = tunnel.oneshot(dst).await?;
+                Ok(Conn { io, proxied: false })
+            } else {
+                let io = direct.oneshot(proxy.uri().clone()).await?;
+                Ok(Conn { io, proxied: true })
+            }
+        })
+    }
+}
+
+/// A connection; `proxied` (to an HTTP proxy, not a tunnel) makes hyper
+/// send absolute-form requests.
+struct Conn {
+    io: TokioIo<tokio::net::TcpStream>,
+    proxied: bool,
+}
+
+impl Connection for Conn {
+    fn connected(&self) -> Connected {
+        self.io.connected().proxy(self.proxied)
+    }
+}
+
+impl hyper::rt::Read for Conn {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Conn {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 }
 

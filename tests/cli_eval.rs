@@ -263,7 +263,9 @@ async fn weather_example_runs_the_trajectory_judge_with_a_provider() {
     std::fs::write(&traces, common::weather::traces_jsonl(&eval_set_json())).unwrap();
     let eval_set = eval_set_path(&example_dir());
     // Once with a config file naming the provider, once with the
-    // environment variables the uipath SDK reads.
+    // environment variables the uipath SDK reads, once more through the
+    // HTTP proxy HTTP_PROXY names (a real one, tinyproxy, where installed).
+    let proxy = common::proxy::Tinyproxy::start("judge", "s3cret").await;
     let config = dir.path().join("toolscore.yaml");
     std::fs::write(dir.path().join("token"), "stub-token\n").unwrap();
     std::fs::write(
@@ -284,22 +286,28 @@ async fn weather_example_runs_the_trajectory_judge_with_a_provider() {
         "--config".into(),
         config.display().to_string(),
     ];
-    for (args, env) in [
+    let from_env = vec![
+        ("UIPATH_URL", format!("{}/org/tenant", stub.base_url())),
+        ("UIPATH_ACCESS_TOKEN", "stub-token".to_owned()),
+    ];
+    let mut runs = vec![
         (with_config.clone(), vec![]),
-        (
-            with_config[..5].to_vec(),
-            vec![
-                ("UIPATH_URL", format!("{}/org/tenant", stub.base_url())),
-                ("UIPATH_ACCESS_TOKEN", "stub-token".to_owned()),
-            ],
-        ),
-    ] {
+        (with_config[..5].to_vec(), from_env.clone()),
+    ];
+    if let Some(proxy) = &proxy {
+        let mut env = from_env;
+        env.push(("HTTP_PROXY", proxy.url("judge", "s3cret")));
+        runs.push((with_config[..5].to_vec(), env));
+    }
+    for (args, env) in runs {
         stub.load(&serde_json::json!({"responses": vec![answer.clone(); 5], "discovery": []}));
         let out = tokio::task::spawn_blocking(move || {
             Command::new(env!("CARGO_BIN_EXE_toolscore"))
                 .args(&args)
-                .envs(env)
                 .env_remove("OPENAI_API_KEY")
+                .env_remove("NO_PROXY")
+                .env_remove("no_proxy")
+                .envs(env)
                 .output()
                 .unwrap()
         })
@@ -339,5 +347,13 @@ async fn weather_example_runs_the_trajectory_judge_with_a_provider() {
                 "{prompt}"
             );
         }
+    }
+    if let Some(proxy) = proxy {
+        let log = proxy.log();
+        let chat = format!(
+            "POST {}/org/tenant/agenthub_/llm/api/chat/completions",
+            stub.base_url()
+        );
+        assert_eq!(log.matches(&chat).count(), 5, "{chat} in {log}");
     }
 }

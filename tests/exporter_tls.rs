@@ -7,6 +7,8 @@
 
 #[path = "common/pki.rs"]
 mod pki;
+#[path = "common/tls_listener.rs"]
+mod tls_listener;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -21,9 +23,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +37,8 @@ use toolscore::exporter::{self, ExporterConfig, ExporterHandle, ExporterStats};
 use toolscore::span::TraceId;
 use toolscore::store::{Score, TraceRecord, TraceStatus};
 use toolscore::tls::ClientTlsConfig;
+
+use tls_listener::TlsListener;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -332,37 +334,6 @@ async fn a_plaintext_endpoint_cannot_reach_a_tls_receiver() {
 
 // ---- self-telemetry --------------------------------------------------------
 
-/// An axum listener that does the TLS handshake; failed handshakes are
-/// counted and the connection dropped.
-struct TlsListener {
-    tcp: TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-    failures: mpsc::UnboundedSender<()>,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((tcp, addr)) = self.tcp.accept().await else {
-                continue;
-            };
-            match self.acceptor.accept(tcp).await {
-                Ok(tls) => return (tls, addr),
-                Err(_) => {
-                    let _ = self.failures.send(());
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
 /// An OTLP/HTTP receiver over TLS: `(base URL, requests, failed handshakes)`.
 async fn https_sink(
     leaf: &pki::Leaf,
@@ -371,18 +342,6 @@ async fn https_sink(
     mpsc::Receiver<(String, Bytes)>,
     mpsc::UnboundedReceiver<()>,
 ) {
-    let certs = CertificateDer::pem_slice_iter(leaf.cert_pem.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let (tx, rx) = mpsc::channel(64);
     let route = |path: &'static str, tx: mpsc::Sender<(String, Bytes)>| {
         post(move |body: Bytes| async move {
@@ -393,14 +352,8 @@ async fn https_sink(
     let app = Router::new()
         .route("/v1/traces", route("traces", tx.clone()))
         .route("/v1/logs", route("logs", tx));
-    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = tcp.local_addr().unwrap().port();
-    let (failures_tx, failures) = mpsc::unbounded_channel();
-    let listener = TlsListener {
-        tcp,
-        acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
-        failures: failures_tx,
-    };
+    let (listener, failures) = TlsListener::bind(leaf).await;
+    let port = listener.port();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (format!("https://localhost:{port}"), rx, failures)
 }

@@ -9,6 +9,8 @@ mod common;
 use std::time::Duration;
 
 use common::llm_stub::Stub;
+use common::pki;
+use common::proxy::Tinyproxy;
 use toolscore::evaluator::llm::{Method, Reply, Request, Transport};
 use toolscore::judge::config::LlmConfig;
 use toolscore::judge::http::Provider;
@@ -153,6 +155,17 @@ fn configuration_errors_name_the_key() {
         bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\n    tls:\n      insecure_skip_verify: true\n").0,
         "llm.providers.p.tls"
     );
+    for proxy in [
+        "https://proxy:3128",
+        "socks5://proxy:1080",
+        "http://proxy:3128/path",
+        "http://",
+    ] {
+        let (key, message) = bad(&format!(
+            "providers:\n  p:\n    kind: openai\n    base_url: http://x\n    proxy: {proxy}\n"
+        ));
+        assert_eq!(key, "llm.providers.p.proxy", "{proxy}: {message}");
+    }
     let (key, message) =
         bad("providers:\n  p:\n    kind: openai\n    base_url: http://x\nuipath_provider: p\n");
     assert_eq!(key, "llm.uipath_provider");
@@ -172,6 +185,72 @@ fn configuration_errors_name_the_key() {
         .provider_for(toolscore::judge::config::ProviderKind::Openai)
         .unwrap_err();
     assert!(why.contains("llm.deepeval_provider"), "{why}");
+}
+
+/// A provider behind an HTTP proxy (tinyproxy, asking for credentials):
+/// `proxy` sends an http:// base URL's requests to it in absolute form and
+/// tunnels an https:// one's through `CONNECT` (TLS end to end, the CA the
+/// provider's `tls` names), with the URL's credentials each time; wrong
+/// credentials are the proxy's refusal, and nothing reaches the model.
+#[tokio::test]
+async fn a_provider_reaches_its_model_through_a_proxy() {
+    let Some(proxy) = Tinyproxy::start("judge", "s3cret").await else {
+        return;
+    };
+    let ca = pki::Ca::new("proxy test CA");
+    let files = pki::Files::new();
+    let ca_file = files.write("ca.pem", &ca.pem());
+    let plain = Stub::start().await;
+    let tls = Stub::start_https(&ca.server()).await;
+    for (stub, password) in [
+        (&plain, "s3cret"),
+        (&tls, "s3cret"),
+        (&plain, "wrong"),
+        (&tls, "wrong"),
+    ] {
+        stub.load(&serde_json::json!({"responses": [ok()]}));
+        let mut yaml = format!(
+            "providers:\n  p:\n    kind: openai\n    base_url: {}/v1\n    proxy: {}\n",
+            stub.base_url(),
+            proxy.url("judge", password)
+        );
+        if stub.base_url().starts_with("https://") {
+            yaml += &format!("    tls:\n      ca_file: {}\n", ca_file.display());
+        }
+        let config = provider_config(&yaml);
+        let p = Provider::build("p", &config.providers["p"], LlmMetrics::default()).unwrap();
+        let reply = p.transport.send(chat(stub)).await;
+        let through = format!("{} with {password:?}", stub.base_url());
+        if password == "s3cret" {
+            assert!(
+                matches!(reply, Reply::Response { status: 200, .. }),
+                "{through}: {reply:?}"
+            );
+            assert_eq!(stub.requests().len(), 1, "{through}");
+        } else {
+            // http://: tinyproxy answers 401 and closes (before reading the
+            // body, so the answer may be lost to the reset); https://: the
+            // tunnel is refused, a failed attempt that says so.
+            match &reply {
+                Reply::Response { status, .. } => assert_eq!(*status, 401, "{through}"),
+                Reply::Failed { message, .. } if stub.base_url().starts_with("https://") => {
+                    assert!(message.contains("tunnel"), "{through}: {message}")
+                }
+                Reply::Failed { .. } => {}
+            }
+            assert!(stub.requests().is_empty(), "{through}");
+        }
+    }
+    // The proxy saw both routes: absolute-form and CONNECT.
+    let log = proxy.log();
+    assert!(
+        log.contains(&format!("POST {}/v1/chat/completions", plain.base_url())),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("CONNECT localhost:{}", tls.port)),
+        "{log}"
+    );
 }
 
 /// The references' environment variables give providers where none of

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::http_client::Proxies;
 use crate::tls::ClientTlsConfig;
 
 /// The providers, which one each reference's judges use, and how the
@@ -91,6 +92,11 @@ pub struct ProviderConfig {
     /// TLS for an `https://` base URL.
     #[serde(default)]
     pub tls: ClientTlsConfig,
+    /// The HTTP proxy to reach the provider through
+    /// (`http://[user:password@]host:port`); left out, the environment's
+    /// `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` decide.
+    #[serde(default)]
+    pub proxy: Option<String>,
     /// Requests in flight to this provider at once.
     #[serde(default = "default_max_concurrency")]
     pub max_concurrency: usize,
@@ -169,6 +175,9 @@ impl LlmConfig {
                     at("api_key_file"),
                     "set api_key_file or api_key_env, not both".into(),
                 ));
+            }
+            if let Some(Err(e)) = p.proxy.as_deref().map(Proxies::check_url) {
+                return Err((at("proxy"), e));
             }
             if p.max_concurrency == 0 || p.max_concurrency > 10_000 {
                 return Err((at("max_concurrency"), "must be 1 to 10000".into()));
@@ -313,6 +322,7 @@ impl ProviderConfig {
             api_key_env: Some(key_var.to_owned()),
             action_id: None,
             tls: ClientTlsConfig::default(),
+            proxy: None,
             max_concurrency: default_max_concurrency(),
             timeout_ms: default_timeout_ms(),
             cache_ttl_secs: default_cache_ttl_secs(),

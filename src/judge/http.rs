@@ -13,7 +13,7 @@ use super::cache::ReplyCache;
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
 use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
-use crate::http_client::{HttpClient, HttpError};
+use crate::http_client::{HttpClient, HttpError, Proxies};
 
 /// The largest answer read from a model; a chat completion is kilobytes.
 pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
@@ -66,10 +66,15 @@ impl Provider {
         } else {
             None
         };
-        let client = HttpClient::new(
+        let proxies = match &config.proxy {
+            Some(url) => Proxies::all(url),
+            None => Proxies::from_env(),
+        };
+        let client = HttpClient::with_proxies(
             tls,
             Duration::from_millis(config.timeout_ms),
             MAX_RESPONSE_BYTES,
+            Some(proxies),
         )
         .map_err(|e| ProviderError {
             key: format!("llm.providers.{name}"),

@@ -26,30 +26,57 @@ struct State {
 pub struct Stub {
     pub port: u16,
     state: Arc<State>,
+    https: bool,
 }
 
 impl Stub {
     /// Starts a stub on an ephemeral loopback port on the current runtime.
     pub async fn start() -> Stub {
-        let state = Arc::new(State {
+        let state = Self::state();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let app = Self::app(&state);
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Stub {
+            port,
+            state,
+            https: false,
+        }
+    }
+
+    /// As [`Stub::start`], over TLS with `leaf` as its certificate.
+    pub async fn start_https(leaf: &super::pki::Leaf) -> Stub {
+        let state = Self::state();
+        let (listener, _failures) = super::tls_listener::TlsListener::bind(leaf).await;
+        let port = listener.port();
+        let app = Self::app(&state);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Stub {
+            port,
+            state,
+            https: true,
+        }
+    }
+
+    fn state() -> Arc<State> {
+        Arc::new(State {
             script: Mutex::new(Arc::new(Script::new(&Json::Null))),
             requests: Mutex::new(Vec::new()),
             delay: Mutex::new(Duration::ZERO),
             in_flight: Default::default(),
             max_in_flight: Default::default(),
             arrived: tokio::sync::Notify::new(),
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        })
+    }
+
+    fn app(state: &Arc<State>) -> axum::Router {
         let s = state.clone();
-        let app = axum::Router::new().fallback(move |method, uri, headers, body| {
+        axum::Router::new().fallback(move |method, uri, headers, body| {
             let s = s.clone();
             async move { handle(s, method, uri, headers, body).await }
-        });
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Stub { port, state }
+        })
     }
 
     /// Replaces the script and clears the log.
@@ -88,8 +115,14 @@ impl Stub {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// `http://127.0.0.1:<port>`, or `https://localhost:<port>` (the name
+    /// its certificate has).
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        if self.https {
+            format!("https://localhost:{}", self.port)
+        } else {
+            format!("http://127.0.0.1:{}", self.port)
+        }
     }
 
     /// `llm:` pointing both provider kinds at the stub, with the tokens the

@@ -15,8 +15,10 @@ pub mod outage;
 pub mod pg;
 pub mod pki;
 pub mod process;
+pub mod proxy;
 pub mod records;
 pub mod service;
+pub mod tls_listener;
 pub mod weather;
 
 /// reqwest's client, as the tests use it. reqwest is built without a
