@@ -138,7 +138,21 @@ fn run(python: &Path, seed: u64, cases: usize) -> Report {
             {
                 let theirs = Theirs::from(&theirs[key]);
                 match compare(text, &ours, &theirs) {
-                    Verdict::Same => {}
+                    Verdict::Same => {
+                        if let (
+                            Ours::Value { hashes, .. },
+                            Theirs::Value {
+                                hashes: Some(h), ..
+                            },
+                        ) = (&ours, &theirs)
+                            && hashes != h
+                        {
+                            report.mismatches.push(format!(
+                                "  hash() of the values of {mode}({})\n    CPython:   {h:?}\n    toolscore: {hashes:?}",
+                                escaped(text)
+                            ));
+                        }
+                    }
                     Verdict::Documented(why) => *report.documented.entry(why).or_default() += 1,
                     Verdict::Mismatch => report.mismatches.push(format!(
                         "  {mode}({}) [{} chars]\n    CPython:   {}\n    toolscore: {}",
@@ -266,6 +280,8 @@ enum Ours {
         repr: String,
         canon: String,
         huge_int: bool,
+        /// See [`stable_hashes`].
+        hashes: Vec<i64>,
     },
     Error {
         class: &'static str,
@@ -278,6 +294,8 @@ enum Theirs {
     Value {
         repr: String,
         canon: Option<(String, String)>,
+        /// Missing where CPython ran out of recursion.
+        hashes: Option<Vec<i64>>,
     },
     ReprError(String),
     Error(String),
@@ -296,6 +314,12 @@ impl Ours {
                 repr: v.repr(),
                 canon: canon(&v),
                 huge_int: has_huge_int(&v),
+                hashes: {
+                    let mut hashes = Vec::new();
+                    stable_hashes(&v, &mut hashes);
+                    hashes.sort_unstable();
+                    hashes
+                },
             },
             Err((class, message)) => Ours::Error { class, message },
         }
@@ -314,9 +338,17 @@ impl Theirs {
         let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
         if let Some(repr) = s("repr") {
             let why = v.get("why").map(|w| w.to_string()).unwrap_or_default();
+            let hashes = v.get("hashes").map(|h| {
+                h.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect()
+            });
             return Theirs::Value {
                 repr,
                 canon: s("canon").map(|c| (c, why)),
+                hashes,
             };
         }
         if let Some(class) = s("repr_error") {
@@ -356,7 +388,7 @@ fn compare(text: &str, ours: &Ours, theirs: &Theirs) -> Verdict {
     match (ours, theirs) {
         (Ours::Value { repr, .. }, Theirs::Value { repr: r, .. }) if repr == r => Verdict::Same,
         // Sets of str/bytes in insertion order, lone surrogates as U+FFFD.
-        (Ours::Value { canon, .. }, Theirs::Value { repr: r, canon: c }) => match c {
+        (Ours::Value { canon, .. }, Theirs::Value { repr: r, canon: c, .. }) => match c {
             Some((c, why)) if canon == c => Verdict::Documented(why.clone()),
             None if canon == r => documented("[\"str set order\"]"),
             _ => Verdict::Mismatch,
@@ -1306,4 +1338,24 @@ fn has_ascii_name_escape(text: &str) -> bool {
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-'))
         })
     })
+}
+
+/// `Value::py_hash` of `v` and of every value inside it that has one (the
+/// driver's `stable_hashes`).
+fn stable_hashes(v: &Value, out: &mut Vec<i64>) {
+    match v {
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            for e in items {
+                stable_hashes(e, out);
+            }
+        }
+        Value::Dict(d) => {
+            for (k, x) in d.iter() {
+                stable_hashes(k, out);
+                stable_hashes(x, out);
+            }
+        }
+        _ => {}
+    }
+    out.extend(v.py_hash());
 }

@@ -137,6 +137,15 @@ pub enum Value {
     Dict(Dict),
 }
 
+impl Value {
+    /// CPython's `hash(v)` where it is the same in every process; `None` for
+    /// str and bytes (seeded per process), NaN (hashed by identity), values
+    /// holding those, and unhashable values. Sets iterate in this order.
+    pub fn py_hash(&self) -> Option<i64> {
+        hash::py_hash(self)
+    }
+}
+
 /// A Python dict: insertion-ordered, keys compared and hashed the Python way
 /// (`1`, `1.0` and `True` are the same key; re-inserting a key keeps its first
 /// position and takes the new value).

@@ -5,8 +5,10 @@ lines, each a JSON string (the input text). Answers each batch with n JSON
 lines, one per input: {"json": R, "literal": R} where R is what
 `json.loads(text)` / `ast.literal_eval(text)` did:
 
-- {"repr": repr(value)}, plus "canon" when the comparable form differs from
-  the repr (see `canon`) and "why" naming the reasons;
+- {"repr": repr(value), "hashes": [...]}, plus "canon" when the comparable
+  form differs from the repr (see `canon`) and "why" naming the reasons;
+  "hashes" holds, sorted, `hash()` of the value and of each value inside it
+  whose hash does not depend on the process (see `stable_hashes`);
 - {"repr_error": class} when the value was built but `repr` raised (an int of
   more than 4300 digits);
 - {"error": class} with the exception's class name.
@@ -73,6 +75,33 @@ def canon(v, why):
     return fixed
 
 
+def stable_hashes(v, out):
+    """Appends `hash(x)` for `v` and every value inside it whose hash is the
+    same in every process (no str or bytes, no NaN, which hashes by identity),
+    for the port's `Value::py_hash`; lists, sets and dicts have none."""
+    t = type(v)
+    if t in (list, tuple, set):
+        for e in v:
+            stable_hashes(e, out)
+    elif t is dict:
+        for k, x in v.items():
+            stable_hashes(k, out)
+            stable_hashes(x, out)
+    if t in (list, set, dict) or hash_randomised(v) or has_nan(v):
+        return
+    out.append(hash(v))
+
+
+def has_nan(v):
+    if isinstance(v, float):
+        return v != v
+    if isinstance(v, complex):
+        return v.real != v.real or v.imag != v.imag
+    if isinstance(v, tuple):
+        return any(has_nan(e) for e in v)
+    return False
+
+
 def evaluate(fn, text):
     try:
         value = fn(text)
@@ -85,6 +114,12 @@ def evaluate(fn, text):
     except Exception as e:  # ValueError: an int past the 4300-digit limit
         return {"repr_error": type(e).__name__}
     out = {"repr": r}
+    try:
+        hashes = []
+        stable_hashes(value, hashes)
+        out["hashes"] = sorted(hashes)
+    except RecursionError:
+        pass
     why = set()
     try:
         c = canon(value, why)
