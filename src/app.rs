@@ -273,7 +273,7 @@ async fn run(
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
     let limits = Limits::for_shard(a, shards);
-    let (ready_tx, ready_rx) = mpsc::channel(config.evaluation.queue_capacity);
+    let (ready_tx, ready_rx) = mpsc::channel(config.evaluation.queue_capacity.get());
     let workers = if config.evaluation.workers == 0 {
         cpus()
     } else {
@@ -351,7 +351,7 @@ async fn run(
     if let Some(listener) = listeners.grpc {
         let svc = receiver::grpc::service(
             ingest.clone(),
-            config.receivers.grpc.max_recv_msg_size_bytes,
+            config.receivers.grpc.max_recv_msg_size_bytes.get(),
         );
         health_reporter
             .set_serving::<receiver::grpc::TraceServer>()
@@ -359,7 +359,7 @@ async fn run(
         let g = &config.receivers.grpc;
         // (The header deadline is HTTP/1.1's; gRPC calls have their timeout.)
         let limits = metrics
-            .connection_limits("otlp_grpc", g.max_connections, Duration::ZERO)
+            .connection_limits("otlp_grpc", g.max_connections.get(), Duration::ZERO)
             .with_tls(security.otlp_grpc.tls.clone());
         let incoming = crate::net::limited_incoming(listener, limits, shutdown.clone());
         let auth = crate::auth::GrpcAuthLayer::new(
@@ -367,8 +367,8 @@ async fn run(
             crate::security::otlp_grpc_scope,
         );
         let stop = shutdown.clone();
-        let streams = g.max_concurrent_streams;
-        let timeout = Duration::from_millis(g.request_timeout_ms);
+        let streams = g.max_concurrent_streams.get();
+        let timeout = Duration::from_millis(g.request_timeout_ms.get());
         let served = async move {
             tonic::transport::Server::builder()
                 .max_concurrent_streams(streams)
@@ -412,8 +412,8 @@ async fn run(
         let limits = metrics
             .connection_limits(
                 "otlp_http",
-                h.max_connections,
-                Duration::from_millis(h.read_header_timeout_ms),
+                h.max_connections.get(),
+                Duration::from_millis(h.read_header_timeout_ms.get()),
             )
             .with_tls(security.otlp_http.tls.clone());
         let stop = shutdown.clone();
@@ -464,7 +464,7 @@ async fn run(
             shutdown: shutdown.clone(),
             judges: judges.clone(),
             watchers: crate::api::watch::Watchers::new(
-                config.api.watch_buffer,
+                config.api.watch_buffer.get(),
                 crate::api::grpc::MAX_WATCHERS,
                 shutdown.clone(),
             ),
@@ -490,13 +490,13 @@ async fn run(
         }
         let router = crate::api::http::with_timeout(
             router,
-            Duration::from_millis(config.api.request_timeout_ms),
+            Duration::from_millis(config.api.request_timeout_ms.get()),
         );
         let limits = metrics
             .connection_limits(
                 "api_http",
-                config.api.max_connections,
-                Duration::from_millis(config.api.read_header_timeout_ms),
+                config.api.max_connections.get(),
+                Duration::from_millis(config.api.read_header_timeout_ms.get()),
             )
             .with_tls(security.api_http.tls.clone());
         let stop = api_stop.clone();
@@ -650,8 +650,8 @@ fn serve_grpc_api(
     stop: CancellationToken,
 ) -> Result<tokio::task::JoinHandle<()>, AppError> {
     use crate::api::grpc;
-    let scores = grpc::ScoresApi::new(store, config.api.watch_buffer)
-        .with_max_list_limit(config.api.max_list_limit)
+    let scores = grpc::ScoresApi::new(store, config.api.watch_buffer.get())
+        .with_max_list_limit(config.api.max_list_limit.get())
         .with_shutdown(stop.clone());
     let dropped = scores.dropped();
     let reflection = grpc::reflection_service().map_err(|e| AppError::Serve {
@@ -660,11 +660,11 @@ fn serve_grpc_api(
     })?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
     let limits = metrics
-        .connection_limits("api_grpc", config.api.max_connections, Duration::ZERO)
+        .connection_limits("api_grpc", config.api.max_connections.get(), Duration::ZERO)
         .with_tls(security.tls);
     let incoming = crate::net::limited_incoming(listener, limits, stop.clone());
     let auth = crate::auth::GrpcAuthLayer::new(security.guard, crate::security::api_grpc_scope);
-    let timeout = Duration::from_millis(config.api.request_timeout_ms);
+    let timeout = Duration::from_millis(config.api.request_timeout_ms.get());
     Ok(tokio::spawn(async move {
         health_reporter
             .set_serving::<grpc::pb::scores_service_server::ScoresServiceServer<grpc::ScoresApi>>()

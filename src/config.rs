@@ -2,11 +2,13 @@
 //!
 //! Every struct denies unknown keys, every field has a documented default, and
 //! units are in key names (`_ms`, `_secs`, `_bytes`). Loading goes through
-//! `serde_path_to_error` so an error names the file and the key path; a second
-//! pass ([`Config::validate`]) checks what crosses fields (grace < idle
-//! timeout, bounds > 0, rule references).
+//! `serde_path_to_error` so an error names the file and the key path. Counts
+//! and durations that must not be 0 are `NonZero*`, refused while parsing; a
+//! second pass ([`Config::validate`]) checks maxima and what crosses fields
+//! (grace < idle timeout, rule references).
 
 use std::net::SocketAddr;
+use std::num::{NonZero, NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -137,18 +139,18 @@ pub struct GrpcReceiverConfig {
     pub enabled: bool,
     pub endpoint: SocketAddr,
     /// Largest decoded (inflated) request message.
-    pub max_recv_msg_size_bytes: usize,
+    pub max_recv_msg_size_bytes: NonZeroUsize,
     /// Export calls in flight at once on one connection (HTTP/2
     /// `SETTINGS_MAX_CONCURRENT_STREAMS`): clients queue further calls on
     /// their side. Each call in flight holds its decoded request, so this
     /// bounds a connection's share of memory; under overload, fewer streams
     /// also mean less work per refused call.
-    pub max_concurrent_streams: u32,
+    pub max_concurrent_streams: NonZeroU32,
     /// Connections open at once; past it a new one is closed at once.
-    pub max_connections: usize,
+    pub max_connections: NonZeroUsize,
     /// An export call must be answered within this (`CANCELLED` past it),
     /// which also ends a stream whose message never arrives.
-    pub request_timeout_ms: u64,
+    pub request_timeout_ms: NonZeroU64,
     /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
     pub tls: Option<crate::tls::ServerTlsConfig>,
     /// Bearer tokens with the listener's scope (`auth.tokens`).
@@ -160,10 +162,10 @@ impl Default for GrpcReceiverConfig {
         GrpcReceiverConfig {
             enabled: true,
             endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
-            max_recv_msg_size_bytes: 64 << 20,
-            max_concurrent_streams: 16,
-            max_connections: 1024,
-            request_timeout_ms: 30_000,
+            max_recv_msg_size_bytes: const { NonZero::new(64 << 20).unwrap() },
+            max_concurrent_streams: const { NonZero::new(16).unwrap() },
+            max_connections: const { NonZero::new(1024).unwrap() },
+            request_timeout_ms: const { NonZero::new(30_000).unwrap() },
             tls: None,
             auth: crate::auth::ListenerAuthConfig::default(),
         }
@@ -177,16 +179,16 @@ pub struct HttpReceiverConfig {
     pub enabled: bool,
     pub endpoint: SocketAddr,
     /// Largest request body as sent (compressed or not).
-    pub max_request_body_bytes: usize,
+    pub max_request_body_bytes: NonZeroUsize,
     /// Largest body after gzip inflation.
-    pub max_decompressed_body_bytes: usize,
+    pub max_decompressed_body_bytes: NonZeroUsize,
     /// Connections open at once; past it a new one is closed at once.
-    pub max_connections: usize,
+    pub max_connections: NonZeroUsize,
     /// A request's headers must arrive within this; a keep-alive connection
     /// idle this long is closed.
-    pub read_header_timeout_ms: u64,
+    pub read_header_timeout_ms: NonZeroU64,
     /// A request's body must arrive whole within this (408 past it).
-    pub read_timeout_ms: u64,
+    pub read_timeout_ms: NonZeroU64,
     /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
     pub tls: Option<crate::tls::ServerTlsConfig>,
     /// Bearer tokens with the listener's scope (`auth.tokens`).
@@ -198,11 +200,11 @@ impl Default for HttpReceiverConfig {
         HttpReceiverConfig {
             enabled: true,
             endpoint: SocketAddr::from(([127, 0, 0, 1], 4318)),
-            max_request_body_bytes: 16 << 20,
-            max_decompressed_body_bytes: 64 << 20,
-            max_connections: 1024,
-            read_header_timeout_ms: 10_000,
-            read_timeout_ms: 30_000,
+            max_request_body_bytes: const { NonZero::new(16 << 20).unwrap() },
+            max_decompressed_body_bytes: const { NonZero::new(64 << 20).unwrap() },
+            max_connections: const { NonZero::new(1024).unwrap() },
+            read_header_timeout_ms: const { NonZero::new(10_000).unwrap() },
+            read_timeout_ms: const { NonZero::new(30_000).unwrap() },
             tls: None,
             auth: crate::auth::ListenerAuthConfig::default(),
         }
@@ -225,23 +227,23 @@ pub struct AssemblerConfig {
     /// Wait after the root span arrives, for late children, before evaluating.
     pub grace_after_root_ms: u64,
     /// A rootless trace is evaluated (or dropped) after this long with no new span.
-    pub idle_timeout_secs: u64,
+    pub idle_timeout_secs: NonZeroU64,
     /// …or after this long in all.
-    pub max_trace_age_secs: u64,
+    pub max_trace_age_secs: NonZeroU64,
     pub on_timeout: OnTimeout,
     /// A span for an evaluated trace within this window re-evaluates it (revision + 1).
     pub late_span_window_secs: u64,
     /// Traces buffered at once (across shards); beyond it exports are refused as retryable.
-    pub max_traces: usize,
+    pub max_traces: NonZeroUsize,
     /// Spans kept per trace; spans beyond it are refused one by one.
-    pub max_spans_per_trace: usize,
+    pub max_spans_per_trace: NonZeroUsize,
     /// Memory held by buffered spans (approximate, across shards).
-    pub max_buffered_bytes: usize,
+    pub max_buffered_bytes: NonZeroUsize,
     /// Open (unevaluated) traces one service (`service.name`) may hold,
     /// across shards; 0: no limit. Keeps one sender from taking the buffer.
     pub max_traces_per_service: usize,
     /// Span batches (one per request and shard) queued between the receivers and one shard.
-    pub queue_capacity: usize,
+    pub queue_capacity: NonZeroUsize,
     /// The `Retry-After` / `RetryInfo` delay suggested to clients when full.
     pub retry_after_secs: u64,
 }
@@ -251,15 +253,15 @@ impl Default for AssemblerConfig {
         AssemblerConfig {
             shards: 0,
             grace_after_root_ms: 1000,
-            idle_timeout_secs: 300,
-            max_trace_age_secs: 3600,
+            idle_timeout_secs: const { NonZero::new(300).unwrap() },
+            max_trace_age_secs: const { NonZero::new(3600).unwrap() },
             on_timeout: OnTimeout::Evaluate,
             late_span_window_secs: 60,
-            max_traces: 100_000,
-            max_spans_per_trace: 10_000,
-            max_buffered_bytes: 512 << 20,
+            max_traces: const { NonZero::new(100_000).unwrap() },
+            max_spans_per_trace: const { NonZero::new(10_000).unwrap() },
+            max_buffered_bytes: const { NonZero::new(512 << 20).unwrap() },
             max_traces_per_service: 0,
-            queue_capacity: 64,
+            queue_capacity: const { NonZero::new(64).unwrap() },
             retry_after_secs: 1,
         }
     }
@@ -331,12 +333,12 @@ pub struct StoreConfig {
     /// process only; for tests and benchmarks).
     pub backend: StoreBackend,
     /// Results kept; the oldest are evicted beyond it.
-    pub max_traces: usize,
+    pub max_traces: NonZeroUsize,
     /// Results older than this are evicted.
-    pub retention_secs: u64,
+    pub retention_secs: NonZeroU64,
     /// Bytes of results held in memory: the whole store with `memory`, the
     /// recent results kept for long polls and watchers with a database.
-    pub max_bytes: usize,
+    pub max_bytes: NonZeroUsize,
     pub sqlite: SqliteConfig,
     pub postgres: PostgresConfig,
     pub writer: WriterConfig,
@@ -346,9 +348,9 @@ impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
             backend: StoreBackend::Sqlite,
-            max_traces: 100_000,
-            retention_secs: 3600,
-            max_bytes: 64 << 20,
+            max_traces: const { NonZero::new(100_000).unwrap() },
+            retention_secs: const { NonZero::new(3600).unwrap() },
+            max_bytes: const { NonZero::new(64 << 20).unwrap() },
             sqlite: SqliteConfig::default(),
             postgres: PostgresConfig::default(),
             writer: WriterConfig::default(),
@@ -375,14 +377,14 @@ pub struct WalConfig {
     pub dir: std::path::PathBuf,
     /// The log's size on disk; past it, receivers refuse (retryable) until
     /// segments whose traces are stored are deleted.
-    pub max_bytes: u64,
+    pub max_bytes: NonZeroU64,
     /// A segment is closed and a new one started past this size.
-    pub segment_bytes: u64,
+    pub segment_bytes: NonZeroU64,
     /// When an append counts as done: written to the OS (`none`), or also
     /// fsynced, by a shared fsync at most every `sync_interval_ms`
     /// (`interval`) or by one per write (`always`).
     pub sync: WalSync,
-    pub sync_interval_ms: u64,
+    pub sync_interval_ms: NonZeroU64,
 }
 
 impl Default for WalConfig {
@@ -390,10 +392,10 @@ impl Default for WalConfig {
         WalConfig {
             enabled: true,
             dir: "toolscore-data/wal".into(),
-            max_bytes: 1 << 30,
-            segment_bytes: 64 << 20,
+            max_bytes: const { NonZero::new(1 << 30).unwrap() },
+            segment_bytes: const { NonZero::new(64 << 20).unwrap() },
             sync: WalSync::None,
-            sync_interval_ms: 10,
+            sync_interval_ms: const { NonZero::new(10).unwrap() },
         }
     }
 }
@@ -438,10 +440,10 @@ pub struct PostgresConfig {
     pub password_file: Option<std::path::PathBuf>,
     /// Connections open at once for reads (the API) and retention; the
     /// writer and the listener have one each besides.
-    pub pool_size: usize,
+    pub pool_size: NonZeroUsize,
     /// How long connecting may take, and how long a read waits for a busy
     /// pool's connection.
-    pub connect_timeout_ms: u64,
+    pub connect_timeout_ms: NonZeroU64,
     /// Any statement running longer is cancelled by the server (an error:
     /// a write is retried, a read answered unavailable); 0: no limit.
     pub statement_timeout_ms: u64,
@@ -465,8 +467,8 @@ impl Default for PostgresConfig {
         PostgresConfig {
             url: String::new(),
             password_file: None,
-            pool_size: 8,
-            connect_timeout_ms: 5_000,
+            pool_size: const { NonZero::new(8).unwrap() },
+            connect_timeout_ms: const { NonZero::new(5_000).unwrap() },
             statement_timeout_ms: 30_000,
             tls: crate::tls::ClientTlsConfig::default(),
         }
@@ -480,20 +482,20 @@ impl Default for PostgresConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct WriterConfig {
     /// Results waiting for their commit.
-    pub queue_capacity: usize,
+    pub queue_capacity: NonZeroUsize,
     /// Results committed in one transaction at most.
-    pub max_batch: usize,
+    pub max_batch: NonZeroUsize,
     /// The wait before retrying a failed commit, doubled on each failure up
     /// to 32 times this.
-    pub retry_backoff_ms: u64,
+    pub retry_backoff_ms: NonZeroU64,
 }
 
 impl Default for WriterConfig {
     fn default() -> Self {
         WriterConfig {
-            queue_capacity: 1024,
-            max_batch: 512,
-            retry_backoff_ms: 100,
+            queue_capacity: const { NonZero::new(1024).unwrap() },
+            max_batch: const { NonZero::new(512).unwrap() },
+            retry_backoff_ms: const { NonZero::new(100).unwrap() },
         }
     }
 }
@@ -504,14 +506,14 @@ pub struct EvaluationConfig {
     /// Threads evaluating complete traces, off the async I/O threads; 0 = one per CPU.
     pub workers: usize,
     /// Complete traces queued for evaluation.
-    pub queue_capacity: usize,
+    pub queue_capacity: NonZeroUsize,
 }
 
 impl Default for EvaluationConfig {
     fn default() -> Self {
         EvaluationConfig {
             workers: 0,
-            queue_capacity: 1024,
+            queue_capacity: const { NonZero::new(1024).unwrap() },
         }
     }
 }
@@ -523,20 +525,20 @@ pub struct ApiConfig {
     pub http: ApiListener,
     pub grpc: ApiListener,
     /// Every HTTP API request is cut off after this long (503).
-    pub request_timeout_ms: u64,
+    pub request_timeout_ms: NonZeroU64,
     /// The longest `wait_ms` a long-poll may ask for.
     pub max_wait_ms: u64,
     /// The largest `limit` of `GET /traces`.
-    pub max_list_limit: usize,
+    pub max_list_limit: NonZeroUsize,
     /// The largest `POST /v1/evaluate` body.
-    pub max_evaluate_body_bytes: usize,
+    pub max_evaluate_body_bytes: NonZeroUsize,
     /// Results buffered per `WatchScores` subscriber before it is dropped as too slow.
-    pub watch_buffer: usize,
+    pub watch_buffer: NonZeroUsize,
     /// Connections open at once on each API listener.
-    pub max_connections: usize,
+    pub max_connections: NonZeroUsize,
     /// HTTP API: a request's headers must arrive within this; a keep-alive
     /// connection idle this long is closed.
-    pub read_header_timeout_ms: u64,
+    pub read_header_timeout_ms: NonZeroU64,
     /// The web UI served on the HTTP API's listener (`/ui/`).
     pub ui: UiConfig,
 }
@@ -589,13 +591,13 @@ impl Default for ApiConfig {
                 tls: None,
                 auth: crate::auth::ListenerAuthConfig::default(),
             },
-            request_timeout_ms: 30_000,
+            request_timeout_ms: const { NonZero::new(30_000).unwrap() },
             max_wait_ms: 25_000,
-            max_list_limit: 1000,
-            max_evaluate_body_bytes: 16 << 20,
-            watch_buffer: 256,
-            max_connections: 1024,
-            read_header_timeout_ms: 10_000,
+            max_list_limit: const { NonZero::new(1000).unwrap() },
+            max_evaluate_body_bytes: const { NonZero::new(16 << 20).unwrap() },
+            watch_buffer: const { NonZero::new(256).unwrap() },
+            max_connections: const { NonZero::new(1024).unwrap() },
+            read_header_timeout_ms: const { NonZero::new(10_000).unwrap() },
             ui: UiConfig::default(),
         }
     }
@@ -685,53 +687,53 @@ impl Config {
         let (r, a, api) = (&self.receivers, &self.assembler, &self.api);
         let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
         [
-            ("receivers.grpc.max_recv_msg_size_bytes", n(r.grpc.max_recv_msg_size_bytes), GIB),
-            ("receivers.grpc.max_concurrent_streams", u64::from(r.grpc.max_concurrent_streams), 10_000),
-            ("receivers.grpc.max_connections", n(r.grpc.max_connections), 100_000),
-            ("receivers.grpc.request_timeout_ms", r.grpc.request_timeout_ms, HOUR_MS),
-            ("receivers.http.max_request_body_bytes", n(r.http.max_request_body_bytes), GIB),
-            ("receivers.http.max_decompressed_body_bytes", n(r.http.max_decompressed_body_bytes), GIB),
-            ("receivers.http.max_connections", n(r.http.max_connections), 100_000),
-            ("receivers.http.read_header_timeout_ms", r.http.read_header_timeout_ms, HOUR_MS),
-            ("receivers.http.read_timeout_ms", r.http.read_timeout_ms, HOUR_MS),
+            ("receivers.grpc.max_recv_msg_size_bytes", n(r.grpc.max_recv_msg_size_bytes.get()), GIB),
+            ("receivers.grpc.max_concurrent_streams", u64::from(r.grpc.max_concurrent_streams.get()), 10_000),
+            ("receivers.grpc.max_connections", n(r.grpc.max_connections.get()), 100_000),
+            ("receivers.grpc.request_timeout_ms", r.grpc.request_timeout_ms.get(), HOUR_MS),
+            ("receivers.http.max_request_body_bytes", n(r.http.max_request_body_bytes.get()), GIB),
+            ("receivers.http.max_decompressed_body_bytes", n(r.http.max_decompressed_body_bytes.get()), GIB),
+            ("receivers.http.max_connections", n(r.http.max_connections.get()), 100_000),
+            ("receivers.http.read_header_timeout_ms", r.http.read_header_timeout_ms.get(), HOUR_MS),
+            ("receivers.http.read_timeout_ms", r.http.read_timeout_ms.get(), HOUR_MS),
             ("receivers.admission.max_wait_ms", r.admission.max_wait_ms, HOUR_MS),
             ("receivers.admission.max_backlog_ms", r.admission.max_backlog_ms, HOUR_MS),
-            ("receivers.admission.min_backlog_spans", r.admission.min_backlog_spans, 1 << 40),
+            ("receivers.admission.min_backlog_spans", r.admission.min_backlog_spans.get(), 1 << 40),
             ("assembler.shards", n(a.shards), 1024),
             ("assembler.grace_after_root_ms", a.grace_after_root_ms, HOUR_MS),
-            ("assembler.idle_timeout_secs", a.idle_timeout_secs, 7 * DAY_SECS),
-            ("assembler.max_trace_age_secs", a.max_trace_age_secs, 7 * DAY_SECS),
+            ("assembler.idle_timeout_secs", a.idle_timeout_secs.get(), 7 * DAY_SECS),
+            ("assembler.max_trace_age_secs", a.max_trace_age_secs.get(), 7 * DAY_SECS),
             ("assembler.late_span_window_secs", a.late_span_window_secs, DAY_SECS),
-            ("assembler.max_traces", n(a.max_traces), 100_000_000),
+            ("assembler.max_traces", n(a.max_traces.get()), 100_000_000),
             ("assembler.max_traces_per_service", n(a.max_traces_per_service), 100_000_000),
-            ("assembler.max_spans_per_trace", n(a.max_spans_per_trace), 10_000_000),
-            ("assembler.max_buffered_bytes", n(a.max_buffered_bytes), 1024 * GIB),
-            ("assembler.queue_capacity", n(a.queue_capacity), 1_000_000),
+            ("assembler.max_spans_per_trace", n(a.max_spans_per_trace.get()), 10_000_000),
+            ("assembler.max_buffered_bytes", n(a.max_buffered_bytes.get()), 1024 * GIB),
+            ("assembler.queue_capacity", n(a.queue_capacity.get()), 1_000_000),
             ("assembler.retry_after_secs", a.retry_after_secs, 3600),
-            ("store.max_traces", n(self.store.max_traces), 100_000_000),
-            ("store.retention_secs", self.store.retention_secs, 365 * DAY_SECS),
-            ("store.max_bytes", n(self.store.max_bytes), 1024 * GIB),
+            ("store.max_traces", n(self.store.max_traces.get()), 100_000_000),
+            ("store.retention_secs", self.store.retention_secs.get(), 365 * DAY_SECS),
+            ("store.max_bytes", n(self.store.max_bytes.get()), 1024 * GIB),
             ("store.sqlite.busy_timeout_ms", self.store.sqlite.busy_timeout_ms, HOUR_MS),
-            ("wal.max_bytes", self.wal.max_bytes, 1 << 50),
-            ("wal.segment_bytes", self.wal.segment_bytes, 1 << 40),
-            ("wal.sync_interval_ms", self.wal.sync_interval_ms, 60_000),
-            ("store.postgres.pool_size", n(self.store.postgres.pool_size), 1_000),
-            ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms, HOUR_MS),
+            ("wal.max_bytes", self.wal.max_bytes.get(), 1 << 50),
+            ("wal.segment_bytes", self.wal.segment_bytes.get(), 1 << 40),
+            ("wal.sync_interval_ms", self.wal.sync_interval_ms.get(), 60_000),
+            ("store.postgres.pool_size", n(self.store.postgres.pool_size.get()), 1_000),
+            ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms.get(), HOUR_MS),
             ("store.postgres.statement_timeout_ms", self.store.postgres.statement_timeout_ms, HOUR_MS),
-            ("store.writer.queue_capacity", n(self.store.writer.queue_capacity), 1_000_000),
-            ("store.writer.max_batch", n(self.store.writer.max_batch), 100_000),
-            ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms, 60_000),
+            ("store.writer.queue_capacity", n(self.store.writer.queue_capacity.get()), 1_000_000),
+            ("store.writer.max_batch", n(self.store.writer.max_batch.get()), 100_000),
+            ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms.get(), 60_000),
             // Workers are threads of the async runtime's blocking pool
             // (512 threads): above this, they would take all of it.
             ("evaluation.workers", n(self.evaluation.workers), 256),
-            ("evaluation.queue_capacity", n(self.evaluation.queue_capacity), 1_000_000),
-            ("api.request_timeout_ms", api.request_timeout_ms, HOUR_MS),
+            ("evaluation.queue_capacity", n(self.evaluation.queue_capacity.get()), 1_000_000),
+            ("api.request_timeout_ms", api.request_timeout_ms.get(), HOUR_MS),
             ("api.max_wait_ms", api.max_wait_ms, HOUR_MS),
-            ("api.max_list_limit", n(api.max_list_limit), 100_000),
-            ("api.max_evaluate_body_bytes", n(api.max_evaluate_body_bytes), GIB),
-            ("api.watch_buffer", n(api.watch_buffer), 1_000_000),
-            ("api.max_connections", n(api.max_connections), 100_000),
-            ("api.read_header_timeout_ms", api.read_header_timeout_ms, HOUR_MS),
+            ("api.max_list_limit", n(api.max_list_limit.get()), 100_000),
+            ("api.max_evaluate_body_bytes", n(api.max_evaluate_body_bytes.get()), GIB),
+            ("api.watch_buffer", n(api.watch_buffer.get()), 1_000_000),
+            ("api.max_connections", n(api.max_connections.get()), 100_000),
+            ("api.read_header_timeout_ms", api.read_header_timeout_ms.get(), HOUR_MS),
             ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
         ]
     }
@@ -744,109 +746,6 @@ impl Config {
             }
         }
         let a = &self.assembler;
-        let positive = [
-            ("assembler.idle_timeout_secs", a.idle_timeout_secs as usize),
-            (
-                "assembler.max_trace_age_secs",
-                a.max_trace_age_secs as usize,
-            ),
-            ("assembler.max_traces", a.max_traces),
-            ("assembler.max_spans_per_trace", a.max_spans_per_trace),
-            ("assembler.max_buffered_bytes", a.max_buffered_bytes),
-            ("assembler.queue_capacity", a.queue_capacity),
-            ("store.max_traces", self.store.max_traces),
-            ("store.retention_secs", self.store.retention_secs as usize),
-            ("store.max_bytes", self.store.max_bytes),
-            (
-                "wal.max_bytes",
-                usize::try_from(self.wal.max_bytes).unwrap_or(usize::MAX),
-            ),
-            (
-                "wal.segment_bytes",
-                usize::try_from(self.wal.segment_bytes).unwrap_or(usize::MAX),
-            ),
-            (
-                "wal.sync_interval_ms",
-                usize::try_from(self.wal.sync_interval_ms).unwrap_or(usize::MAX),
-            ),
-            (
-                "store.writer.queue_capacity",
-                self.store.writer.queue_capacity,
-            ),
-            ("store.writer.max_batch", self.store.writer.max_batch),
-            ("store.postgres.pool_size", self.store.postgres.pool_size),
-            (
-                "store.postgres.connect_timeout_ms",
-                self.store.postgres.connect_timeout_ms as usize,
-            ),
-            (
-                "store.writer.retry_backoff_ms",
-                self.store.writer.retry_backoff_ms as usize,
-            ),
-            ("evaluation.queue_capacity", self.evaluation.queue_capacity),
-            // Zero would refuse everything until something was evaluated,
-            // which nothing then would be.
-            (
-                "receivers.admission.min_backlog_spans",
-                usize::try_from(self.receivers.admission.min_backlog_spans).unwrap_or(usize::MAX),
-            ),
-            (
-                "api.request_timeout_ms",
-                self.api.request_timeout_ms as usize,
-            ),
-            ("api.max_list_limit", self.api.max_list_limit),
-            (
-                "api.max_evaluate_body_bytes",
-                self.api.max_evaluate_body_bytes,
-            ),
-            ("api.watch_buffer", self.api.watch_buffer),
-            (
-                "receivers.grpc.max_recv_msg_size_bytes",
-                self.receivers.grpc.max_recv_msg_size_bytes,
-            ),
-            (
-                "receivers.grpc.max_concurrent_streams",
-                self.receivers.grpc.max_concurrent_streams as usize,
-            ),
-            (
-                "receivers.http.max_request_body_bytes",
-                self.receivers.http.max_request_body_bytes,
-            ),
-            (
-                "receivers.http.max_decompressed_body_bytes",
-                self.receivers.http.max_decompressed_body_bytes,
-            ),
-            (
-                "receivers.grpc.max_connections",
-                self.receivers.grpc.max_connections,
-            ),
-            (
-                "receivers.http.max_connections",
-                self.receivers.http.max_connections,
-            ),
-            ("api.max_connections", self.api.max_connections),
-            (
-                "receivers.grpc.request_timeout_ms",
-                self.receivers.grpc.request_timeout_ms as usize,
-            ),
-            (
-                "receivers.http.read_header_timeout_ms",
-                self.receivers.http.read_header_timeout_ms as usize,
-            ),
-            (
-                "receivers.http.read_timeout_ms",
-                self.receivers.http.read_timeout_ms as usize,
-            ),
-            (
-                "api.read_header_timeout_ms",
-                self.api.read_header_timeout_ms as usize,
-            ),
-        ];
-        for (path, v) in positive {
-            if v == 0 {
-                return Err((path.into(), "must be greater than 0".into()));
-            }
-        }
         if self.wal.segment_bytes > self.wal.max_bytes {
             return Err((
                 "wal.segment_bytes".into(),
@@ -865,7 +764,7 @@ impl Config {
                 return Err(("store.postgres.url".into(), e.to_string()));
             }
         }
-        if a.grace_after_root_ms >= a.idle_timeout_secs.saturating_mul(1000) {
+        if a.grace_after_root_ms >= a.idle_timeout_secs.get().saturating_mul(1000) {
             return Err((
                 "assembler.grace_after_root_ms".into(),
                 format!(
@@ -880,7 +779,7 @@ impl Config {
                 "must not exceed assembler.max_trace_age_secs".into(),
             ));
         }
-        if self.api.max_wait_ms >= self.api.request_timeout_ms {
+        if self.api.max_wait_ms >= self.api.request_timeout_ms.get() {
             return Err((
                 "api.max_wait_ms".into(),
                 "must be less than api.request_timeout_ms".into(),
@@ -923,7 +822,8 @@ impl Config {
             self.store.postgres.wants_tls(),
             &self.store.postgres.tls,
         )?;
-        if self.exporter.enabled && self.exporter.flush_timeout_ms >= self.shutdown_timeout_ms {
+        if self.exporter.enabled && self.exporter.flush_timeout_ms.get() >= self.shutdown_timeout_ms
+        {
             return Err((
                 "exporter.flush_timeout_ms".into(),
                 "must be less than shutdown_timeout_ms".into(),
@@ -1067,6 +967,14 @@ impl serde_saphyr::MessageFormatter for YamlMessages<'_> {
                 breach: serde_saphyr::budget::BudgetBreach::Depth { .. },
                 ..
             } => return format!("collections nested more than {MAX_YAML_DEPTH} deep").into(),
+            // A `NonZero*` key: serde's message names a Rust type.
+            serde_saphyr::Error::SerdeInvalidValue {
+                unexpected,
+                expected,
+                ..
+            } if unexpected == "integer `0`" && expected.starts_with("a nonzero ") => {
+                return "invalid value `0`, expected an integer greater than 0".into();
+            }
             _ => return serde_saphyr::UserMessageFormatter.format_message(err),
         };
         let span = location.span();
@@ -1280,23 +1188,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("assembler.grace_after_root_ms"), "{e}");
-        let e = Config::parse("store:\n  max_traces: 0\n", "t.yaml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("store.max_traces") && e.contains("greater than 0"),
-            "{e}"
-        );
-        let e = Config::parse(
-            "receivers:\n  grpc:\n    max_concurrent_streams: 0\n",
-            "t.yaml",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.contains("receivers.grpc.max_concurrent_streams") && e.contains("greater than 0"),
-            "{e}"
-        );
         let e = Config::parse(
             "rules:\n  - name: r\n    evaluators: [a]\n    criteria: {b: null}\n",
             "t.yaml",
@@ -1304,6 +1195,40 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("rules[0].criteria.b"), "{e}");
+    }
+
+    /// Counts and durations that must not be 0 are `NonZero*`: a 0 is
+    /// refused while parsing, naming the key path and the value expected.
+    #[test]
+    fn zero_is_refused_where_a_count_must_be_positive() {
+        for (path, line, column) in [
+            ("store.max_traces", 2, 3),
+            ("receivers.grpc.max_concurrent_streams", 3, 5),
+            ("wal.sync_interval_ms", 2, 3),
+            ("exporter.max_batch", 2, 3),
+        ] {
+            let e = Config::parse(&yaml_setting(path, 0), "t.yaml")
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "t.yaml: at `{path}`: invalid value `0`, expected an integer greater than 0 \
+                     at line {line}, column {column}"
+                ),
+            );
+        }
+        let e = Config::parse(
+            "llm:\n  providers:\n    p:\n      kind: openai\n      base_url: http://x\n      max_tokens_per_minute: 0\n",
+            "t.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("t.yaml: at `llm.providers.p.max_tokens_per_minute`: ")
+                && e.contains("expected an integer greater than 0"),
+            "{e}"
+        );
     }
 
     #[test]

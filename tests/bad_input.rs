@@ -7,6 +7,7 @@
 mod common;
 
 use std::net::SocketAddr;
+use std::num::NonZero;
 use std::time::Duration;
 
 use common::service::{self, test_config};
@@ -23,10 +24,10 @@ const WAIT: Duration = Duration::from_secs(10);
 
 fn short_deadlines() -> Config {
     let mut c = test_config();
-    c.receivers.http.read_header_timeout_ms = 300;
-    c.receivers.http.read_timeout_ms = 300;
-    c.receivers.grpc.request_timeout_ms = 300;
-    c.api.read_header_timeout_ms = 300;
+    c.receivers.http.read_header_timeout_ms = NonZero::new(300).unwrap();
+    c.receivers.http.read_timeout_ms = NonZero::new(300).unwrap();
+    c.receivers.grpc.request_timeout_ms = NonZero::new(300).unwrap();
+    c.api.read_header_timeout_ms = NonZero::new(300).unwrap();
     c
 }
 
@@ -162,9 +163,9 @@ async fn expect_100_continue_with_an_oversized_length_gets_413_not_100() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
     let mut config = test_config();
-    config.receivers.http.max_connections = 2;
-    config.receivers.grpc.max_connections = 2;
-    config.api.max_connections = 2;
+    config.receivers.http.max_connections = NonZero::new(2).unwrap();
+    config.receivers.grpc.max_connections = NonZero::new(2).unwrap();
+    config.api.max_connections = NonZero::new(2).unwrap();
     let running = service::start(config).await;
     for (listener, addr) in [
         ("otlp_http", running.http_addr.unwrap()),
@@ -242,7 +243,7 @@ async fn a_stalled_grpc_export_ends_at_its_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_http_api_refusal_has_the_error_shape() {
     let mut config = test_config();
-    config.api.max_evaluate_body_bytes = 1000;
+    config.api.max_evaluate_body_bytes = NonZero::new(1000).unwrap();
     let running = service::start(config).await;
     let base = format!("http://{}", running.api_addr.unwrap());
     let id = "ab".repeat(16);
@@ -473,7 +474,7 @@ fn otlp_request(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
     let mut config = test_config();
-    config.assembler.max_traces = 200;
+    config.assembler.max_traces = NonZero::new(200).unwrap();
     // One shard, so that the 200 traces fill it exactly.
     config.assembler.shards = 1;
     config.assembler.grace_after_root_ms = 200;
@@ -642,8 +643,8 @@ type HttpCase = (
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_http_catalogue() {
     let mut config = test_config();
-    config.receivers.http.max_request_body_bytes = 4096;
-    config.receivers.http.max_decompressed_body_bytes = 8192;
+    config.receivers.http.max_request_body_bytes = NonZero::new(4096).unwrap();
+    config.receivers.http.max_decompressed_body_bytes = NonZero::new(8192).unwrap();
     config.rules = vec![];
     let running = service::start(config).await;
     let addr = running.http_addr.unwrap();
@@ -1030,7 +1031,7 @@ async fn one_service_at_its_quota_cannot_take_the_buffer() {
     use opentelemetry_proto::tonic::resource::v1::Resource;
     let mut config = test_config();
     config.assembler.shards = 1;
-    config.assembler.max_traces = 100;
+    config.assembler.max_traces = NonZero::new(100).unwrap();
     config.assembler.max_traces_per_service = 10;
     config.assembler.grace_after_root_ms = 60_000;
     let running = service::start(config).await;

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
+use std::num::NonZero;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -208,13 +209,13 @@ fn config(endpoint: &str) -> ExporterConfig {
     let cfg = ExporterConfig {
         enabled: true,
         endpoint: endpoint.into(),
-        batch_timeout_ms: 20,
-        metrics_interval_ms: 50,
-        timeout_ms: 500,
+        batch_timeout_ms: NonZero::new(20).unwrap(),
+        metrics_interval_ms: NonZero::new(50).unwrap(),
+        timeout_ms: NonZero::new(500).unwrap(),
         max_retries: 3,
-        initial_backoff_ms: 10,
-        max_backoff_ms: 50,
-        flush_timeout_ms: 2_000,
+        initial_backoff_ms: NonZero::new(10).unwrap(),
+        max_backoff_ms: NonZero::new(50).unwrap(),
+        flush_timeout_ms: NonZero::new(2_000).unwrap(),
         service_name: "toolscore-test".into(),
         ..ExporterConfig::default()
     };
@@ -543,9 +544,9 @@ async fn a_down_endpoint_drops_at_the_queue_without_blocking_then_export_resumes
     // Bound but not accepting: the port is ours, nothing answers on it.
     let (l, endpoint) = listener().await;
     let mut cfg = config(&endpoint);
-    cfg.queue_capacity = 4;
-    cfg.max_batch = 2;
-    cfg.timeout_ms = 100;
+    cfg.queue_capacity = NonZero::new(4).unwrap();
+    cfg.max_batch = NonZero::new(2).unwrap();
+    cfg.timeout_ms = NonZero::new(100).unwrap();
     cfg.max_retries = 1;
     cfg.metrics = false;
     let (handle, _join, _shutdown) = start(cfg);
@@ -595,8 +596,8 @@ async fn shutdown_flushes_the_queue_and_the_last_metrics() {
     let (l, endpoint) = listener().await;
     let mut rx = serve(l);
     let mut cfg = config(&endpoint);
-    cfg.batch_timeout_ms = 60_000;
-    cfg.metrics_interval_ms = 60_000;
+    cfg.batch_timeout_ms = NonZero::new(60_000).unwrap();
+    cfg.metrics_interval_ms = NonZero::new(60_000).unwrap();
     let (handle, join, shutdown) = start(cfg);
     for n in 1..=3 {
         handle.offer(passing(n));
@@ -618,8 +619,8 @@ async fn shutdown_flushes_the_queue_and_the_last_metrics() {
 async fn shutdown_with_the_endpoint_down_stops_at_the_flush_deadline() {
     let (_l, endpoint) = listener().await;
     let mut cfg = config(&endpoint);
-    cfg.batch_timeout_ms = 60_000;
-    cfg.flush_timeout_ms = 300;
+    cfg.batch_timeout_ms = NonZero::new(60_000).unwrap();
+    cfg.flush_timeout_ms = NonZero::new(300).unwrap();
     let (handle, join, shutdown) = start(cfg);
     for n in 1..=3 {
         handle.offer(passing(n));
@@ -658,8 +659,8 @@ async fn the_service_exports_results_next_to_the_agents_trace() {
     config.exporter = ExporterConfig {
         enabled: true,
         endpoint,
-        batch_timeout_ms: 20,
-        metrics_interval_ms: 50,
+        batch_timeout_ms: NonZero::new(20).unwrap(),
+        metrics_interval_ms: NonZero::new(50).unwrap(),
         ..ExporterConfig::default()
     };
     let running = common::service::start(config).await;
@@ -745,11 +746,11 @@ async fn the_service_keeps_working_while_downstream_is_down_and_then_resumes() {
     config.exporter = ExporterConfig {
         enabled: true,
         endpoint,
-        batch_timeout_ms: 20,
-        timeout_ms: 300,
+        batch_timeout_ms: NonZero::new(20).unwrap(),
+        timeout_ms: NonZero::new(300).unwrap(),
         max_retries: 1,
-        initial_backoff_ms: 10,
-        max_backoff_ms: 20,
+        initial_backoff_ms: NonZero::new(10).unwrap(),
+        max_backoff_ms: NonZero::new(20).unwrap(),
         logs: false,
         metrics: false,
         ..ExporterConfig::default()

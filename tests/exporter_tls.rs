@@ -10,6 +10,7 @@ mod pki;
 #[path = "common/tls_listener.rs"]
 mod tls_listener;
 
+use std::num::NonZero;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -145,12 +146,12 @@ fn config(endpoint: String, tls: ClientTlsConfig) -> ExporterConfig {
         tls,
         logs: false,
         metrics: false,
-        batch_timeout_ms: 20,
-        timeout_ms: 2_000,
+        batch_timeout_ms: NonZero::new(20).unwrap(),
+        timeout_ms: NonZero::new(2_000).unwrap(),
         max_retries: 1,
-        initial_backoff_ms: 10,
-        max_backoff_ms: 50,
-        flush_timeout_ms: 2_000,
+        initial_backoff_ms: NonZero::new(10).unwrap(),
+        max_backoff_ms: NonZero::new(50).unwrap(),
+        flush_timeout_ms: NonZero::new(2_000).unwrap(),
         ..ExporterConfig::default()
     };
     cfg.validate().unwrap();

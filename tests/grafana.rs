@@ -12,6 +12,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZero;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -368,7 +369,7 @@ fn config(stub: &Stub, dir: &std::path::Path, exporter_endpoint: String) -> Conf
         .providers
         .get_mut("uipath")
         .unwrap()
-        .max_tokens_per_minute = Some(100);
+        .max_tokens_per_minute = Some(NonZero::new(100).unwrap());
     let judge =
         json!({"model": "gpt-4.1", "defaultEvaluationCriteria": {"expectedOutput": "sunny"}});
     config.evaluators.inline = vec![
@@ -384,8 +385,8 @@ fn config(stub: &Stub, dir: &std::path::Path, exporter_endpoint: String) -> Conf
     config.exporter.endpoint = exporter_endpoint;
     config.exporter.spans = false;
     config.exporter.logs = false;
-    config.exporter.metrics_interval_ms = 100;
-    config.exporter.flush_timeout_ms = 1_000;
+    config.exporter.metrics_interval_ms = NonZero::new(100).unwrap();
+    config.exporter.flush_timeout_ms = NonZero::new(1_000).unwrap();
     config
 }
 

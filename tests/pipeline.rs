@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::num::NonZero;
 use std::time::Duration;
 
 use common::conformance::{self, Case};
@@ -36,7 +37,7 @@ async fn conformance_cases_through_the_live_pipeline_on_sqlite() {
     config.store.backend = toolscore::config::StoreBackend::Sqlite;
     config.store.sqlite.path = dir.path().join("results.db");
     // The local part holds almost nothing: reads go to the database.
-    config.store.max_bytes = 1;
+    config.store.max_bytes = NonZero::new(1).unwrap();
     conformance_through(config).await;
 }
 
@@ -49,7 +50,7 @@ async fn conformance_cases_through_the_live_pipeline_on_postgres() {
     let mut config = test_config();
     config.store.backend = toolscore::config::StoreBackend::Postgres;
     config.store.postgres.url = pg.database("conformance");
-    config.store.max_bytes = 1;
+    config.store.max_bytes = NonZero::new(1).unwrap();
     conformance_through(config).await;
 }
 
@@ -213,7 +214,7 @@ async fn a_duplicated_export_is_not_double_counted_and_a_late_span_revises() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rootless_trace_times_out_as_incomplete() {
     let mut config = counting_config();
-    config.assembler.idle_timeout_secs = 1;
+    config.assembler.idle_timeout_secs = NonZero::new(1).unwrap();
     let running = service::start(config).await;
     let exporter = service::http_exporter(&running);
     let t = service::now_ns();

@@ -388,7 +388,12 @@ fn compare(text: &str, ours: &Ours, theirs: &Theirs) -> Verdict {
     match (ours, theirs) {
         (Ours::Value { repr, .. }, Theirs::Value { repr: r, .. }) if repr == r => Verdict::Same,
         // Sets of str/bytes in insertion order, lone surrogates as U+FFFD.
-        (Ours::Value { canon, .. }, Theirs::Value { repr: r, canon: c, .. }) => match c {
+        (
+            Ours::Value { canon, .. },
+            Theirs::Value {
+                repr: r, canon: c, ..
+            },
+        ) => match c {
             Some((c, why)) if canon == c => Verdict::Documented(why.clone()),
             None if canon == r => documented("[\"str set order\"]"),
             _ => Verdict::Mismatch,

@@ -6,6 +6,7 @@
 mod common;
 
 use std::io::Write;
+use std::num::NonZero;
 use std::time::Duration;
 
 use common::service::{self, SpanSpec, evaluated, test_config, wait_for};
@@ -132,7 +133,7 @@ async fn grpc_gzip_and_invalid_ids_reported_in_partial_success() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_grpc_messages_get_resource_exhausted() {
     let mut config = counting_config();
-    config.receivers.grpc.max_recv_msg_size_bytes = 2048;
+    config.receivers.grpc.max_recv_msg_size_bytes = NonZero::new(2048).unwrap();
     let running = service::start(config).await;
     let big = "x".repeat(4096);
     let err = client(&running)
@@ -157,7 +158,7 @@ async fn oversized_grpc_messages_get_resource_exhausted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_receiver_advertises_its_stream_limit() {
     let mut config = counting_config();
-    config.receivers.grpc.max_concurrent_streams = 7;
+    config.receivers.grpc.max_concurrent_streams = NonZero::new(7).unwrap();
     let running = service::start(config).await;
     let tcp = tokio::net::TcpStream::connect(running.grpc_addr.unwrap())
         .await
@@ -188,8 +189,8 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_json_protobuf_gzip_content_types_and_size_caps() {
     let mut config = counting_config();
-    config.receivers.http.max_request_body_bytes = 16 * 1024;
-    config.receivers.http.max_decompressed_body_bytes = 64 * 1024;
+    config.receivers.http.max_request_body_bytes = NonZero::new(16 * 1024).unwrap();
+    config.receivers.http.max_decompressed_body_bytes = NonZero::new(64 * 1024).unwrap();
     let running = service::start(config).await;
     let url = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let http = common::http();
@@ -328,7 +329,7 @@ fn root(trace: u8) -> SpanSpec {
 async fn backpressure_reaches_the_client_and_retries_land_everything() {
     let mut config = counting_config();
     config.assembler.shards = 1;
-    config.assembler.max_traces = 2;
+    config.assembler.max_traces = NonZero::new(2).unwrap();
     // Rootless traces idle for the grace period make room (tests/bad_input.rs);
     // a long grace keeps these two in use while the refusals are checked.
     config.assembler.grace_after_root_ms = 3_000;
@@ -434,7 +435,7 @@ const BACKLOG_REFUSALS: (&str, &[(&str, &str)]) = (
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry() {
     let mut config = counting_config();
-    config.receivers.admission.min_backlog_spans = 3;
+    config.receivers.admission.min_backlog_spans = NonZero::new(3).unwrap();
     config.receivers.admission.max_wait_ms = 150;
     // Trace 20 stays due-soon (in the backlog, undrained) for two seconds.
     config.assembler.grace_after_root_ms = 2_000;
@@ -487,7 +488,7 @@ async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_request_is_taken_once_evaluation_drains_the_backlog() {
     let mut config = counting_config();
-    config.receivers.admission.min_backlog_spans = 3;
+    config.receivers.admission.min_backlog_spans = NonZero::new(3).unwrap();
     config.receivers.admission.max_wait_ms = 10_000;
     config.assembler.grace_after_root_ms = 300;
     let running = service::start(config).await;

@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::num::NonZero;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -43,11 +44,11 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
 fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
     let mut config = StoreConfig {
         backend: StoreBackend::Sqlite,
-        max_traces,
+        max_traces: NonZero::new(max_traces).unwrap(),
         ..StoreConfig::default()
     };
     config.sqlite.path = dir.join("results.db");
-    config.writer.max_batch = 7;
+    config.writer.max_batch = NonZero::new(7).unwrap();
     let db = Arc::new(Sqlite::open(&config.sqlite).unwrap());
     DbStore::start(db, &config).unwrap()
 }

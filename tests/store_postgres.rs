@@ -10,6 +10,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::num::NonZero;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,7 +37,7 @@ fn store_config(url: String) -> StoreConfig {
         ..StoreConfig::default()
     };
     config.postgres.url = url;
-    config.writer.max_batch = 7;
+    config.writer.max_batch = NonZero::new(7).unwrap();
     config
 }
 
@@ -260,7 +261,7 @@ async fn three_replicas_on_one_database_answer_for_each_other() {
     let (mut config, cases) = conformance_config();
     config.store = store_config(pg.database("replicas"));
     // Replica-local results hold almost nothing: reads go to the database.
-    config.store.max_bytes = 1;
+    config.store.max_bytes = NonZero::new(1).unwrap();
     let replicas: Vec<_> = (0..3).map(|_| serve(&config, dir.path())).collect();
     let http = common::http_builder()
         .timeout(Duration::from_secs(30))
@@ -376,7 +377,7 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     let Some(pg) = Pg::start() else { return };
     let mut config = test_config();
     config.store = store_config(pg.database("outage"));
-    config.store.postgres.connect_timeout_ms = 500;
+    config.store.postgres.connect_timeout_ms = NonZero::new(500).unwrap();
     let config = small_queues(config);
     let running = common::service::start(config).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());

@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::num::NonZero;
 use std::time::Duration;
 
 use common::conformance::{self, Case};
@@ -44,7 +45,7 @@ async fn acknowledged_traces_survive_a_crash_loop() {
     let (mut config, cases) = durable_config(dir.path());
     config.wal.sync = WalSync::None;
     // Small segments, so rounds rotate and delete them.
-    config.wal.segment_bytes = 16 << 10;
+    config.wal.segment_bytes = NonZero::new(16 << 10).unwrap();
     // Long enough that most kills find traces acknowledged and not evaluated.
     config.assembler.grace_after_root_ms = 400;
     let http = common::http();
@@ -290,8 +291,8 @@ async fn a_full_log_refuses_retryably() {
     let mut config = common::service::test_config();
     config.wal.enabled = true;
     config.wal.dir = dir.path().join("wal");
-    config.wal.max_bytes = 64 << 10;
-    config.wal.segment_bytes = 16 << 10;
+    config.wal.max_bytes = NonZero::new(64 << 10).unwrap();
+    config.wal.segment_bytes = NonZero::new(16 << 10).unwrap();
     let running = common::service::start(config).await;
     let http = common::http();
     let addr = running.http_addr.unwrap();
@@ -359,10 +360,10 @@ async fn a_full_disk_refuses_and_recovers_when_space_returns() {
     let mut config = common::service::test_config();
     config.wal.enabled = true;
     config.wal.dir = mnt.join("wal");
-    config.wal.max_bytes = 64 << 20; // the disk fills first
-    config.wal.segment_bytes = 32 << 10;
-    config.assembler.idle_timeout_secs = 600;
-    config.assembler.max_trace_age_secs = 600;
+    config.wal.max_bytes = NonZero::new(64 << 20).unwrap(); // the disk fills first
+    config.wal.segment_bytes = NonZero::new(32 << 10).unwrap();
+    config.assembler.idle_timeout_secs = NonZero::new(600).unwrap();
+    config.assembler.max_trace_age_secs = NonZero::new(600).unwrap();
     let http = common::http();
     let mut s = serve(&config, dir.path());
     ready(&http, s.api).await;

@@ -174,7 +174,7 @@ pub fn with_timeout(router: Router, after: Duration) -> Router {
 }
 
 pub fn router(state: Arc<ApiState>) -> Router {
-    let max_body = state.config.max_evaluate_body_bytes;
+    let max_body = state.config.max_evaluate_body_bytes.get();
     let doc = super::openapi::document();
     Router::new()
         .route("/traces/{trace_id}/scores", get(get_scores))
@@ -404,7 +404,7 @@ pub(super) async fn list_traces(
             format!("min_score ({min}) must not be above max_score ({max})"),
         ));
     }
-    let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit);
+    let limit = q.limit.unwrap_or(100).min(st.config.max_list_limit.get());
     let filter = ListFilter {
         status,
         evaluator: q.evaluator,

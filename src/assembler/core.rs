@@ -41,13 +41,13 @@ impl Limits {
         let shards = shards.max(1);
         Limits {
             grace: Duration::from_millis(cfg.grace_after_root_ms),
-            idle_timeout: Duration::from_secs(cfg.idle_timeout_secs),
-            max_age: Duration::from_secs(cfg.max_trace_age_secs),
+            idle_timeout: Duration::from_secs(cfg.idle_timeout_secs.get()),
+            max_age: Duration::from_secs(cfg.max_trace_age_secs.get()),
             late_window: Duration::from_secs(cfg.late_span_window_secs),
             on_timeout: cfg.on_timeout,
-            max_traces: cfg.max_traces.div_ceil(shards).max(1),
-            max_spans_per_trace: cfg.max_spans_per_trace,
-            max_bytes: cfg.max_buffered_bytes.div_ceil(shards).max(1),
+            max_traces: cfg.max_traces.get().div_ceil(shards),
+            max_spans_per_trace: cfg.max_spans_per_trace.get(),
+            max_bytes: cfg.max_buffered_bytes.get().div_ceil(shards),
             max_traces_per_service: cfg.max_traces_per_service.div_ceil(shards),
         }
     }

@@ -8,6 +8,7 @@
 //! backpressure reaches the client instead of growing a buffer.
 
 use std::collections::VecDeque;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,7 +143,7 @@ const EMIT_PER_TURN: usize = 64;
 /// hold the drain, as a live handle in its task would.
 pub fn spawn(
     shards: Vec<Shard>,
-    queue_capacity: usize,
+    queue_capacity: NonZeroUsize,
     send_timeout: Duration,
     // The evaluation queue, and the backlog its traces count in.
     (ready_tx, backlog): (mpsc::Sender<Ready>, Arc<Backlog>),
@@ -153,7 +154,7 @@ pub fn spawn(
     let mut senders = Vec::with_capacity(shards.len());
     let mut tasks = Vec::with_capacity(shards.len());
     for (i, shard) in shards.into_iter().enumerate() {
-        let (tx, rx) = mpsc::channel(queue_capacity.max(1));
+        let (tx, rx) = mpsc::channel(queue_capacity.get());
         senders.push(tx);
         tasks.push(tokio::spawn(run_shard(
             i,

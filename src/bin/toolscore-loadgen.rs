@@ -566,7 +566,7 @@ async fn run(args: Args) -> Result<()> {
                 ca_file: args.ca_file.clone(),
                 ..Default::default()
             },
-            timeout_ms: 120_000,
+            timeout_ms: const { std::num::NonZero::new(120_000).unwrap() },
             ..Default::default()
         };
         toolscore::exporter::channel(&cfg).map_err(|e| anyhow::anyhow!("{e}"))?

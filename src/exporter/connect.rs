@@ -30,7 +30,7 @@ pub fn channel(cfg: &ExporterConfig) -> Result<Channel, StartError> {
         .endpoint
         .parse()
         .map_err(|e| endpoint_error(format!("not a valid URI ({e}): {:?}", cfg.endpoint)))?;
-    let timeout = ExporterConfig::ms(cfg.timeout_ms.max(1));
+    let timeout = ExporterConfig::ms(cfg.timeout_ms);
     let settings = |endpoint: Endpoint| {
         endpoint
             // For the custom connector too: it bounds TCP and the handshake.

@@ -29,6 +29,7 @@ mod retry;
 mod stats;
 mod task;
 
+use std::num::{NonZero, NonZeroU64, NonZeroUsize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -66,28 +67,28 @@ pub struct ExporterConfig {
     pub metrics: bool,
     /// Evaluated records queued for export; when full, new records are
     /// dropped and counted (`reason="queue_full"`).
-    pub queue_capacity: usize,
+    pub queue_capacity: NonZeroUsize,
     /// Records per batch: a batch is sent when it is this large…
-    pub max_batch: usize,
+    pub max_batch: NonZeroUsize,
     /// …or this long after its first record arrived.
-    pub batch_timeout_ms: u64,
+    pub batch_timeout_ms: NonZeroU64,
     /// How often the cumulative metrics are sent.
-    pub metrics_interval_ms: u64,
+    pub metrics_interval_ms: NonZeroU64,
     /// Deadline of one export request (and of connecting).
-    pub timeout_ms: u64,
+    pub timeout_ms: NonZeroU64,
     /// Retries of a request that failed with a retryable code before its
     /// records are dropped (`reason="export_failed"`).
     pub max_retries: u32,
     /// First backoff between retries; doubled per retry, with jitter.
-    pub initial_backoff_ms: u64,
+    pub initial_backoff_ms: NonZeroU64,
     /// Backoff cap (a server's `RetryInfo` may ask for longer, up to 60 s).
-    pub max_backoff_ms: u64,
+    pub max_backoff_ms: NonZeroU64,
     /// Gzip-compress requests.
     pub gzip: bool,
     /// On shutdown, how long queued records may take to flush before the rest
     /// is dropped (`reason="shutdown"`). Keep it under the service's
     /// `shutdown_timeout_ms`.
-    pub flush_timeout_ms: u64,
+    pub flush_timeout_ms: NonZeroU64,
     /// `service.name` of the exported resource.
     pub service_name: String,
 }
@@ -101,16 +102,16 @@ impl Default for ExporterConfig {
             spans: true,
             logs: true,
             metrics: true,
-            queue_capacity: 10_000,
-            max_batch: 512,
-            batch_timeout_ms: 200,
-            metrics_interval_ms: 10_000,
-            timeout_ms: 5_000,
+            queue_capacity: const { NonZero::new(10_000).unwrap() },
+            max_batch: const { NonZero::new(512).unwrap() },
+            batch_timeout_ms: const { NonZero::new(200).unwrap() },
+            metrics_interval_ms: const { NonZero::new(10_000).unwrap() },
+            timeout_ms: const { NonZero::new(5_000).unwrap() },
             max_retries: 5,
-            initial_backoff_ms: 100,
-            max_backoff_ms: 5_000,
+            initial_backoff_ms: const { NonZero::new(100).unwrap() },
+            max_backoff_ms: const { NonZero::new(5_000).unwrap() },
             gzip: true,
-            flush_timeout_ms: 3_000,
+            flush_timeout_ms: const { NonZero::new(3_000).unwrap() },
             service_name: "toolscore".into(),
         }
     }
@@ -121,46 +122,43 @@ impl ExporterConfig {
     /// path starting with `exporter.`. Checked even when disabled, so a
     /// config that is wrong fails before someone turns it on.
     pub fn validate(&self) -> Result<(), (String, String)> {
-        let positive = [
-            ("exporter.queue_capacity", self.queue_capacity as u64),
-            ("exporter.max_batch", self.max_batch as u64),
-            ("exporter.batch_timeout_ms", self.batch_timeout_ms),
-            ("exporter.metrics_interval_ms", self.metrics_interval_ms),
-            ("exporter.timeout_ms", self.timeout_ms),
-            ("exporter.initial_backoff_ms", self.initial_backoff_ms),
-            ("exporter.max_backoff_ms", self.max_backoff_ms),
-            ("exporter.flush_timeout_ms", self.flush_timeout_ms),
-        ];
-        for (path, v) in positive {
-            if v == 0 {
-                return Err((path.into(), "must be greater than 0".into()));
-            }
-        }
         // Maxima, so that no deadline or backoff arithmetic can overflow.
         const HOUR_MS: u64 = 3_600_000;
         let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
         let maxima = [
             (
                 "exporter.queue_capacity",
-                n(self.queue_capacity),
+                n(self.queue_capacity.get()),
                 10_000_000,
             ),
-            ("exporter.max_batch", n(self.max_batch), 100_000),
-            ("exporter.batch_timeout_ms", self.batch_timeout_ms, HOUR_MS),
+            ("exporter.max_batch", n(self.max_batch.get()), 100_000),
             (
-                "exporter.metrics_interval_ms",
-                self.metrics_interval_ms,
+                "exporter.batch_timeout_ms",
+                self.batch_timeout_ms.get(),
                 HOUR_MS,
             ),
-            ("exporter.timeout_ms", self.timeout_ms, HOUR_MS),
+            (
+                "exporter.metrics_interval_ms",
+                self.metrics_interval_ms.get(),
+                HOUR_MS,
+            ),
+            ("exporter.timeout_ms", self.timeout_ms.get(), HOUR_MS),
             ("exporter.max_retries", u64::from(self.max_retries), 1000),
             (
                 "exporter.initial_backoff_ms",
-                self.initial_backoff_ms,
+                self.initial_backoff_ms.get(),
                 HOUR_MS,
             ),
-            ("exporter.max_backoff_ms", self.max_backoff_ms, HOUR_MS),
-            ("exporter.flush_timeout_ms", self.flush_timeout_ms, HOUR_MS),
+            (
+                "exporter.max_backoff_ms",
+                self.max_backoff_ms.get(),
+                HOUR_MS,
+            ),
+            (
+                "exporter.flush_timeout_ms",
+                self.flush_timeout_ms.get(),
+                HOUR_MS,
+            ),
         ];
         for (path, value, max) in maxima {
             if value > max {
@@ -184,8 +182,8 @@ impl ExporterConfig {
         self.spans || self.logs || self.metrics
     }
 
-    fn ms(ms: u64) -> Duration {
-        Duration::from_millis(ms)
+    fn ms(ms: NonZeroU64) -> Duration {
+        Duration::from_millis(ms.get())
     }
 }
 
@@ -305,7 +303,7 @@ pub fn try_spawn(
         return Ok(disabled(stats));
     }
     let exporter = task::Exporter::new(&cfg, stats.clone())?;
-    let (tx, rx) = mpsc::channel(cfg.queue_capacity.max(1));
+    let (tx, rx) = mpsc::channel(cfg.queue_capacity.get());
     let handle = ExporterHandle {
         tx: Some(tx),
         stats,
@@ -351,21 +349,18 @@ mod tests {
         let cfg: ExporterConfig =
             serde_json::from_str(r#"{"enabled": true, "max_batch": 7}"#).unwrap();
         assert!(cfg.enabled);
-        assert_eq!(cfg.max_batch, 7);
-        assert_eq!(cfg.queue_capacity, 10_000);
+        assert_eq!(cfg.max_batch.get(), 7);
+        assert_eq!(cfg.queue_capacity.get(), 10_000);
         let err = serde_json::from_str::<ExporterConfig>(r#"{"batch_size": 7}"#).unwrap_err();
         assert!(err.to_string().contains("batch_size"), "{err}");
     }
 
     #[test]
-    fn zero_bounds_name_their_key() {
+    fn bad_bounds_are_refused() {
+        let err = serde_json::from_str::<ExporterConfig>(r#"{"max_batch": 0}"#).unwrap_err();
+        assert!(err.to_string().contains("nonzero"), "{err}");
         let cfg = ExporterConfig {
-            max_batch: 0,
-            ..ExporterConfig::default()
-        };
-        assert_eq!(cfg.validate().unwrap_err().0, "exporter.max_batch");
-        let cfg = ExporterConfig {
-            initial_backoff_ms: 10_000,
+            initial_backoff_ms: NonZero::new(10_000).unwrap(),
             ..ExporterConfig::default()
         };
         assert_eq!(cfg.validate().unwrap_err().0, "exporter.initial_backoff_ms");

@@ -43,9 +43,9 @@ pub(crate) struct Timing {
 impl From<&ExporterConfig> for Timing {
     fn from(cfg: &ExporterConfig) -> Timing {
         Timing {
-            max_batch: cfg.max_batch.max(1),
+            max_batch: cfg.max_batch.get(),
             batch_timeout: ExporterConfig::ms(cfg.batch_timeout_ms),
-            metrics_interval: ExporterConfig::ms(cfg.metrics_interval_ms.max(1)),
+            metrics_interval: ExporterConfig::ms(cfg.metrics_interval_ms),
             flush_timeout: ExporterConfig::ms(cfg.flush_timeout_ms),
         }
     }

@@ -1,6 +1,7 @@
 //! `llm:` — the model providers the LLM-judged evaluators call.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -110,12 +111,13 @@ pub struct ProviderConfig {
     #[serde(default = "default_cache_max_bytes")]
     pub cache_max_bytes: usize,
     /// Requests a minute; past it, judges are refused until the minute ends.
+    /// Left out: no limit.
     #[serde(default)]
-    pub max_requests_per_minute: Option<u64>,
+    pub max_requests_per_minute: Option<NonZeroU64>,
     /// Tokens a minute (as the answers report them); past it, judges are
-    /// refused until the minute ends.
+    /// refused until the minute ends. Left out: no limit.
     #[serde(default)]
-    pub max_tokens_per_minute: Option<u64>,
+    pub max_tokens_per_minute: Option<NonZeroU64>,
 }
 
 fn default_cache_ttl_secs() -> u64 {
@@ -190,17 +192,6 @@ impl LlmConfig {
             }
             if p.cache_max_bytes > 1 << 30 {
                 return Err((at("cache_max_bytes"), "must be at most 1 GiB".into()));
-            }
-            for (key, v) in [
-                ("max_requests_per_minute", p.max_requests_per_minute),
-                ("max_tokens_per_minute", p.max_tokens_per_minute),
-            ] {
-                if v == Some(0) {
-                    return Err((
-                        at(key),
-                        "must be greater than 0 (leave it out for no limit)".into(),
-                    ));
-                }
             }
             crate::tls::keyed::validate(&format!("llm.providers.{name}.tls"), https, &p.tls)?;
         }

@@ -2,6 +2,7 @@
 //! `max_concurrency` requests in flight, each attempt under `timeout_ms`,
 //! answers bounded in bytes.
 
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -93,8 +94,8 @@ impl Provider {
                 client,
                 slots: Arc::new(Semaphore::new(config.max_concurrency)),
                 budget: Arc::new(Budget::new(
-                    config.max_requests_per_minute,
-                    config.max_tokens_per_minute,
+                    config.max_requests_per_minute.map(NonZeroU64::get),
+                    config.max_tokens_per_minute.map(NonZeroU64::get),
                 )),
                 cache: Arc::new(ReplyCache::new(
                     Duration::from_secs(config.cache_ttl_secs),

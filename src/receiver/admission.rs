@@ -12,6 +12,7 @@
 //! steady state the backlog is the grace period's worth of intake, under
 //! it; past capacity the part already due stays near `max_backlog_ms`.
 
+use std::num::{NonZero, NonZeroU64};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -35,8 +36,10 @@ pub struct AdmissionConfig {
     /// evaluation at the measured drain rate: the due → scores latency a
     /// saturated service settles at.
     pub max_backlog_ms: u64,
-    /// Spans the backlog may always hold, whatever the measured rate.
-    pub min_backlog_spans: u64,
+    /// Spans the backlog may always hold, whatever the measured rate. Not
+    /// 0: that would refuse everything until something was evaluated,
+    /// which nothing then would be.
+    pub min_backlog_spans: NonZeroU64,
 }
 
 impl Default for AdmissionConfig {
@@ -46,7 +49,7 @@ impl Default for AdmissionConfig {
             // Room for evaluation's pauses (an SQLite checkpoint) without
             // holding requests below capacity (bench/README.md).
             max_backlog_ms: 1000,
-            min_backlog_spans: 65_536,
+            min_backlog_spans: const { NonZero::new(65_536).unwrap() },
         }
     }
 }
@@ -162,7 +165,7 @@ impl Admission {
             line: tokio::sync::Mutex::new(()),
             max_wait: Duration::from_millis(config.max_wait_ms),
             horizon_secs: horizon.as_secs_f64(),
-            min_spans: config.min_backlog_spans,
+            min_spans: config.min_backlog_spans.get(),
             rate: AtomicU64::new(0f64.to_bits()),
             metrics,
         })
@@ -293,7 +296,7 @@ mod tests {
         let config = AdmissionConfig {
             max_wait_ms,
             max_backlog_ms: 500,
-            min_backlog_spans: min_spans,
+            min_backlog_spans: NonZeroU64::new(min_spans).unwrap(),
         };
         let metrics = AdmissionMetrics::register(&mut Registry::default());
         let a = Admission::new(&config, Duration::from_secs(1), backlog.clone(), metrics);

@@ -31,9 +31,9 @@ pub struct HttpState {
 pub fn router(ctx: Arc<Ingest>, cfg: &HttpReceiverConfig) -> Router {
     let state = Arc::new(HttpState {
         ctx,
-        max_body: cfg.max_request_body_bytes,
-        max_inflated: cfg.max_decompressed_body_bytes,
-        read_timeout: std::time::Duration::from_millis(cfg.read_timeout_ms),
+        max_body: cfg.max_request_body_bytes.get(),
+        max_inflated: cfg.max_decompressed_body_bytes.get(),
+        read_timeout: std::time::Duration::from_millis(cfg.read_timeout_ms.get()),
     });
     Router::new()
         .route("/v1/traces", post(export))

@@ -241,11 +241,11 @@ impl DbStore {
     /// Starts the writer thread over `db`.
     pub fn start(db: Arc<dyn Database>, config: &StoreConfig) -> Result<DbStore, DbError> {
         let local = MemoryStore::new(
-            config.max_traces,
-            Duration::from_secs(config.retention_secs),
+            config.max_traces.get(),
+            Duration::from_secs(config.retention_secs.get()),
             1024,
         )
-        .with_max_bytes(config.max_bytes);
+        .with_max_bytes(config.max_bytes.get());
         let stats = Arc::new(WriterStats::default());
         stats
             .rows
@@ -272,15 +272,15 @@ impl DbStore {
                 true
             }))?;
         }
-        let (tx, rx) = std::sync::mpsc::sync_channel(config.writer.queue_capacity.max(1));
+        let (tx, rx) = std::sync::mpsc::sync_channel(config.writer.queue_capacity.get());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let writer = Writer {
             shared: shared.clone(),
             rx,
-            max_batch: config.writer.max_batch.max(1),
-            backoff: Duration::from_millis(config.writer.retry_backoff_ms.max(1)),
-            retention: Duration::from_secs(config.retention_secs),
-            max_traces: config.max_traces,
+            max_batch: config.writer.max_batch.get(),
+            backoff: Duration::from_millis(config.writer.retry_backoff_ms.get()),
+            retention: Duration::from_secs(config.retention_secs.get()),
+            max_traces: config.max_traces.get(),
         };
         std::thread::Builder::new()
             .name("toolscore-store-writer".into())

@@ -69,12 +69,12 @@ pub type Opened = (Arc<dyn ResultStore>, Option<Arc<WriterStats>>);
 /// the metrics registry.
 pub fn open(config: &crate::config::StoreConfig) -> Result<Opened, DbError> {
     use crate::config::StoreBackend;
-    let retention = std::time::Duration::from_secs(config.retention_secs);
+    let retention = std::time::Duration::from_secs(config.retention_secs.get());
     Ok(match config.backend {
         StoreBackend::Memory => (
             Arc::new(
-                MemoryStore::new(config.max_traces, retention, 1024)
-                    .with_max_bytes(config.max_bytes),
+                MemoryStore::new(config.max_traces.get(), retention, 1024)
+                    .with_max_bytes(config.max_bytes.get()),
             ),
             None,
         ),

@@ -230,10 +230,10 @@ impl Wal {
         let disk_bytes = disk.values().sum();
         let shared = Arc::new(Shared {
             dir,
-            max_bytes: config.max_bytes,
-            segment_bytes: config.segment_bytes,
+            max_bytes: config.max_bytes.get(),
+            segment_bytes: config.segment_bytes.get(),
             sync: config.sync,
-            sync_interval: Duration::from_millis(config.sync_interval_ms),
+            sync_interval: Duration::from_millis(config.sync_interval_ms.get()),
             metrics,
             state: Mutex::new(State {
                 queue: Vec::new(),

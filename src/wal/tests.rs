@@ -1,5 +1,6 @@
 //! The log through its public API, on real files in temporary directories.
 
+use std::num::NonZero;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,10 +14,10 @@ fn config(dir: &Path) -> WalConfig {
     WalConfig {
         enabled: true,
         dir: dir.to_path_buf(),
-        max_bytes: 1 << 20,
-        segment_bytes: 64 << 10,
+        max_bytes: NonZero::new(1 << 20).unwrap(),
+        segment_bytes: NonZero::new(64 << 10).unwrap(),
         sync: WalSync::None,
-        sync_interval_ms: 5,
+        sync_interval_ms: NonZero::new(5).unwrap(),
     }
 }
 
@@ -108,7 +109,7 @@ fn records_come_back_after_reopening_and_new_appends_go_to_a_later_segment() {
 fn small_segments_rotate_and_records_keep_their_segment_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 200;
+    cfg.segment_bytes = NonZero::new(200).unwrap();
     let (wal, _) = open(&cfg);
     let mut appended = Vec::new();
     for i in 0..20u8 {
@@ -147,8 +148,8 @@ fn small_segments_rotate_and_records_keep_their_segment_numbers() {
 fn a_full_log_refuses_until_unpinned_segments_are_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.max_bytes = 1000;
-    cfg.segment_bytes = 200;
+    cfg.max_bytes = NonZero::new(1000).unwrap();
+    cfg.segment_bytes = NonZero::new(200).unwrap();
     let (wal, _) = open(&cfg);
     let mut pin = wal.pin();
     let mut refused = None;
@@ -190,8 +191,8 @@ fn a_full_log_refuses_until_unpinned_segments_are_deleted() {
 fn a_record_that_could_never_fit_is_too_large_not_full() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.max_bytes = 100;
-    cfg.segment_bytes = 100;
+    cfg.max_bytes = NonZero::new(100).unwrap();
+    cfg.segment_bytes = NonZero::new(100).unwrap();
     let (wal, _) = open(&cfg);
     assert!(matches!(
         wal.append(Kind::OtlpJson, 0, &[0; 100]),
@@ -206,7 +207,7 @@ fn a_record_that_could_never_fit_is_too_large_not_full() {
 fn held_segments_survive_and_go_with_their_last_pin_but_the_head_stays() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 100;
+    cfg.segment_bytes = NonZero::new(100).unwrap();
     let (wal, _) = open(&cfg);
     let exists = |s| segment_file(dir.path(), s).exists();
     let mut first = wal.pin();
@@ -244,8 +245,8 @@ fn held_segments_survive_and_go_with_their_last_pin_but_the_head_stays() {
 fn a_shared_pin_keeps_its_segments_until_both_are_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 100;
-    cfg.max_bytes = 400;
+    cfg.segment_bytes = NonZero::new(100).unwrap();
+    cfg.max_bytes = NonZero::new(400).unwrap();
     let (wal, _) = open(&cfg);
     let exists = |s| segment_file(dir.path(), s).exists();
     put(&wal, &[0; 60]);
@@ -271,7 +272,7 @@ fn a_shared_pin_keeps_its_segments_until_both_are_dropped() {
 fn merging_a_duplicate_hold_releases_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 100;
+    cfg.segment_bytes = NonZero::new(100).unwrap();
     let (wal, _) = open(&cfg);
     let exists = |s| segment_file(dir.path(), s).exists();
     put(&wal, &[0; 60]);
@@ -293,7 +294,7 @@ fn merging_a_duplicate_hold_releases_it_once() {
 fn an_appended_record_holds_its_segment_until_the_caller_pins_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 100;
+    cfg.segment_bytes = NonZero::new(100).unwrap();
     let (wal, _) = open(&cfg);
     wal.replay_done();
     let mut a = wal.append(Kind::OtlpJson, 0, &[0; 60]).unwrap();
@@ -338,7 +339,7 @@ fn a_failed_write_refuses_its_appends_and_the_next_ones_succeed() {
 fn replayed_segments_are_kept_until_replay_is_done_and_unpinned() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.segment_bytes = 100;
+    cfg.segment_bytes = NonZero::new(100).unwrap();
     let (wal, _) = open(&cfg);
     put(&wal, &[0; 60]);
     put(&wal, &[0; 60]);
@@ -401,7 +402,7 @@ fn interval_sync_completes_appends() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.sync = WalSync::Interval;
-    cfg.sync_interval_ms = 20;
+    cfg.sync_interval_ms = NonZero::new(20).unwrap();
     let (wal, _) = open(&cfg);
     let pending: Vec<Appended> = (0..10u8)
         .map(|i| wal.append(Kind::OtlpJson, 0, &[i]).unwrap())

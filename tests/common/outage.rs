@@ -3,6 +3,7 @@
 //! refuses, then every acknowledged trace checked once the database is back.
 
 use std::net::SocketAddr;
+use std::num::NonZero;
 use std::time::{Duration, Instant};
 
 use toolscore::config::Config;
@@ -11,11 +12,11 @@ use super::process::{WAIT, body};
 
 /// `config` with queues of a few results and a count evaluator.
 pub fn small_queues(mut config: Config) -> Config {
-    config.store.writer.queue_capacity = 4;
-    config.store.writer.max_batch = 2;
-    config.store.writer.retry_backoff_ms = 10;
-    config.evaluation.queue_capacity = 4;
-    config.assembler.max_traces = 64;
+    config.store.writer.queue_capacity = NonZero::new(4).unwrap();
+    config.store.writer.max_batch = NonZero::new(2).unwrap();
+    config.store.writer.retry_backoff_ms = NonZero::new(10).unwrap();
+    config.evaluation.queue_capacity = NonZero::new(4).unwrap();
+    config.assembler.max_traces = NonZero::new(64).unwrap();
     config.assembler.retry_after_secs = 3;
     config
         .evaluators

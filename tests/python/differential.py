@@ -89,7 +89,10 @@ def stable_hashes(v, out):
             stable_hashes(x, out)
     if t in (list, set, dict) or hash_randomised(v) or has_nan(v):
         return
-    out.append(hash(v))
+    try:
+        out.append(hash(v))
+    except TypeError:  # a tuple holding a list, say
+        pass
 
 
 def has_nan(v):

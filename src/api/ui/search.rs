@@ -225,7 +225,7 @@ pub async fn handler(
     };
     let evaluators: Vec<String> = st.binder.catalog.evaluators.keys().cloned().collect();
     let (form, mut errors) = read_form(pairs);
-    let parsed = parse(&form, st.config.max_list_limit);
+    let parsed = parse(&form, st.config.max_list_limit.get());
     let filter = match parsed {
         Ok(Parsed::Trace(id)) if errors.is_empty() => {
             return Ok(Redirect::to(&format!("/ui/traces/{}", id.to_hex())).into_response());

@@ -171,8 +171,8 @@ impl Postgres {
         Ok(Postgres {
             readers: Pool::new(
                 pg.clone(),
-                config.pool_size.max(1),
-                Duration::from_millis(config.connect_timeout_ms),
+                config.pool_size.get(),
+                Duration::from_millis(config.connect_timeout_ms.get()),
             ),
             config: pg,
             what,
@@ -227,7 +227,7 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
     {
         pg.password(p);
     }
-    pg.connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+    pg.connect_timeout(Duration::from_millis(config.connect_timeout_ms.get()))
         .application_name("toolscore")
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(30));
