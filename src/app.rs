@@ -549,17 +549,12 @@ async fn run(
     }
     drain.cancel();
     for t in shard_tasks {
-        if tokio::time::timeout_at(deadline, t).await.is_err() {
-            tracing::error!(
-                "an assembler shard did not drain before the shutdown deadline; its traces are lost"
-            );
-        }
+        let missed =
+            "an assembler shard did not drain before the shutdown deadline; its traces are lost";
+        by_deadline(deadline, t, missed).await;
     }
-    if tokio::time::timeout_at(deadline, evaluation).await.is_err() {
-        tracing::error!(
-            "evaluation did not drain before the shutdown deadline; some results are lost"
-        );
-    }
+    let missed = "evaluation did not drain before the shutdown deadline; some results are lost";
+    by_deadline(deadline, evaluation, missed).await;
     // Judgements get what is left of the deadline, less a margin for the
     // store to commit what they settle (unanswered ones as skipped).
     let margin = Duration::from_millis(config.shutdown_timeout_ms / 10);
@@ -584,22 +579,20 @@ async fn run(
     // Results stored during the drain are exported, then the exporter flushes and stops.
     if let Some((_, task, stop)) = exporter {
         stop.cancel();
-        if tokio::time::timeout_at(deadline, task).await.is_err() {
-            tracing::error!("the result exporter did not flush before the shutdown deadline");
-        }
+        let missed = "the result exporter did not flush before the shutdown deadline";
+        by_deadline(deadline, task, missed).await;
     }
     api_stop.cancel();
     for s in api_servers {
-        if tokio::time::timeout_at(deadline, s).await.is_err() {
-            tracing::error!("the gRPC query API did not stop before the shutdown deadline");
-        }
+        let missed = "the gRPC query API did not stop before the shutdown deadline";
+        by_deadline(deadline, s, missed).await;
     }
     if let Some(api) = api {
-        match tokio::time::timeout_at(deadline, api).await {
-            Ok(Ok(Err(e))) => result = Err(e),
-            Ok(Err(e)) => tracing::error!(error = %e, "the API task panicked"),
-            Ok(Ok(Ok(()))) => {}
-            Err(_) => tracing::error!("the HTTP API did not stop before the shutdown deadline"),
+        let missed = "the HTTP API did not stop before the shutdown deadline";
+        match by_deadline(deadline, api, missed).await {
+            Some(Ok(Err(e))) => result = Err(e),
+            Some(Err(e)) => tracing::error!(error = %e, "the API task panicked"),
+            Some(Ok(Ok(()))) | None => {}
         }
     }
     for s in stuck {
@@ -608,6 +601,20 @@ async fn run(
     retention.abort();
     tracing::info!("stopped");
     result
+}
+
+/// Waits for `task` until the shutdown deadline; past it, gives up on it and
+/// logs `missed`, which says what is lost.
+async fn by_deadline<F: std::future::IntoFuture>(
+    deadline: tokio::time::Instant,
+    task: F,
+    missed: &str,
+) -> Option<F::Output> {
+    let done = tokio::time::timeout_at(deadline, task).await.ok();
+    if done.is_none() {
+        tracing::error!("{missed}");
+    }
+    done
 }
 
 /// A collector shared with the stage that updates it.
