@@ -63,6 +63,8 @@ pub enum Push {
     TraceFull,
     /// The trace was evaluated longer ago than the late-span window: dropped.
     TooLate,
+    /// The span could not be buffered (a bug, logged): refused for good.
+    Corrupt,
     /// The shard is at its trace or byte bound: refused, retryable.
     Full,
     /// The span's service holds `max_traces_per_service` open traces
@@ -161,6 +163,8 @@ pub struct Counts {
     pub timed_out_dropped: u64,
     pub revised: u64,
     pub late_dropped: u64,
+    /// Traces dropped because their buffer did not decode (a bug, logged).
+    pub corrupt_dropped: u64,
     /// Emitted traces forgotten early to make room (their late window cut short).
     pub evicted_emitted: u64,
     /// Rootless traces idle for the grace period or more, timed out early
@@ -457,10 +461,11 @@ impl Shard {
     /// same trace's spans that come right after it in the request (a
     /// request usually carries a trace's spans together): the trace's
     /// buffer is sized for them at once instead of growing span by span.
-    /// An index past the request (a caller's bug) is refused as too late.
+    /// An index past the request (a caller's bug) is refused as corrupt.
     pub fn push_record(&mut self, p: &Packed, i: usize, run: Run, now: Instant) -> Push {
         let Some(&span) = p.spans().get(i) else {
-            return Push::TooLate;
+            tracing::error!(index = i, "refusing a span: its index is past the request");
+            return Push::Corrupt;
         };
         let encoded = span.encoded as usize;
         let id = span.trace_id;
@@ -525,7 +530,7 @@ impl Shard {
             Some(b) => {
                 if let Err(e) = b.held.push_record(p, i, room) {
                     tracing::error!(trace_id = %id, error = %e, "refusing a span");
-                    return Push::TooLate;
+                    return Push::Corrupt;
                 }
                 b.encoded += encoded;
                 b.last_seen = now;
@@ -578,7 +583,7 @@ impl Shard {
                 let mut held = Compact::default();
                 if let Err(e) = held.push_record(p, i, room) {
                     tracing::error!(trace_id = %id, error = %e, "refusing a span");
-                    return Push::TooLate;
+                    return Push::Corrupt;
                 }
                 let bytes = held_bytes(&held);
                 self.traces.insert(
@@ -799,7 +804,7 @@ impl Shard {
                 tracing::error!(trace_id = %id, error = %e, "dropping a buffered trace");
                 self.forget(id);
                 self.tombstone(id);
-                self.counts.late_dropped += 1;
+                self.counts.corrupt_dropped += 1;
                 None
             }
         }

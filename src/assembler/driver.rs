@@ -370,6 +370,7 @@ fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metri
         c.evicted_emitted - seen.evicted_emitted,
     );
     metrics.trace_outcome("evicted_idle", c.evicted_idle - seen.evicted_idle);
+    metrics.trace_outcome("dropped_corrupt", c.corrupt_dropped - seen.corrupt_dropped);
     *seen = c.clone();
     for (gauge, value) in [
         (&metrics.buffered_traces, shard.traces()),

@@ -119,6 +119,24 @@ fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
     assert_eq!(s.counts.revised, 1);
 }
 
+/// A span the shard cannot take for a reason of its own (here a caller's
+/// index past the request) is refused as corrupt, not as a late span.
+#[test]
+fn an_index_past_the_request_is_corrupt_not_late() {
+    let t0 = Instant::now();
+    let mut s = Shard::new(limits());
+    let packed = super::compact::Packed::from_spans(&[span(1, 1, None)], &[]);
+    assert_eq!(
+        s.push_record(&packed, 1, super::compact::Run::default(), t0),
+        Push::Corrupt
+    );
+    assert_eq!((s.traces(), s.counts.late_dropped), (0, 0));
+    assert_eq!(
+        s.push_record(&packed, 0, super::compact::Run::default(), t0),
+        Push::Accepted
+    );
+}
+
 /// Replay after a restart: a trace whose revision 2 (three spans) was
 /// stored comes back as evaluated; its three spans read back from the log
 /// make no new revision, a fourth (a late span whose revision the crash cut

@@ -21,6 +21,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use super::wire::{self, Decoded};
 use super::{Ingest, Refused, admit, ingest, log};
+use crate::telemetry::Refusal;
 use crate::wal::{Appended, Kind};
 
 const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -152,7 +153,7 @@ impl Decoder for SpanDecoder {
         let decoded = match wire::decode_request(bytes, &self.ctx.keep) {
             Ok(d) => d,
             Err(e) => {
-                self.ctx.metrics.refuse("malformed");
+                self.ctx.metrics.refuse(Refusal::Malformed);
                 return Err(Status::invalid_argument(e.to_string()));
             }
         };

@@ -18,6 +18,7 @@ use super::{Ingest, Refused, admit, ingest, log};
 use crate::assembler::compact::Packed;
 use crate::config::HttpReceiverConfig;
 use crate::span::{self, KeepAttributes};
+use crate::telemetry::Refusal;
 
 pub struct HttpState {
     pub ctx: Arc<Ingest>,
@@ -118,7 +119,7 @@ fn error(format: Format, status: StatusCode, message: String) -> Response {
 
 async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
     let Some(format) = format_of(&headers) else {
-        st.ctx.metrics.refuse("unsupported_media_type");
+        st.ctx.metrics.refuse(Refusal::UnsupportedMediaType);
         return error(
             Format::Json,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -133,7 +134,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("gzip") => true,
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("identity") => false,
         Some(_) => {
-            st.ctx.metrics.refuse("unsupported_encoding");
+            st.ctx.metrics.refuse(Refusal::UnsupportedEncoding);
             return error(
                 format,
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -148,7 +149,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > st.max_body as u64) {
-        st.ctx.metrics.refuse("too_large");
+        st.ctx.metrics.refuse(Refusal::TooLarge);
         return error(
             format,
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -163,7 +164,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     let raw = match read.await {
         Ok(Ok(b)) => b,
         Err(_) => {
-            st.ctx.metrics.refuse("timeout");
+            st.ctx.metrics.refuse(Refusal::Timeout);
             return error(
                 format,
                 StatusCode::REQUEST_TIMEOUT,
@@ -174,7 +175,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
             );
         }
         Ok(Err(_)) => {
-            st.ctx.metrics.refuse("too_large");
+            st.ctx.metrics.refuse(Refusal::TooLarge);
             return error(
                 format,
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -186,7 +187,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         match inflate(&raw, st.max_inflated) {
             Ok(b) => b,
             Err(Inflate::TooLarge) => {
-                st.ctx.metrics.refuse("too_large");
+                st.ctx.metrics.refuse(Refusal::TooLarge);
                 return error(
                     format,
                     StatusCode::PAYLOAD_TOO_LARGE,
@@ -194,7 +195,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
                 );
             }
             Err(Inflate::Corrupt(e)) => {
-                st.ctx.metrics.refuse("malformed");
+                st.ctx.metrics.refuse(Refusal::Malformed);
                 return error(
                     format,
                     StatusCode::BAD_REQUEST,
@@ -208,7 +209,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     let decoded = match decode(format, &bytes, &st.ctx.keep) {
         Ok(r) => r,
         Err(message) => {
-            st.ctx.metrics.refuse("malformed");
+            st.ctx.metrics.refuse(Refusal::Malformed);
             return error(format, StatusCode::BAD_REQUEST, message);
         }
     };

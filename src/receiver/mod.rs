@@ -19,7 +19,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 
 use crate::assembler::{AssemblerHandle, Push};
 use crate::span::KeepAttributes;
-use crate::telemetry::{Metrics, ReceiverLabel};
+use crate::telemetry::{Metrics, ReceiverLabel, Refusal, Rejection};
 use crate::wal::{Appended, Kind, Wal, WalError};
 use wire::Decoded;
 
@@ -79,7 +79,7 @@ pub struct Ingest {
 /// refusal loses nothing (the client retries).
 pub async fn admit(ctx: &Ingest) -> Result<(), Refused> {
     ctx.admission.admit().await.map_err(|b| {
-        ctx.metrics.refuse("evaluation_backlog");
+        ctx.metrics.refuse(Refusal::EvaluationBacklog);
         Refused::Unavailable {
             retry_after: b.retry_after,
         }
@@ -104,9 +104,9 @@ pub fn log(ctx: &Ingest, kind: Kind, bytes: &[u8]) -> Result<Option<Appended>, R
 
 fn wal_refusal(ctx: &Ingest, e: &WalError) -> Refused {
     if matches!(e, WalError::Full { .. }) {
-        ctx.metrics.refuse("wal_full");
+        ctx.metrics.refuse(Refusal::WalFull);
     } else {
-        ctx.metrics.refuse("wal_error");
+        ctx.metrics.refuse(Refusal::WalError);
         tracing::warn!(error = %e, "refusing a request: the write-ahead log cannot take it");
     }
     Refused::Unavailable {
@@ -136,12 +136,12 @@ pub async fn ingest(
         .take(MAX_REASONS)
         .map(ToString::to_string)
         .collect();
-    metrics.reject("invalid_id", bad_ids.len() as u64);
+    metrics.reject(Rejection::InvalidId, bad_ids.len() as u64);
     if spans.is_empty() {
         if bad_ids.is_empty() {
             return Ok(Ingested::default());
         }
-        metrics.refuse("all_spans_invalid");
+        metrics.refuse(Refusal::AllSpansInvalid);
         return Err(Refused::Invalid(format!(
             "all {} spans were invalid: {}",
             bad_ids.len(),
@@ -165,24 +165,30 @@ pub async fn ingest(
         // Spans it took stay (a retry is de-duplicated); none is acknowledged.
         return Err(wal_refusal(ctx, &e));
     }
-    let (mut accepted, mut dup, mut trace_full, mut late, mut full, mut quota) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut accepted, mut dup, mut trace_full, mut late, mut corrupt, mut full, mut quota) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     for v in &verdicts {
         match v {
             Push::Accepted => accepted += 1,
             Push::Duplicate => dup += 1,
             Push::TraceFull => trace_full += 1,
             Push::TooLate => late += 1,
+            Push::Corrupt => corrupt += 1,
             Push::Full => full += 1,
             Push::ServiceFull => quota += 1,
         }
     }
     metrics.spans_accepted.inc_by(accepted + dup);
     metrics.spans_duplicate.inc_by(dup);
-    metrics.reject("trace_full", trace_full);
-    metrics.reject("too_late", late);
+    metrics.reject(Rejection::TraceFull, trace_full);
+    metrics.reject(Rejection::TooLate, late);
+    metrics.reject(Rejection::InternalError, corrupt);
     if full > 0 || quota > 0 {
-        metrics.refuse(if full > 0 { "full" } else { "service_quota" });
+        metrics.refuse(if full > 0 {
+            Refusal::Full
+        } else {
+            Refusal::ServiceQuota
+        });
         return Err(Refused::Unavailable { retry_after });
     }
     if trace_full > 0 {
@@ -195,7 +201,12 @@ pub async fn ingest(
             "{late} spans arrived after their trace's late-span window"
         ));
     }
-    let rejected = bad_ids.len() as u64 + trace_full + late;
+    if corrupt > 0 {
+        reasons.push(format!(
+            "{corrupt} spans could not be buffered (an internal error, in the service's log)"
+        ));
+    }
+    let rejected = bad_ids.len() as u64 + trace_full + late + corrupt;
     Ok(Ingested {
         rejected: i64::try_from(rejected).unwrap_or(i64::MAX),
         message: if rejected == 0 {

@@ -13,16 +13,13 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
 mod otlp;
+mod reasons;
 
 pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
+pub use reasons::{Refusal, RefusalLabel, Rejection, RejectionLabel};
 
 use crate::config::{LogFormat, TelemetryConfig};
 use crate::store::TraceRecord;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReasonLabel {
-    pub reason: &'static str,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReceiverLabel {
@@ -82,9 +79,9 @@ pub struct Metrics {
     /// Spans taken into the assembler (duplicates included: they are acknowledged).
     pub spans_accepted: Counter,
     /// Spans refused one by one, by reason.
-    pub spans_rejected: Family<ReasonLabel, Counter>,
+    pub spans_rejected: Family<RejectionLabel, Counter>,
     /// Requests refused whole, by reason (`full`, `too_large`, `malformed`, …).
-    pub requests_refused: Family<ReasonLabel, Counter>,
+    pub requests_refused: Family<RefusalLabel, Counter>,
     /// Duplicate spans (exporter retries) acknowledged without storing.
     pub spans_duplicate: Counter,
     /// Traces leaving the assembler, by outcome.
@@ -397,22 +394,11 @@ impl Metrics {
         for receiver in ["grpc", "http"] {
             let _ = m.spans_received.get_or_create(&ReceiverLabel { receiver });
         }
-        for reason in ["invalid_id", "trace_full", "too_late"] {
-            let _ = m.spans_rejected.get_or_create(&ReasonLabel { reason });
+        for reason in Rejection::ALL {
+            let _ = m.spans_rejected.get_or_create(&RejectionLabel { reason });
         }
-        for reason in [
-            "full",
-            "too_large",
-            "malformed",
-            "unsupported_media_type",
-            "unsupported_encoding",
-            "all_spans_invalid",
-            "timeout",
-            "service_quota",
-            "wal_full",
-            "wal_error",
-        ] {
-            let _ = m.requests_refused.get_or_create(&ReasonLabel { reason });
+        for reason in Refusal::ALL {
+            let _ = m.requests_refused.get_or_create(&RefusalLabel { reason });
         }
         for outcome in [
             "completed",
@@ -421,15 +407,16 @@ impl Metrics {
             "revised",
             "evicted_after_evaluation",
             "evicted_idle",
+            "dropped_corrupt",
         ] {
             let _ = m.traces.get_or_create(&OutcomeLabel { outcome });
         }
         Metrics { registry, ..m }
     }
 
-    pub fn reject(&self, reason: &'static str, n: u64) {
+    pub fn reject(&self, reason: Rejection, n: u64) {
         self.spans_rejected
-            .get_or_create(&ReasonLabel { reason })
+            .get_or_create(&RejectionLabel { reason })
             .inc_by(n);
     }
 
@@ -477,9 +464,9 @@ impl Metrics {
         self.stage_panics.get_or_create(&StageLabel { stage }).inc();
     }
 
-    pub fn refuse(&self, reason: &'static str) {
+    pub fn refuse(&self, reason: Refusal) {
         self.requests_refused
-            .get_or_create(&ReasonLabel { reason })
+            .get_or_create(&RefusalLabel { reason })
             .inc();
     }
 
