@@ -394,10 +394,10 @@ impl Metrics {
         for receiver in ["grpc", "http"] {
             let _ = m.spans_received.get_or_create(&ReceiverLabel { receiver });
         }
-        for reason in Rejection::ALL {
+        for &reason in Rejection::ALL {
             let _ = m.spans_rejected.get_or_create(&RejectionLabel { reason });
         }
-        for reason in Refusal::ALL {
+        for &reason in Refusal::ALL {
             let _ = m.requests_refused.get_or_create(&RefusalLabel { reason });
         }
         for outcome in [
