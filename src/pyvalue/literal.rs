@@ -525,6 +525,10 @@ mod tests {
         (r"[1,, f'{1:\x4}']", "SyntaxError"),
         (r"['\x4', f'{1:\x4}']", "SyntaxError"),
         (r"f'{1:\}'", "ValueError"),
+        // Identifiers by CPython 3.12's Unicode 15.0: U+2EBF0 (CJK extension
+        // I, Unicode 15.1) is no letter there; U+AE5A (Hangul) is.
+        ("\u{2ebf0}\u{ae5a}", "SyntaxError"),
+        ("\u{ae5a}", "ValueError"),
         (r"{1: 2 f'{1:\x4}'}", "UnicodeDecodeError"),
         // A `{` inside a name still opens a field.
         (r"f'\N{{1:\x4}'", "UnicodeDecodeError"),

@@ -10,9 +10,10 @@
 //! - the expressions inside f-string replacement fields are tokenized but
 //!   not parsed.
 use num_bigint::BigInt;
-use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_general_category::GeneralCategory;
 
 use super::Int;
+use super::repr::general_category;
 
 /// Deepest bracket nesting (`MAXLEVEL` in the tokenizer: "too many nested
 /// parentheses").
@@ -128,7 +129,7 @@ fn is_id_start(c: char) -> bool {
         return c.is_ascii_alphabetic() || c == '_';
     }
     matches!(
-        get_general_category(c),
+        general_category(c),
         GeneralCategory::UppercaseLetter
             | GeneralCategory::LowercaseLetter
             | GeneralCategory::TitlecaseLetter
@@ -147,7 +148,7 @@ fn is_id_continue(c: char) -> bool {
     }
     is_id_start(c)
         || matches!(
-            get_general_category(c),
+            general_category(c),
             GeneralCategory::NonspacingMark
                 | GeneralCategory::SpacingMark
                 | GeneralCategory::DecimalNumber

@@ -103,9 +103,9 @@ fn write_items(items: &[Value], out: &mut String) {
     }
 }
 
-/// Code points that are printable in the general-category tables we use
-/// (Unicode 16.0) but not in CPython 3.12's database (Unicode 15.0), where
-/// they are unassigned (`Cn`). Computed by comparing the two databases
+/// Code points assigned in the general-category tables we use (Unicode
+/// 16.0) but not in CPython 3.12's database (Unicode 15.0), where they are
+/// unassigned (`Cn`): neither printable nor identifier characters there. Computed by comparing the two databases
 /// (every difference between them is of this kind). Right for Unicode 16.0
 /// only, so Cargo.toml pins `unicode-general-category` and a test checks it.
 const ASSIGNED_AFTER_15_0: &[(u32, u32)] = &[
@@ -161,13 +161,12 @@ const ASSIGNED_AFTER_15_0: &[(u32, u32)] = &[
     (0x2EBF0, 0x2EE5D),
 ];
 
-/// Python's `str.isprintable()` for one character.
-pub(crate) fn is_printable(c: char) -> bool {
-    if c.is_ascii() {
-        return (' '..='~').contains(&c);
-    }
+/// The general category of `c` in CPython 3.12's database (Unicode 15.0):
+/// the crate's (16.0), except that what 15.0 had not assigned yet is
+/// `Unassigned`. Both `repr` and identifiers read it.
+pub(crate) fn general_category(c: char) -> GeneralCategory {
     let cp = u32::from(c);
-    if ASSIGNED_AFTER_15_0
+    let newer = ASSIGNED_AFTER_15_0
         .binary_search_by(|&(lo, hi)| {
             if hi < cp {
                 std::cmp::Ordering::Less
@@ -177,12 +176,21 @@ pub(crate) fn is_printable(c: char) -> bool {
                 std::cmp::Ordering::Equal
             }
         })
-        .is_ok()
-    {
-        return false;
+        .is_ok();
+    if newer {
+        GeneralCategory::Unassigned
+    } else {
+        get_general_category(c)
+    }
+}
+
+/// Python's `str.isprintable()` for one character.
+pub(crate) fn is_printable(c: char) -> bool {
+    if c.is_ascii() {
+        return (' '..='~').contains(&c);
     }
     !matches!(
-        get_general_category(c),
+        general_category(c),
         GeneralCategory::Control
             | GeneralCategory::Format
             | GeneralCategory::Surrogate
