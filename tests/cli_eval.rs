@@ -37,7 +37,8 @@ fn eval_set_json() -> Json {
 }
 
 /// The committed fixture is exactly what the generator produces, so the
-/// README's commands run on the traces this test describes.
+/// commands of docs/evaluators.md and docs/configuration.md run on the
+/// traces this test describes.
 /// Regenerate with `TOOLSCORE_BLESS=1 cargo test --test cli_eval`.
 #[test]
 fn committed_traces_fixture_is_current() {

@@ -439,7 +439,7 @@ fn int_kv(key: &str, value: i64) -> KeyValue {
 }
 
 /// The gRPC result in the shape of the HTTP API's scores body (`GET
-/// /traces/{trace_id}/scores`, as the README documents it), without its
+/// /traces/{trace_id}/scores`, as docs/api.md documents it), without its
 /// timestamps (`evaluated_at`, the root's `start` and `end`).
 pub fn scores_json(t: &pb::TraceScores) -> Json {
     let mut m = Map::new();
