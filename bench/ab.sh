@@ -13,12 +13,15 @@
 #             served by the generator (--model-stub) answering after
 #             MODEL_DELAY_MS (500); no reply cache. Also reports the judged
 #             scores a second.
+#   batch     no log; `runtime.sched_batch: true` (the I/O threads under
+#             SCHED_BATCH)
 # The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
 # append latency (toolscore_wal_append_seconds) and the generator's request
-# latency; the median per variant and its ratio to the log off. Each run
-# starts on an empty log.
+# latency, and of `GET /healthz` sampled every 0.2 s in the steady window
+# (as a probe would); the median per variant and its ratio to `off`. Each
+# run starts on an empty log.
 #
 #   bench/ab.sh                             # off none interval: 3 rounds of 20 s runs (8 s warm-up)
 #   ROUNDS=5 VARIANTS="off tls" bench/ab.sh
@@ -63,7 +66,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == tls || $1 == judges || $1 == batch ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
@@ -73,6 +76,7 @@ config_for() {   # config_for VARIANT → path
     sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
     grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in bench/config.yaml to add tls to" >&2; exit 1; }
   fi
+  [[ $1 == batch ]] && printf 'runtime:\n  sched_batch: true\n' >>"$out"
   if [[ $1 == judges ]]; then
     # The bench eval set with the judge added to its evaluators and to every
     # item (null criteria: the judge's default).
@@ -120,14 +124,18 @@ run() {   # run VARIANT ROUND
   sleep "$WARMUP"
   local c0 t0 c1 t1 j0 j1
   c0=$(completed); j0=$(judged); t0=$(date +%s.%N)
-  sleep $((DURATION - WARMUP))
+  local end=$(( $(date +%s) + DURATION - WARMUP ))
+  while (( $(date +%s) < end )); do
+    curl -fs -o /dev/null -w '%{time_total}\n' "$API/healthz" >>"$WORK/$1-$2.probe" || echo fail >>"$WORK/$1-$2.probe"
+    sleep 0.2
+  done
   c1=$(completed); j1=$(judged); t1=$(date +%s.%N)
   wait "$gen" || true
   curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
   stop_server
-  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" <<'PY' | tee -a "$WORK/results.txt"
+  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" "$WORK/$1-$2.probe" <<'PY' | tee -a "$WORK/results.txt"
 import json, re, sys
-v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1 = sys.argv[1:]
+v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1, probe = sys.argv[1:]
 rate = (float(c1) - float(c0)) * float(spt) / (float(t1) - float(t0))
 judged = (float(j1) - float(j0)) / (float(t1) - float(t0))
 buckets = []
@@ -145,7 +153,14 @@ try:
     req = f"request p50 {lat.get('p50', '-')} ms p99 {lat.get('p99', '-')} ms"
 except Exception:
     req = "request latency -"
-print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, judged {judged:.1f}/s")
+samples = [l.strip() for l in open(probe) if l.strip()]
+times = sorted(float(s) * 1000 for s in samples if s != "fail")
+failed = len(samples) - len(times)
+probes = "healthz -"
+if times:
+    q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
+    probes = f"healthz p50 {q(0.5):.1f} ms p99 {q(0.99):.1f} ms max {times[-1]:.1f} ms ({len(times)} probes, {failed} failed)"
+print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, {probes}, judged {judged:.1f}/s")
 PY
 }
 

@@ -195,12 +195,13 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if config.runtime.sched_batch {
         // I/O threads yield the CPU to evaluation (src/sched.rs).
-        .on_thread_start(toolscore::sched::io_thread)
-        .build()
-    {
+        builder.on_thread_start(toolscore::sched::io_thread);
+    }
+    let runtime = match builder.build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

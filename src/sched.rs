@@ -1,23 +1,35 @@
-//! Scheduling policies: the I/O threads yield the CPU to evaluation.
+//! Scheduling policies: optionally, the I/O threads yield the CPU to
+//! evaluation.
 //!
 //! The async I/O threads wake for every few kilobytes of input. On a CPU
-//! they share with evaluation, each wakeup preempted the evaluation thread,
-//! to read a little and sleep again: on one CPU at full load, 16,000 thread
-//! switches a second and a fifth less throughput (bench/README.md).
+//! they share with evaluation, each wakeup preempts the evaluation thread
+//! to read a little and sleep again.
 //!
-//! So on Linux the runtime's threads run under `SCHED_BATCH` ([`io_thread`]),
-//! and the evaluation threads under the normal policy while they evaluate
-//! ([`Evaluating`]). `SCHED_BATCH` keeps the thread's CPU share (its nice
-//! value is unchanged); it only stops a waking thread from preempting the
-//! one running. A waking I/O thread then runs when the evaluation thread's
-//! time slice ends, or at once on an idle CPU, and reads everything that has
-//! arrived meanwhile. The cost is at most one time slice (a few
-//! milliseconds) of added request latency, and only while the CPU is busy.
+//! With `runtime.sched_batch` ([`RuntimeConfig`]) the runtime's threads run
+//! under Linux's `SCHED_BATCH` ([`io_thread`]), and the evaluation threads
+//! under the normal policy while they evaluate ([`Evaluating`]).
+//! `SCHED_BATCH` keeps the thread's CPU share (its nice value is unchanged);
+//! it only stops a waking thread from preempting the one running, so a
+//! waking I/O thread runs when the evaluation thread's time slice ends, or
+//! at once on an idle CPU. The cost is up to a time slice of added latency
+//! for every request, health probes included, while the CPU is busy: that
+//! is why it is off unless configured (bench/README.md has the A/B).
 //!
 //! The project's only `unsafe`: libc's `sched_getscheduler` and
 //! `sched_setscheduler`, which no maintained safe wrapper exposes without
 //! also changing the nice value.
 #![allow(unsafe_code)]
+
+use serde::{Deserialize, Serialize};
+
+/// How the service's own threads are scheduled (`runtime`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuntimeConfig {
+    /// Run the async I/O threads under `SCHED_BATCH` (Linux only; ignored
+    /// elsewhere).
+    pub sched_batch: bool,
+}
 
 /// Puts the calling thread under `SCHED_BATCH` if it runs under the normal
 /// policy (`SCHED_OTHER`); for the runtime's `on_thread_start`. Never fails:
