@@ -48,6 +48,10 @@ pub enum AppError {
     Wal(#[from] crate::wal::WalError),
     #[error(transparent)]
     Security(#[from] crate::security::SecurityError),
+    /// Work abandoned at the shutdown deadline (each item logged as it was
+    /// given up): the process exits non-zero, since results were lost.
+    #[error("the shutdown deadline passed with work left: {0}")]
+    Drain(String),
 }
 
 /// The bound listeners; bind first so a bad port fails before anything starts.
@@ -533,6 +537,7 @@ async fn run(
     let in_flight =
         tokio::time::Instant::now() + Duration::from_millis(config.shutdown_timeout_ms / 4);
     let mut result = Ok(());
+    let mut lost = Lost::default();
     let mut stuck = Vec::new();
     for mut s in servers {
         match tokio::time::timeout_at(in_flight, &mut s).await {
@@ -551,10 +556,10 @@ async fn run(
     for t in shard_tasks {
         let missed =
             "an assembler shard did not drain before the shutdown deadline; its traces are lost";
-        by_deadline(deadline, t, missed).await;
+        lost.by_deadline(deadline, t, missed).await;
     }
     let missed = "evaluation did not drain before the shutdown deadline; some results are lost";
-    by_deadline(deadline, evaluation, missed).await;
+    lost.by_deadline(deadline, evaluation, missed).await;
     // Judgements get what is left of the deadline, less a margin for the
     // store to commit what they settle (unanswered ones as skipped).
     let margin = Duration::from_millis(config.shutdown_timeout_ms / 10);
@@ -574,22 +579,22 @@ async fn run(
         .await
         .unwrap_or(false)
     {
-        tracing::error!("the store did not commit every result before the shutdown deadline");
+        lost.missed("the store did not commit every result before the shutdown deadline");
     }
     // Results stored during the drain are exported, then the exporter flushes and stops.
     if let Some((_, task, stop)) = exporter {
         stop.cancel();
         let missed = "the result exporter did not flush before the shutdown deadline";
-        by_deadline(deadline, task, missed).await;
+        lost.by_deadline(deadline, task, missed).await;
     }
     api_stop.cancel();
     for s in api_servers {
         let missed = "the gRPC query API did not stop before the shutdown deadline";
-        by_deadline(deadline, s, missed).await;
+        lost.by_deadline(deadline, s, missed).await;
     }
     if let Some(api) = api {
         let missed = "the HTTP API did not stop before the shutdown deadline";
-        match by_deadline(deadline, api, missed).await {
+        match lost.by_deadline(deadline, api, missed).await {
             Some(Ok(Err(e))) => result = Err(e),
             Some(Err(e)) => tracing::error!(error = %e, "the API task panicked"),
             Some(Ok(Ok(()))) | None => {}
@@ -600,21 +605,40 @@ async fn run(
     }
     retention.abort();
     tracing::info!("stopped");
-    result
+    result.and(lost.into_result())
 }
 
-/// Waits for `task` until the shutdown deadline; past it, gives up on it and
-/// logs `missed`, which says what is lost.
-async fn by_deadline<F: std::future::IntoFuture>(
-    deadline: tokio::time::Instant,
-    task: F,
-    missed: &str,
-) -> Option<F::Output> {
-    let done = tokio::time::timeout_at(deadline, task).await.ok();
-    if done.is_none() {
-        tracing::error!("{missed}");
+/// What the drain gave up on at the shutdown deadline.
+#[derive(Default)]
+struct Lost(Vec<&'static str>);
+
+impl Lost {
+    /// Waits for `task` until the shutdown deadline; past it, gives up on it
+    /// and logs `missed`, which says what is lost.
+    async fn by_deadline<F: std::future::IntoFuture>(
+        &mut self,
+        deadline: tokio::time::Instant,
+        task: F,
+        missed: &'static str,
+    ) -> Option<F::Output> {
+        let done = tokio::time::timeout_at(deadline, task).await.ok();
+        if done.is_none() {
+            self.missed(missed);
+        }
+        done
     }
-    done
+
+    fn missed(&mut self, what: &'static str) {
+        tracing::error!("{what}");
+        self.0.push(what);
+    }
+
+    fn into_result(self) -> Result<(), AppError> {
+        match self.0.is_empty() {
+            true => Ok(()),
+            false => Err(AppError::Drain(self.0.join("; "))),
+        }
+    }
 }
 
 /// A collector shared with the stage that updates it.

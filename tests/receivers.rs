@@ -554,7 +554,7 @@ async fn shutdown_evaluates_buffered_traces_before_exit() {
 
 /// The drain deadline runs from the signal: a service up for longer than
 /// `shutdown_timeout_ms` still drains what it holds.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn the_drain_deadline_starts_at_the_signal_not_at_start_up() {
     let mut config = counting_config();
     config.assembler.grace_after_root_ms = 60_000;
@@ -562,9 +562,12 @@ async fn the_drain_deadline_starts_at_the_signal_not_at_start_up() {
     let running = service::start(config).await;
     let exporter = service::grpc_exporter(&running);
     service::export(&exporter, &[root(30), tool(30, 2)]).await;
-    // The condition under test is the service's age itself: let it outlive
-    // the shutdown timeout before stopping it.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The condition under test is the service's age itself: it outlives the
+    // shutdown timeout on the runtime's clock (advanced, not slept), which
+    // runs in real time again for the drain.
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(400)).await;
+    tokio::time::resume();
     let store = running.store.clone();
     running.stop().await.unwrap();
     let r = store.get(&TraceId([30; 16])).unwrap();
