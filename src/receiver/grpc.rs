@@ -1,52 +1,72 @@
 //! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
 //!
-//! The service is written out by hand rather than generated, for one reason:
-//! its codec decodes the request straight into [`Span`](crate::span::Span)s
-//! (`wire.rs`) instead of building prost's `ExportTraceServiceRequest` first.
-//! Everything else is what tonic's generated server does: gzip in and out,
-//! the decoded size capped, `Unimplemented` for other methods.
+//! The server is generated (build.rs) around [`RawCodec`], which hands the
+//! handler the message's bytes: the receiver decodes them straight into
+//! [`Span`](crate::span::Span)s (`wire.rs`) instead of building prost's
+//! `ExportTraceServiceRequest` first, and logs them as they came. Admission
+//! ([`Admitted`]) runs before the message is read.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Buf;
+use bytes::{Buf, Bytes};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use tonic::body::Body;
 use tonic::codec::{BufferSettings, Codec, CompressionEncoding, DecodeBuf, Decoder};
 use tonic::codegen::{BoxFuture, StdError};
-use tonic::server::{Grpc, NamedService, UnaryService};
+use tonic::server::NamedService;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::wire::{self, Decoded};
+use super::wire;
 use super::{Ingest, Refused, admit, ingest, log};
 use crate::telemetry::Refusal;
-use crate::wal::{Appended, Kind};
+use crate::wal::Kind;
+
+// The generated code builds the codec with `Default`.
+#[allow(clippy::default_constructed_unit_structs)]
+mod generated {
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/opentelemetry.proto.collector.trace.v1.TraceService.rs"
+    ));
+}
+use generated::trace_service_server::{TraceService, TraceServiceServer};
 
 const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
 
-/// The `TraceService` server.
-#[derive(Clone)]
-pub struct TraceServer {
-    ctx: Arc<Ingest>,
-    max_decoding_message_size: usize,
-}
-
-impl NamedService for TraceServer {
-    const NAME: &'static str = "opentelemetry.proto.collector.trace.v1.TraceService";
-}
+/// The `TraceService` server, behind admission.
+pub type TraceServer = Admitted<TraceServiceServer<Export>>;
 
 /// The `TraceService` server: gzip in and out, decoded size capped.
 pub fn service(ctx: Arc<Ingest>, max_decoding_message_size: usize) -> TraceServer {
-    TraceServer {
-        ctx,
-        max_decoding_message_size,
-    }
+    let server = TraceServiceServer::new(Export(ctx.clone()))
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip)
+        .max_decoding_message_size(max_decoding_message_size);
+    Admitted { ctx, inner: server }
 }
 
-impl<B> tower::Service<http::Request<B>> for TraceServer
+/// Waits for admission (see `admit`) before an export's message is read and
+/// decoded, so requests held back do not hold their decoded spans.
+#[derive(Clone)]
+pub struct Admitted<S> {
+    ctx: Arc<Ingest>,
+    inner: S,
+}
+
+impl<S: NamedService> NamedService for Admitted<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B> tower::Service<http::Request<B>> for Admitted<S>
 where
+    S: tower::Service<http::Request<B>, Response = http::Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
     B: tonic::codegen::Body + Send + 'static,
     B::Error: Into<StdError> + Send + 'static,
 {
@@ -55,47 +75,44 @@ where
     type Future = BoxFuture<Self::Response, Self::Error>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // The generated server is always ready.
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let (ctx, max) = (self.ctx.clone(), self.max_decoding_message_size);
+        let ctx = self.ctx.clone();
+        let mut inner = self.inner.clone();
         Box::pin(async move {
-            if req.uri().path() != EXPORT {
-                return Ok(Status::unimplemented("unknown method").into_http());
-            }
-            // Before the message is read and decoded (see `admit`).
-            if let Err(refused) = admit(&ctx).await {
+            if req.uri().path() == EXPORT
+                && let Err(refused) = admit(&ctx).await
+            {
                 return Ok(status_of(refused).into_http());
             }
-            let codec = SpanCodec { ctx: ctx.clone() };
-            let mut grpc = Grpc::new(codec)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .send_compressed(CompressionEncoding::Gzip)
-                .max_decoding_message_size(max);
-            Ok(grpc.unary(Export(ctx), req).await)
+            inner.call(req).await
         })
     }
 }
 
-struct Export(Arc<Ingest>);
+/// The export handler: decodes, logs, and hands the spans to the assembler.
+pub struct Export(Arc<Ingest>);
 
-/// A decoded request, and its append to the write-ahead log when it is on.
-struct Logged(Decoded, Option<Appended>);
-
-impl UnaryService<Logged> for Export {
-    type Response = ExportTraceServiceResponse;
-    type Future = BoxFuture<tonic::Response<Self::Response>, Status>;
-
-    fn call(&mut self, request: tonic::Request<Logged>) -> Self::Future {
-        let ctx = self.0.clone();
-        Box::pin(async move {
-            let Logged(decoded, appended) = request.into_inner();
-            match ingest(&ctx, "grpc", decoded, appended).await {
-                Ok(done) => Ok(tonic::Response::new(done.response())),
-                Err(refused) => Err(status_of(refused)),
-            }
-        })
+#[tonic::async_trait]
+impl TraceService for Export {
+    async fn export(
+        &self,
+        request: tonic::Request<Bytes>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, Status> {
+        let ctx = &self.0;
+        let bytes = request.into_inner();
+        let decoded = wire::decode_request(&bytes, &ctx.keep).map_err(|e| {
+            ctx.metrics.refuse(Refusal::Malformed);
+            Status::invalid_argument(e.to_string())
+        })?;
+        let appended = log(ctx, Kind::OtlpProtobuf, &bytes).map_err(status_of)?;
+        match ingest(ctx, "grpc", decoded, appended).await {
+            Ok(done) => Ok(tonic::Response::new(done.response())),
+            Err(refused) => Err(status_of(refused)),
+        }
     }
 }
 
@@ -110,59 +127,32 @@ fn status_of(refused: Refused) -> Status {
     }
 }
 
-/// Decodes requests with `wire::decode_request`; encodes responses with prost.
-struct SpanCodec {
-    ctx: Arc<Ingest>,
-}
+/// Hands over a request's message as its bytes (no copy when tonic holds
+/// it in one buffer, as it does); encodes responses with prost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawCodec;
 
-impl Codec for SpanCodec {
+impl Codec for RawCodec {
     type Encode = ExportTraceServiceResponse;
-    type Decode = Logged;
+    type Decode = Bytes;
     type Encoder = tonic_prost::ProstEncoder<ExportTraceServiceResponse>;
-    type Decoder = SpanDecoder;
+    type Decoder = RawCodec;
 
     fn encoder(&mut self) -> Self::Encoder {
         tonic_prost::ProstEncoder::new(BufferSettings::default())
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        SpanDecoder {
-            ctx: self.ctx.clone(),
-        }
+        RawCodec
     }
 }
 
-struct SpanDecoder {
-    ctx: Arc<Ingest>,
-}
-
-impl Decoder for SpanDecoder {
-    type Item = Logged;
+impl Decoder for RawCodec {
+    type Item = Bytes;
     type Error = Status;
 
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Logged>, Status> {
-        let len = src.remaining();
-        // tonic hands over one contiguous buffer per message; copy only if not.
-        let copied;
-        let bytes = if src.chunk().len() == len {
-            src.chunk()
-        } else {
-            copied = src.copy_to_bytes(len);
-            &copied[..]
-        };
-        let decoded = match wire::decode_request(bytes, &self.ctx.keep) {
-            Ok(d) => d,
-            Err(e) => {
-                self.ctx.metrics.refuse(Refusal::Malformed);
-                return Err(Status::invalid_argument(e.to_string()));
-            }
-        };
-        // Logged from the message's own bytes: no copy but the log's.
-        let appended = log(&self.ctx, Kind::OtlpProtobuf, bytes).map_err(status_of)?;
-        if src.remaining() > 0 {
-            src.advance(src.remaining());
-        }
-        Ok(Some(Logged(decoded, appended)))
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
     }
 }
 
