@@ -20,7 +20,7 @@ impl Failed {
         self.0.load(Ordering::Relaxed)
     }
 
-    fn set(&self) {
+    pub(crate) fn set(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 }

@@ -852,3 +852,28 @@ fn evaluate_inline(
 pub fn has_errors(r: &TraceRecord) -> bool {
     r.scores.iter().any(|s| s.outcome.status == Status::Error)
 }
+
+/// An API state over `store` with the default configuration, for the
+/// handler tests.
+#[cfg(test)]
+pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<ApiState> {
+    let defaults = crate::config::Config::default();
+    Arc::new(ApiState {
+        store,
+        binder: Arc::new(Binder::default()),
+        extract: Arc::new(defaults.extract.clone()),
+        metrics: Arc::new(Metrics::new()),
+        ready: Arc::new(AtomicBool::new(true)),
+        failed: crate::supervise::Failed::default(),
+        config,
+        shutdown: tokio_util::sync::CancellationToken::new(),
+        judges: Arc::new(
+            crate::judge::Judges::build(
+                &defaults.llm,
+                &crate::judge::metrics::LlmMetrics::default(),
+            )
+            .expect("the default llm config builds"),
+        ),
+        watchers: super::watch::Watchers::new(16, 16, tokio_util::sync::CancellationToken::new()),
+    })
+}

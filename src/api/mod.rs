@@ -11,6 +11,9 @@ mod time;
 pub mod ui;
 pub mod watch;
 
+#[cfg(test)]
+mod tests;
+
 /// What went wrong, independent of the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {

@@ -23,26 +23,7 @@ use crate::store::{
 const XSS: &str = "<script>alert(1)</script>";
 
 fn state(store: Arc<dyn ResultStore>) -> Arc<ApiState> {
-    let config = crate::config::Config::default();
-    Arc::new(ApiState {
-        store,
-        binder: Arc::new(crate::evaluator::stage::Binder::default()),
-        extract: Arc::new(config.extract.clone()),
-        metrics: Arc::new(crate::telemetry::Metrics::new()),
-        ready: Arc::new(std::sync::atomic::AtomicBool::new(true)),
-        failed: crate::supervise::Failed::default(),
-        config: config.api.clone(),
-        shutdown: tokio_util::sync::CancellationToken::new(),
-        judges: Arc::new(
-            crate::judge::Judges::build(&config.llm, &crate::judge::metrics::LlmMetrics::default())
-                .unwrap(),
-        ),
-        watchers: crate::api::watch::Watchers::new(
-            16,
-            16,
-            tokio_util::sync::CancellationToken::new(),
-        ),
-    })
+    crate::api::http::test_state(store, crate::config::Config::default().api)
 }
 
 fn score(
