@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, Span};
 use prost::Message;
+use toolscore::agent_trace::{self, AgentTrace, TOOLS};
 use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
@@ -26,100 +25,23 @@ use toolscore::evaluator::{Evaluator, EvaluatorType};
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-const TOOLS: [&str; 6] = [
-    "get_temperature",
-    "get_weather_condition",
-    "get_humidity",
-    "get_forecast",
-    "get_wind",
-    "get_alerts",
-];
-
-fn kv(k: &str, v: &str) -> KeyValue {
-    KeyValue {
-        key: k.into(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::StringValue(v.into())),
-        }),
-        ..KeyValue::default()
-    }
-}
-
 /// One agent trace: 3 LLM spans, `tools` tool spans, the root last.
 fn trace_spans(n: u64, tools: usize) -> Vec<Span> {
-    let tid = [&n.to_be_bytes()[..], &[7u8; 8][..]].concat();
-    let sid = |i: usize| ((i + 1) as u64).to_be_bytes().to_vec();
-    let mut spans = Vec::new();
-    for i in 0..3 {
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(i + 1),
-            parent_span_id: sid(0),
-            name: "chat gpt-4o".into(),
-            start_time_unix_nano: 1_000 + i as u64,
-            end_time_unix_nano: 2_000 + i as u64,
-            attributes: vec![
-                kv("gen_ai.operation.name", "chat"),
-                kv("gen_ai.request.model", "gpt-4o"),
-            ],
-            ..Span::default()
-        });
+    let mut trace_id = [7u8; 16];
+    trace_id[..8].copy_from_slice(&n.to_be_bytes());
+    AgentTrace {
+        trace_id,
+        llm_spans: 3,
+        tools,
+        city: "Paris",
+        start_ns: 1_000,
+        case: Some(("eval.case.id", "bench-weather-1")),
     }
-    for i in 0..tools {
-        let tool = TOOLS[i % TOOLS.len()];
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(i + 4),
-            parent_span_id: sid(0),
-            name: format!("execute_tool {tool}"),
-            start_time_unix_nano: 3_000 + i as u64,
-            end_time_unix_nano: 4_000 + i as u64,
-            attributes: vec![
-                kv("gen_ai.operation.name", "execute_tool"),
-                kv("tool.name", tool),
-                kv(
-                    "input.value",
-                    &format!(
-                        "{{\"city\": \"Paris\", \"units\": \"metric\", \"step\": {i}, \"detail\": \"hourly\"}}"
-                    ),
-                ),
-                kv(
-                    "output.value",
-                    &format!(
-                        "{{\"content\": {{\"tool\": \"{tool}\", \"city\": \"Paris\", \"value\": 21.5, \"unit\": \"metric\", \"step\": {i}, \"source\": \"station-42\"}}}}"
-                    ),
-                ),
-            ],
-            ..Span::default()
-        });
-    }
-    spans.push(Span {
-        trace_id: tid,
-        span_id: sid(0),
-        name: "invoke_agent weather-agent".into(),
-        start_time_unix_nano: 1_000,
-        end_time_unix_nano: 9_000,
-        attributes: vec![
-            kv("gen_ai.operation.name", "invoke_agent"),
-            kv("eval.case.id", "bench-weather-1"),
-        ],
-        ..Span::default()
-    });
-    spans
+    .spans()
 }
 
 fn resource_spans(spans: Vec<Span>) -> ResourceSpans {
-    ResourceSpans {
-        resource: Some(Resource {
-            attributes: vec![kv("service.name", "bench-weather-agent")],
-            ..Resource::default()
-        }),
-        scope_spans: vec![ScopeSpans {
-            spans,
-            ..ScopeSpans::default()
-        }],
-        ..ResourceSpans::default()
-    }
+    agent_trace::resource_spans("bench-weather-agent", spans)
 }
 
 /// A ~512-span request of 10-span traces (6 tools).

@@ -10,71 +10,28 @@
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use prost::Message;
+use toolscore::agent_trace::{self, AgentTrace};
 use toolscore::assembler::compact::Run;
 use toolscore::assembler::{Limits, Push, Shard};
 use toolscore::config::OnTimeout;
 
-fn kv(k: &str, v: &str) -> KeyValue {
-    KeyValue {
-        key: k.into(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::StringValue(v.into())),
-        }),
-        ..KeyValue::default()
-    }
-}
-
+/// The load generator's agent trace without its root (so it stays buffered).
 fn trace(n: u64) -> ResourceSpans {
-    let tid = [&n.to_be_bytes()[..], &[7u8; 8][..]].concat();
-    let sid = |i: u64| (n * 16 + i + 1).to_be_bytes().to_vec();
-    let mut spans = Vec::new();
-    for i in 0..3 {
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(i + 1),
-            parent_span_id: sid(0),
-            name: "chat gpt-4o".into(),
-            start_time_unix_nano: 1_000 + i,
-            end_time_unix_nano: 2_000 + i,
-            attributes: vec![
-                kv("gen_ai.operation.name", "chat"),
-                kv("gen_ai.request.model", "gpt-4o"),
-            ],
-            ..Span::default()
-        });
+    let mut trace_id = [7u8; 16];
+    trace_id[..8].copy_from_slice(&n.to_be_bytes());
+    let mut spans = AgentTrace {
+        trace_id,
+        llm_spans: 3,
+        tools: 6,
+        city: "Paris",
+        start_ns: 1_000,
+        case: None,
     }
-    for i in 0..6 {
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(i + 4),
-            parent_span_id: sid(0),
-            name: "get_weather".into(),
-            start_time_unix_nano: 3_000 + i,
-            end_time_unix_nano: 4_000 + i,
-            attributes: vec![
-                kv("tool.name", "get_weather"),
-                kv("openinference.span.kind", "TOOL"),
-                kv("input.value", &format!("{{\"city\": \"Paris\", \"units\": \"metric\", \"day\": {i}, \"detail\": \"hourly forecast\"}}")),
-                kv("output.value", &format!("{{\"content\": {{\"temperature\": 21.5, \"condition\": \"partly cloudy\", \"humidity\": 64, \"wind_kph\": 12, \"hour\": {i}, \"source\": \"station-42\"}}}}")),
-            ],
-            ..Span::default()
-        });
-    }
-    ResourceSpans {
-        resource: Some(Resource {
-            attributes: vec![kv("service.name", "weather-agent")],
-            ..Resource::default()
-        }),
-        scope_spans: vec![ScopeSpans {
-            spans,
-            ..ScopeSpans::default()
-        }],
-        ..ResourceSpans::default()
-    }
+    .spans();
+    spans.pop();
+    agent_trace::resource_spans("weather-agent", spans)
 }
 
 fn rss_bytes() -> usize {

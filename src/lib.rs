@@ -6,6 +6,7 @@
 //! UiPath evaluator and eval-set files and binding criteria to traces, and
 //! [`pyvalue`] holding the Python value semantics every score depends on.
 
+pub mod agent_trace;
 pub mod api;
 pub mod app;
 pub mod assembler;

@@ -27,13 +27,12 @@ use clap::{Parser, ValueEnum};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
-use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, span::SpanKind};
+use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use tokio::sync::Mutex;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::{Channel, Endpoint};
+use toolscore::agent_trace::{AgentTrace, resource_spans};
 use toolscore::http_client::HttpClient;
 
 const EXPORT_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -226,24 +225,6 @@ impl Decoder for ResponseDecoder {
 
 // ---------------------------------------------------------------- template
 
-fn kv(k: &str, v: &str) -> KeyValue {
-    KeyValue {
-        key: k.into(),
-        value: Some(AnyValue {
-            value: Some(any_value::Value::StringValue(v.into())),
-        }),
-        ..KeyValue::default()
-    }
-}
-
-const TOOLS: [&str; 6] = [
-    "get_temperature",
-    "get_weather_condition",
-    "get_humidity",
-    "get_forecast",
-    "get_wind",
-    "get_alerts",
-];
 const CITIES: [&str; 4] = ["Paris", "New York", "San Francisco", "Buenos Aires"];
 
 /// The marker trace ID of template trace `j` (patched per request).
@@ -263,83 +244,15 @@ fn llm_count(j: usize) -> usize {
 }
 
 fn template_trace(args: &Args, j: usize, base_ns: u64, case: Option<&str>) -> Vec<Span> {
-    let tid = marker(j).to_vec();
-    let sid = |i: usize| ((i + 1) as u64).to_be_bytes().to_vec();
-    let city = CITIES[j % CITIES.len()];
-    let mut spans = Vec::new();
-    let mut t = base_ns;
-    let llms = llm_count(j);
-    // Interleave: LLM, tools…, LLM, (LLM); the root last.
-    let mut next = 1usize;
-    let llm = |spans: &mut Vec<Span>, t: &mut u64, next: &mut usize| {
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(*next),
-            parent_span_id: sid(0),
-            name: "chat gpt-4o".into(),
-            kind: SpanKind::Client as i32,
-            start_time_unix_nano: *t,
-            end_time_unix_nano: *t + 400_000_000,
-            attributes: vec![
-                kv("gen_ai.operation.name", "chat"),
-                kv("gen_ai.system", "openai"),
-                kv("gen_ai.request.model", "gpt-4o"),
-            ],
-            ..Span::default()
-        });
-        *t += 401_000_000;
-        *next += 1;
-    };
-    llm(&mut spans, &mut t, &mut next);
-    for i in 0..args.tools {
-        let tool = TOOLS[i % TOOLS.len()];
-        let input = format!(
-            "{{\"city\": \"{city}\", \"units\": \"metric\", \"step\": {i}, \"detail\": \"hourly\"}}"
-        );
-        let output = format!(
-            "{{\"content\": {{\"tool\": \"{tool}\", \"city\": \"{city}\", \"value\": {}.5, \"unit\": \"metric\", \"step\": {i}, \"source\": \"station-42\"}}}}",
-            20 + i
-        );
-        spans.push(Span {
-            trace_id: tid.clone(),
-            span_id: sid(next),
-            parent_span_id: sid(0),
-            name: format!("execute_tool {tool}"),
-            kind: SpanKind::Internal as i32,
-            start_time_unix_nano: t,
-            end_time_unix_nano: t + 50_000_000,
-            attributes: vec![
-                kv("gen_ai.operation.name", "execute_tool"),
-                kv("tool.name", tool),
-                kv("input.value", &input),
-                kv("output.value", &output),
-            ],
-            ..Span::default()
-        });
-        t += 51_000_000;
-        next += 1;
+    AgentTrace {
+        trace_id: marker(j),
+        llm_spans: llm_count(j),
+        tools: args.tools,
+        city: CITIES[j % CITIES.len()],
+        start_ns: base_ns,
+        case: case.map(|c| (args.case_attribute.as_str(), c)),
     }
-    for _ in 1..llms {
-        llm(&mut spans, &mut t, &mut next);
-    }
-    let mut root_attrs = vec![
-        kv("gen_ai.operation.name", "invoke_agent"),
-        kv("gen_ai.agent.name", "weather-agent"),
-    ];
-    if let Some(c) = case {
-        root_attrs.push(kv(&args.case_attribute, c));
-    }
-    spans.push(Span {
-        trace_id: tid,
-        span_id: sid(0),
-        name: "invoke_agent weather-agent".into(),
-        kind: SpanKind::Internal as i32,
-        start_time_unix_nano: base_ns,
-        end_time_unix_nano: t,
-        attributes: root_attrs,
-        ..Span::default()
-    });
-    spans
+    .spans()
 }
 
 struct Template {
@@ -370,20 +283,7 @@ fn build_template(args: &Args) -> Result<Template> {
     }
     let n_spans = spans.len();
     let req = ExportTraceServiceRequest {
-        resource_spans: vec![ResourceSpans {
-            resource: Some(Resource {
-                attributes: vec![
-                    kv("service.name", &args.service_name),
-                    kv("telemetry.sdk.language", "python"),
-                ],
-                ..Resource::default()
-            }),
-            scope_spans: vec![ScopeSpans {
-                spans,
-                ..ScopeSpans::default()
-            }],
-            ..ResourceSpans::default()
-        }],
+        resource_spans: vec![resource_spans(&args.service_name, spans)],
     };
     let bytes = req.encode_to_vec();
     let mut offsets = vec![Vec::new(); traces];
