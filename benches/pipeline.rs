@@ -19,7 +19,8 @@ use prost::Message;
 use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
-use toolscore::evaluator::stage::{Binder, evaluate_ready, json_to_py};
+use toolscore::criteria::Binder;
+use toolscore::evaluator::stage::{evaluate_ready, json_to_py};
 use toolscore::evaluator::{Evaluator, EvaluatorType};
 
 // The service's allocator (src/main.rs), so the figures are the service's.

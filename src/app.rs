@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assembler::{self, Limits, Shard};
 use crate::config::Config;
-use crate::criteria::LoadError;
-use crate::evaluator::stage::{self, Binder};
+use crate::criteria::{Binder, LoadError};
+use crate::evaluator::stage;
 use crate::receiver;
 use crate::store::ResultStore;
 use crate::supervise;

@@ -14,7 +14,7 @@ use common::live::{case_rule, case_spans, trace_of};
 use common::service::{self, SpanSpec, evaluated, export, test_config, wait_for};
 use opentelemetry::KeyValue;
 use toolscore::config::Config;
-use toolscore::evaluator::stage::Binder;
+use toolscore::criteria::Binder;
 use toolscore::span::TraceId;
 use toolscore::store::TraceStatus;
 

@@ -12,7 +12,8 @@ use std::time::{Instant, SystemTime};
 use libfuzzer_sys::fuzz_target;
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
-use toolscore::evaluator::stage::{Binder, evaluate_ready};
+use toolscore::criteria::Binder;
+use toolscore::evaluator::stage::evaluate_ready;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -7,10 +7,12 @@
 //! `null`/`{}` = the evaluator's default, no default = an error), so a bad eval
 //! set fails at start-up rather than on the first trace.
 
+mod binder;
 mod binding;
 mod eval_set;
 mod evaluator_file;
 
+pub use binder::{Binder, Bound};
 pub use binding::{Binding, BindingConfig, find_binding_value};
 pub use eval_set::{EvalItem, EvalSet, ItemEvaluator, load_eval_set, parse_eval_set};
 pub use evaluator_file::{

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolscore::config::Config;
-use toolscore::evaluator::stage::Binder;
+use toolscore::criteria::Binder;
 
 use super::conformance::{self, Case};
 use super::live::{case_rule, case_spans, trace_of};

@@ -26,7 +26,7 @@ fn state(store: Arc<dyn ResultStore>) -> Arc<ApiState> {
     let config = crate::config::Config::default();
     Arc::new(ApiState {
         store,
-        binder: Arc::new(crate::evaluator::stage::Binder::default()),
+        binder: Arc::new(crate::criteria::Binder::default()),
         extract: Arc::new(config.extract.clone()),
         metrics: Arc::new(crate::telemetry::Metrics::new()),
         ready: Arc::new(std::sync::atomic::AtomicBool::new(true)),
@@ -233,7 +233,7 @@ fn count_and_order_mark_what_differs() {
             }),
         ),
     ];
-    let binder = crate::evaluator::stage::Binder::default();
+    let binder = crate::criteria::Binder::default();
     let html = super::trace::render(&r, &binder).into_string();
     assert!(
         html.contains(r#"<mark class="mismatch">get_weather</mark></th>"#),
@@ -685,7 +685,7 @@ async fn a_huge_argument_gives_a_bounded_page_with_a_link_to_the_whole() {
 fn explained_calls(kind: EvaluatorType, details: serde_json::Value) -> String {
     let mut r = record(3);
     r.scores = vec![score("ev", kind, 0.0, Some(false), details)];
-    super::trace::render(&r, &crate::evaluator::stage::Binder::default()).into_string()
+    super::trace::render(&r, &crate::criteria::Binder::default()).into_string()
 }
 
 #[test]
@@ -777,7 +777,7 @@ fn count_and_order_match_sanitised_names_as_the_evaluators_do() {
             }),
         ),
     ];
-    let binder = crate::evaluator::stage::Binder::default();
+    let binder = crate::criteria::Binder::default();
     let html = super::trace::render(&r, &binder).into_string();
     assert!(
         html.contains(

@@ -7,8 +7,9 @@ use serde_json::Value as Json;
 
 use super::repr::Call;
 use super::{args_list, mismatch, text};
+use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::evaluator::stage::{Binder, json_to_py};
+use crate::evaluator::stage::json_to_py;
 use crate::evaluator::{Config, Criteria};
 use crate::pyvalue::Value;
 use crate::store::{Score, TraceRecord};
