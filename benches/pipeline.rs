@@ -20,8 +20,9 @@ use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::criteria::Binder;
-use toolscore::evaluator::stage::{evaluate_ready, json_to_py};
+use toolscore::evaluator::stage::evaluate_ready;
 use toolscore::evaluator::{Evaluator, EvaluatorType};
+use toolscore::pyvalue::json_to_py;
 
 // The service's allocator (src/main.rs), so the figures are the service's.
 #[global_allocator]

@@ -293,7 +293,7 @@ pub fn evaluate_examples(
 }
 
 /// Whether serde_json holds a double where `json.loads` made an int (the
-/// integer `-0`, integers past 64 bits): what `evaluator::stage::json_to_py`
+/// integer `-0`, integers past 64 bits): what `pyvalue::json_to_py`
 /// turns into a Python float (a reported finding, README.md).
 pub fn serde_double_for_int(py: &Value, j: &serde_json::Value) -> bool {
     use serde_json::Value as J;

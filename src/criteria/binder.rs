@@ -10,7 +10,7 @@ use super::{Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, find_bind
 use crate::config::{Config, RuleConfig};
 use crate::evaluator::EvaluatorType;
 use crate::evaluator::llm::root_span;
-use crate::evaluator::stage::json_to_py;
+use crate::pyvalue::json_to_py;
 use crate::span::Span;
 
 /// Evaluators and their criteria for one trace, borrowed from the binder.

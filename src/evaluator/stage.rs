@@ -9,14 +9,12 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use serde_json::Value as Json;
 use tokio::sync::mpsc;
 
 use super::llm::root_span;
 use crate::assembler::Ready;
 use crate::criteria::{Binder, ItemEvaluator};
 use crate::extract::{self, ExtractConfig, ToolCall};
-use crate::pyvalue::{self, Value};
 use crate::span::Span;
 use crate::store::{
     ResultStore, RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord, TraceStatus,
@@ -128,36 +126,6 @@ fn summarise(c: ToolCall) -> ToolCallSummary {
         start_time_unix_nano: c.start_time_unix_nano,
         end_time_unix_nano: c.end_time_unix_nano,
     }
-}
-
-/// [`py_to_json`] of a dict (keys as their `str()`).
-pub fn py_dict_to_json(d: &pyvalue::Dict) -> Json {
-    Json::Object(d.iter().map(|(k, v)| (k.py_str(), py_to_json(v))).collect())
-}
-
-/// A JSON view of a Python value for the API (ints beyond i64 and
-/// non-finite floats as strings, tuples and sets as arrays).
-pub fn py_to_json(v: &Value) -> Json {
-    match v {
-        Value::None => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Int(pyvalue::Int::Small(i)) => Json::from(*i),
-        Value::Float(f) => {
-            serde_json::Number::from_f64(*f).map_or_else(|| Json::String(v.repr()), Json::Number)
-        }
-        Value::Str(s) => Json::String(s.clone()),
-        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
-            Json::Array(items.iter().map(py_to_json).collect())
-        }
-        Value::Dict(d) => py_dict_to_json(d),
-        other => Json::String(other.repr()),
-    }
-}
-
-/// A JSON value (from YAML config or an API body) as Python's `json.loads` would see it.
-pub fn json_to_py(v: &Json) -> Value {
-    // Via text so ints, floats and big numbers keep Python's distinctions.
-    pyvalue::json::loads(&v.to_string()).unwrap_or(Value::None)
 }
 
 /// Ready traces a worker takes off the queue at once: one queue lock per
@@ -308,7 +276,7 @@ mod tests {
         ToolCall {
             name: name.into(),
             id: None,
-            args: crate::extract::Args::Dict(pyvalue::Dict::default()),
+            args: crate::extract::Args::Dict(crate::pyvalue::Dict::default()),
             output: "out".into(),
             raw_output: None,
             content_captured: true,

@@ -150,7 +150,7 @@ impl StoredArgs {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
-                crate::evaluator::stage::py_dict_to_json(d)
+                crate::pyvalue::py_dict_to_json(d)
             }
             StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => {
                 serde_json::json!({ "error": e })

@@ -22,8 +22,8 @@ use maud::{Markup, html};
 use super::layout::cut;
 
 use crate::criteria::Binder;
-use crate::evaluator::stage::py_to_json;
 use crate::evaluator::{EvaluatorType, Status};
+use crate::pyvalue::py_to_json;
 use crate::pyvalue::{Dict, Value};
 use crate::store::{Score, TraceRecord};
 
