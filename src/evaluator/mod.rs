@@ -13,7 +13,8 @@ pub mod count;
 pub mod llm;
 pub mod order;
 pub mod output;
-pub mod stage;
+pub mod pool;
+pub mod ready;
 pub mod tool_correctness;
 
 use std::sync::Arc;
