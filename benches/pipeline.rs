@@ -20,7 +20,7 @@ use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::criteria::Binder;
-use toolscore::evaluator::ready::evaluate_ready;
+use toolscore::evaluation::evaluate_ready;
 use toolscore::evaluator::{Evaluator, EvaluatorType};
 use toolscore::pyvalue::json_to_py;
 

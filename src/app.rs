@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::assembler::{self, Limits, Shard};
 use crate::config::Config;
 use crate::criteria::{Binder, LoadError};
-use crate::evaluator::pool;
+use crate::evaluation;
 use crate::receiver;
 use crate::store::ResultStore;
 use crate::supervise;
@@ -282,7 +282,7 @@ async fn run(
     let failed = supervise::Failed::default();
     let evaluation = supervise::spawn(
         "evaluation",
-        pool::run(
+        evaluation::run(
             ready_rx,
             binder.clone(),
             Arc::new(config.extract.clone()),

@@ -10,7 +10,7 @@ use toolscore::assembler::compact::{Compact, Run};
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
 use toolscore::criteria::Binder;
-use toolscore::evaluator::ready::evaluate_ready;
+use toolscore::evaluation::evaluate_ready;
 use toolscore::receiver::wire::Decoded;
 use toolscore::span::Span;
 use toolscore::store::{MemoryStore, ResultStore};

@@ -30,7 +30,7 @@ use crate::assembler::{Ready, Reason};
 use crate::config::ApiConfig;
 use crate::criteria::Binder;
 use crate::criteria::ItemEvaluator;
-use crate::evaluator::ready::evaluate_ready;
+use crate::evaluation::evaluate_ready;
 use crate::evaluator::{EvaluatorType, Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::pyvalue::Value as PyValue;

@@ -164,3 +164,6 @@ pub fn glob_sorted(pattern: &str) -> Result<Vec<PathBuf>, String> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,24 +6,24 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::llm::root_span;
 use crate::assembler::Ready;
 use crate::criteria::{Binder, ItemEvaluator};
+use crate::evaluator::llm::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::span::Span;
 use crate::store::{RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord, TraceStatus};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
 /// the place of each evaluator that calls a model, and those evaluators
-/// with their places (their scores follow, `crate::judge::live`).
+/// with their places (their scores follow, `judge/live.rs`).
 #[derive(Debug)]
 pub struct Evaluated {
     pub record: TraceRecord,
     pub judges: Vec<(usize, ItemEvaluator)>,
 }
 
-/// Where the LLM judges of an evaluated trace go (`crate::judge::live`,
-/// behind this trait so that `evaluator` does not depend on `judge`).
+/// Where the LLM judges of an evaluated trace go (`judge/live.rs`, behind
+/// this trait so that `evaluation` does not depend on `judge`).
 pub trait Judging: Send + Sync {
     /// Settles, in `record`, the judges that will not run; returns what
     /// starts the others, to call once `record` is stored.

@@ -1,10 +1,9 @@
 //! The evaluation stage's workers: complete traces in, stored results out.
 //!
-//! The only part of `evaluator/` that is not pure: [`run`] is the small loop
-//! that takes ready traces off a bounded queue and evaluates them
-//! ([`evaluate_ready`]) on the blocking pool (never on the async I/O
-//! threads), at most `workers` at a time, under the normal scheduling policy
-//! while the I/O threads yield (`sched.rs`).
+//! [`run`] is the small loop that takes ready traces off a bounded queue and
+//! evaluates them ([`evaluate_ready`]) on the blocking pool (never on the
+//! async I/O threads), at most `workers` at a time, under the normal
+//! scheduling policy while the I/O threads yield (`sched.rs`).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
