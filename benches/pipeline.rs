@@ -322,7 +322,7 @@ fn bench_assembler(c: &mut Criterion) {
 fn bench_ready() -> (Config, Binder, Ready) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
     let config = Config::load(&path).unwrap();
-    let binder = Binder::load(&config, Some(&path)).unwrap();
+    let binder = Binder::load(config.binder(), Some(&path)).unwrap();
     let ready = Ready {
         trace_id: toolscore::span::TraceId([1; 16]),
         spans: std::sync::Arc::new(converted(trace_spans(1, 6))),

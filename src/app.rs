@@ -127,7 +127,7 @@ pub fn start(
     config_file: Option<&Path>,
     listeners: Listeners,
 ) -> Result<Running, AppError> {
-    let binder = Arc::new(Binder::load(&config, config_file)?);
+    let binder = Arc::new(Binder::load(config.binder(), config_file)?);
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }

@@ -13,7 +13,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::criteria::BindingConfig;
+use crate::criteria::{BinderConfig, BindingConfig};
+pub use crate::criteria::{
+    EvalSetsConfig, EvaluatorsConfig, InlineEvaluator, RuleConfig, RuleMatch,
+};
 use crate::extract::ExtractConfig;
 
 /// The deepest `{`/`[` nesting a config may have. The YAML parser refuses
@@ -265,64 +268,6 @@ impl Default for AssemblerConfig {
             retry_after_secs: 1,
         }
     }
-}
-
-/// Evaluator definitions: UiPath evaluator files and inline definitions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EvaluatorsConfig {
-    /// Globs of UiPath evaluator files (relative to the config file).
-    pub files: Vec<String>,
-    pub inline: Vec<InlineEvaluator>,
-}
-
-/// An evaluator defined in the config file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InlineEvaluator {
-    pub id: String,
-    /// An evaluator type or alias (`uipath-tool-call-count`, `tool-correctness`, …).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The evaluator's config (UiPath `evaluatorConfig` keys, or deepeval's parameters).
-    #[serde(default)]
-    pub config: serde_json::Map<String, serde_json::Value>,
-    /// Runs on every trace nothing else binds, with its default criteria.
-    #[serde(default)]
-    pub apply_to_all_traces: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EvalSetsConfig {
-    /// Globs of UiPath eval-set files (relative to the config file).
-    pub files: Vec<String>,
-}
-
-/// A rule: which traces it matches, and the evaluators and criteria it applies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    pub name: String,
-    #[serde(default, rename = "match")]
-    pub matcher: RuleMatch,
-    /// Evaluator ids to run.
-    pub evaluators: Vec<String>,
-    /// Criteria per evaluator id; absent or null = the evaluator's default.
-    #[serde(default)]
-    pub criteria: serde_json::Map<String, serde_json::Value>,
-}
-
-/// All given conditions must hold; an empty match matches every trace.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RuleMatch {
-    /// Glob on the root span's resource `service.name`.
-    pub service_name: Option<String>,
-    /// Glob on the root span's name.
-    pub root_span_name: Option<String>,
-    /// Attribute key → exact string value, on any span of the trace.
-    pub attributes: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -902,6 +847,16 @@ impl Config {
         Ok(())
     }
 
+    /// The part of the configuration the binder loads (`criteria::Binder`).
+    pub fn binder(&self) -> BinderConfig<'_> {
+        BinderConfig {
+            evaluators: &self.evaluators,
+            eval_sets: &self.eval_sets,
+            rules: &self.rules,
+            binding: &self.binding,
+        }
+    }
+
     /// The span attributes the service reads (extraction, binding, rules);
     /// receivers drop the others before buffering.
     pub fn kept_attributes(&self) -> crate::span::KeepAttributes {
@@ -916,17 +871,6 @@ impl Config {
                     .flat_map(|r| r.matcher.attributes.keys().cloned()),
             );
         crate::span::KeepAttributes::only(keys)
-    }
-
-    /// Paths in the config are relative to the config file's folder.
-    pub fn resolve_globs(globs: &[String], base: Option<&Path>) -> Vec<String> {
-        globs
-            .iter()
-            .map(|g| match base {
-                Some(b) if Path::new(g).is_relative() => b.join(g).to_string_lossy().into_owned(),
-                _ => g.clone(),
-            })
-            .collect()
     }
 }
 

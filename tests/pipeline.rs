@@ -63,7 +63,7 @@ async fn conformance_through(mut config: Config) {
         let mut single = Config::default();
         single.evaluators.inline.push(ev.clone());
         single.rules.push(rule.clone());
-        let loads = single.validate().is_ok() && Binder::load(&single, None).is_ok();
+        let loads = single.validate().is_ok() && Binder::load(single.binder(), None).is_ok();
         let expected_error = case.expected["score"].is_null();
         match (loads, expected_error) {
             (true, _) => {

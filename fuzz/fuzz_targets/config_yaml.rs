@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = config.kept_attributes();
     config.evaluators.files.clear();
     config.eval_sets.files.clear();
-    let Ok(binder) = Binder::load(&config, None) else {
+    let Ok(binder) = Binder::load(config.binder(), None) else {
         return;
     };
     for spans in toolscore_fuzz::example_traces() {

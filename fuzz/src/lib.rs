@@ -83,7 +83,7 @@ pub fn api() -> &'static Api {
         )];
         // Long-polls would only make the fuzzer wait.
         config.api.max_wait_ms = 0;
-        let binder = Arc::new(Binder::load(&config, None).expect("the example evaluators load"));
+        let binder = Arc::new(Binder::load(config.binder(), None).expect("the example evaluators load"));
         let store = Arc::new(MemoryStore::new(
             1000,
             std::time::Duration::from_secs(86_400),

@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::{Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, find_binding_value};
-use crate::config::{Config, RuleConfig};
+use super::{
+    BinderConfig, Binding, BindingConfig, Catalog, ItemEvaluator, LoadError, RuleConfig,
+    find_binding_value,
+};
 use crate::evaluator::EvaluatorType;
 use crate::evaluator::llm::root_span;
 use crate::pyvalue::json_to_py;
@@ -44,10 +46,10 @@ impl Binder {
     /// Loads evaluator files, inline evaluators, eval sets and rules.
     /// `config_file` names the config in errors, and its folder resolves
     /// relative globs (`None`: the embedded default, globs as written).
-    pub fn load(config: &Config, config_file: Option<&Path>) -> Result<Binder, LoadError> {
+    pub fn load(config: BinderConfig<'_>, config_file: Option<&Path>) -> Result<Binder, LoadError> {
         let base = config_file.and_then(Path::parent);
         let mut catalog = Catalog::default();
-        for pattern in Config::resolve_globs(&config.evaluators.files, base) {
+        for pattern in resolve_globs(&config.evaluators.files, base) {
             for f in files_of(&pattern)? {
                 let loaded = super::load_evaluator_file(&f)?;
                 catalog.add_evaluator(loaded, &f)?;
@@ -87,7 +89,7 @@ impl Binder {
                 config_file,
             )?;
         }
-        for pattern in Config::resolve_globs(&config.eval_sets.files, base) {
+        for pattern in resolve_globs(&config.eval_sets.files, base) {
             for f in files_of(&pattern)? {
                 catalog.load_eval_set(&f)?;
             }
@@ -156,6 +158,17 @@ impl Binder {
             Binding::Default => Some(&self.defaults),
         }
     }
+}
+
+/// Paths in the config are relative to the config file's folder.
+fn resolve_globs(globs: &[String], base: Option<&Path>) -> Vec<String> {
+    globs
+        .iter()
+        .map(|g| match base {
+            Some(b) if Path::new(g).is_relative() => b.join(g).to_string_lossy().into_owned(),
+            _ => g.clone(),
+        })
+        .collect()
 }
 
 /// The files a pattern names. A literal path (no `*`, `?` or `[`) must

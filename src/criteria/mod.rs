@@ -9,11 +9,15 @@
 
 mod binder;
 mod binding;
+mod config;
 mod eval_set;
 mod evaluator_file;
 
 pub use binder::{Binder, Bound};
 pub use binding::{Binding, BindingConfig, find_binding_value};
+pub use config::{
+    BinderConfig, EvalSetsConfig, EvaluatorsConfig, InlineEvaluator, RuleConfig, RuleMatch,
+};
 pub use eval_set::{EvalItem, EvalSet, ItemEvaluator, load_eval_set, parse_eval_set};
 pub use evaluator_file::{
     LoadedEvaluator, build as build_evaluator, load_evaluator_file, parse_evaluator_file,
