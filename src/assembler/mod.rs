@@ -6,11 +6,13 @@
 
 pub mod backlog;
 pub mod compact;
+mod config;
 pub mod core;
 mod driver;
 
 pub use self::core::{Limits, Push, Ready, Reason, Shard};
 pub use backlog::{Backlog, Level, Ticket};
+pub use config::{AssemblerConfig, OnTimeout};
 pub use driver::{AssemblerHandle, Batch, spawn};
 
 use crate::span::TraceId;

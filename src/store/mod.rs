@@ -7,11 +7,14 @@
 //! record is published to subscribers (long-polls, `WatchScores`) and to
 //! the [`OnStored`] hook (the exporter) once it can be read.
 
+mod config;
 mod db;
 mod memory;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
+
+pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 
 pub use db::{Database, DbError, DbStore, OnCommit, WriterStats};
 pub use memory::MemoryStore;
@@ -67,8 +70,7 @@ pub type Opened = (Arc<dyn ResultStore>, Option<Arc<WriterStats>>);
 
 /// Opens the configured store; the writer's figures, when there is one, for
 /// the metrics registry.
-pub fn open(config: &crate::config::StoreConfig) -> Result<Opened, DbError> {
-    use crate::config::StoreBackend;
+pub fn open(config: &StoreConfig) -> Result<Opened, DbError> {
     let retention = std::time::Duration::from_secs(config.retention_secs.get());
     Ok(match config.backend {
         StoreBackend::Memory => (

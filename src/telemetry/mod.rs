@@ -12,13 +12,15 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
+mod config;
 mod otlp;
 mod reasons;
+
+pub use config::{LogFormat, TelemetryConfig};
 
 pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
 pub use reasons::{Refusal, RefusalLabel, Rejection, RejectionLabel};
 
-use crate::config::{LogFormat, TelemetryConfig};
 use crate::store::TraceRecord;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
