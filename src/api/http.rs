@@ -659,7 +659,8 @@ pub(super) async fn evaluate(
             }
         }
     }
-    st.metrics.record_evaluation(&record, started.elapsed());
+    st.metrics
+        .record_evaluation(record.score_statuses(), started.elapsed());
     Ok(axum::Json(ScoresBody::from(&record)))
 }
 

@@ -11,7 +11,7 @@ use std::time::{Instant, SystemTime};
 use tokio::sync::mpsc;
 
 use super::ready::{Evaluated, Judging, evaluate_ready};
-use crate::assembler::Ready;
+use crate::assembler::{Ready, Reason};
 use crate::criteria::Binder;
 use crate::extract::ExtractConfig;
 use crate::store::ResultStore;
@@ -142,13 +142,16 @@ impl Stage<'_> {
                 false => live.prepare(&mut record, judges, &ready.spans),
             };
             // Counted before it is stored: once a result can be read, so can its count.
-            metrics.record_evaluation(&record, started.elapsed());
+            metrics.record_evaluation(record.score_statuses(), started.elapsed());
             // Stored as soon as it is ready (an uncontended lock), so no result
             // waits for the rest of its batch.
             // The log segments of its spans are released once it is stored.
             let pin = std::mem::take(&mut ready.pin);
             store.put_pinned(record, Instant::now(), pin);
-            metrics.observe_scores_latency(ready);
+            // Latencies of complete traces, on their first evaluation only.
+            if ready.reason == Reason::Complete {
+                metrics.observe_scores_latency(ready.root_arrived, ready.due);
+            }
             if let Some(start) = job {
                 start();
             }

@@ -365,6 +365,13 @@ impl TraceRecord {
                 .any(|s| s.outcome.status != crate::evaluator::Status::Pending)
     }
 
+    /// Each score's evaluator and status, as the results metric counts them.
+    pub fn score_statuses(&self) -> impl Iterator<Item = (&Arc<str>, &'static str)> {
+        self.scores
+            .iter()
+            .map(|s| (&s.evaluator_id, s.outcome.status.as_str()))
+    }
+
     /// The scores [`settles_any`](Self::settles_any) speaks of, a judged
     /// update's with their model calls.
     pub fn settled_scores(&self) -> Vec<(&Score, Option<&ModelCall>)> {
