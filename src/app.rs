@@ -304,12 +304,16 @@ async fn run(
         admission_metrics,
     );
     tokio::spawn(admission.clone().run(drain.clone()));
+    let pending: assembler::MarkPending = {
+        let store = store.clone();
+        Arc::new(move |traces, now| store.mark_pending_many(traces, now))
+    };
     let (handle, shard_tasks) = assembler::spawn(
         (0..shards).map(|_| Shard::new(limits.clone())).collect(),
         a.queue_capacity,
         Duration::from_millis(200),
         (ready_tx, backlog),
-        store.clone(),
+        pending,
         metrics.clone(),
         drain.clone(),
     );

@@ -13,7 +13,7 @@ mod driver;
 pub use self::core::{Limits, Push, Ready, Reason, Shard};
 pub use backlog::{Backlog, Level, Ticket};
 pub use config::{AssemblerConfig, OnTimeout};
-pub use driver::{AssemblerHandle, Batch, spawn};
+pub use driver::{AssemblerHandle, Batch, MarkPending, spawn};
 
 use crate::span::TraceId;
 
