@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use utoipa::IntoParams;
 
+use super::ApiConfig;
 use super::ErrorKind;
 pub use super::body::{
     BindingBody, ErrorBody, ErrorDetail, EvalItemBody, EvalSetBody, EvalSetListBody, EvaluatorBody,
@@ -27,7 +28,6 @@ pub use super::body::{
 use super::openapi::{EvaluateRequest, Refused, TimedOut, Unavailable};
 use super::time::parse_since;
 use crate::assembler::{Ready, Reason};
-use crate::config::ApiConfig;
 use crate::criteria::Binder;
 use crate::criteria::ItemEvaluator;
 use crate::evaluation::evaluate_ready;

@@ -23,19 +23,21 @@ use crate::store::{
 const XSS: &str = "<script>alert(1)</script>";
 
 fn state(store: Arc<dyn ResultStore>) -> Arc<ApiState> {
-    let config = crate::config::Config::default();
     Arc::new(ApiState {
         store,
         binder: Arc::new(crate::criteria::Binder::default()),
-        extract: Arc::new(config.extract.clone()),
+        extract: Arc::new(crate::extract::ExtractConfig::default()),
         metrics: Arc::new(crate::telemetry::Metrics::new()),
         ready: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         failed: crate::supervise::Failed::default(),
-        config: config.api.clone(),
+        config: crate::api::ApiConfig::default(),
         shutdown: tokio_util::sync::CancellationToken::new(),
         judges: Arc::new(
-            crate::judge::Judges::build(&config.llm, &crate::judge::metrics::LlmMetrics::default())
-                .unwrap(),
+            crate::judge::Judges::build(
+                &crate::judge::config::LlmConfig::default(),
+                &crate::judge::metrics::LlmMetrics::default(),
+            )
+            .unwrap(),
         ),
         watchers: crate::api::watch::Watchers::new(
             16,
@@ -622,16 +624,6 @@ impl ResultStore for Unreadable {
         0
     }
     fn set_on_stored(&self, _: crate::store::OnStored) {}
-}
-
-#[test]
-fn the_ui_is_on_by_default_and_its_key_is_strict() {
-    let parse = |yaml: &str| crate::config::Config::parse(yaml, "test.yaml");
-    assert!(crate::config::Config::default().api.ui.enabled);
-    assert!(parse(crate::config::DEFAULT_YAML).unwrap().api.ui.enabled);
-    assert!(!parse("api: {ui: {enabled: false}}").unwrap().api.ui.enabled);
-    let e = parse("api: {ui: {enabld: false}}").unwrap_err().to_string();
-    assert!(e.contains("api.ui"), "{e}");
 }
 
 #[test]
