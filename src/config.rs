@@ -6,6 +6,10 @@
 //! and durations that must not be 0 are `NonZero*`, refused while parsing; a
 //! second pass ([`Config::validate`]) checks maxima and what crosses fields
 //! (grace < idle timeout, rule references).
+//!
+//! Each stage owns its section's types (`receiver::ReceiversConfig`,
+//! `store::StoreConfig`, …), so it reads them without depending on this
+//! module; [`Config`] assembles them, and they are re-exported here.
 
 use std::path::Path;
 
