@@ -18,8 +18,10 @@ use toolscore::agent_trace::{self, AgentTrace, TOOLS};
 use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
-use toolscore::evaluator::stage::{Binder, evaluate_ready, json_to_py};
+use toolscore::criteria::Binder;
+use toolscore::evaluation::evaluate_ready;
 use toolscore::evaluator::{Evaluator, EvaluatorType};
+use toolscore::pyvalue::json_to_py;
 
 // The service's allocator (src/main.rs), so the figures are the service's.
 #[global_allocator]
@@ -242,7 +244,7 @@ fn bench_assembler(c: &mut Criterion) {
 fn bench_ready() -> (Config, Binder, Ready) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
     let config = Config::load(&path).unwrap();
-    let binder = Binder::load(&config, Some(&path)).unwrap();
+    let binder = Binder::load(config.binder(), Some(&path)).unwrap();
     let ready = Ready {
         trace_id: toolscore::span::TraceId([1; 16]),
         spans: std::sync::Arc::new(converted(trace_spans(1, 6))),

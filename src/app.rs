@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assembler::{self, Limits, Shard};
 use crate::config::Config;
-use crate::criteria::LoadError;
-use crate::evaluator::stage::{self, Binder};
+use crate::criteria::{Binder, LoadError};
+use crate::evaluation;
 use crate::receiver;
 use crate::store::ResultStore;
 use crate::supervise;
@@ -131,7 +131,7 @@ pub fn start(
     config_file: Option<&Path>,
     listeners: Listeners,
 ) -> Result<Running, AppError> {
-    let binder = Arc::new(Binder::load(&config, config_file)?);
+    let binder = Arc::new(Binder::load(config.binder(), config_file)?);
     for u in binder.catalog.unsupported.values() {
         tracing::warn!(evaluator = %u.id, r#type = %u.type_id, file = %u.file.display(), "evaluator skipped: {}", u.reason);
     }
@@ -286,7 +286,7 @@ async fn run(
     let failed = supervise::Failed::default();
     let evaluation = supervise::spawn(
         "evaluation",
-        stage::run(
+        evaluation::run(
             ready_rx,
             binder.clone(),
             Arc::new(config.extract.clone()),
@@ -308,12 +308,16 @@ async fn run(
         admission_metrics,
     );
     tokio::spawn(admission.clone().run(drain.clone()));
+    let pending: assembler::MarkPending = {
+        let store = store.clone();
+        Arc::new(move |traces, now| store.mark_pending_many(traces, now))
+    };
     let (handle, shard_tasks) = assembler::spawn(
         (0..shards).map(|_| Shard::new(limits.clone())).collect(),
         a.queue_capacity,
         Duration::from_millis(200),
         (ready_tx, backlog),
-        store.clone(),
+        pending,
         metrics.clone(),
         drain.clone(),
     );

@@ -6,15 +6,27 @@
 //! and durations that must not be 0 are `NonZero*`, refused while parsing; a
 //! second pass ([`Config::validate`]) checks maxima and what crosses fields
 //! (grace < idle timeout, rule references).
+//!
+//! Each stage owns its section's types (`receiver::ReceiversConfig`,
+//! `store::StoreConfig`, …), so it reads them without depending on this
+//! module; [`Config`] assembles them, and they are re-exported here.
 
-use std::net::SocketAddr;
-use std::num::{NonZero, NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::criteria::BindingConfig;
+pub use crate::api::{ApiConfig, ApiListener, UiConfig};
+pub use crate::assembler::{AssemblerConfig, OnTimeout};
+use crate::criteria::{BinderConfig, BindingConfig};
+pub use crate::criteria::{
+    EvalSetsConfig, EvaluatorsConfig, InlineEvaluator, RuleConfig, RuleMatch,
+};
+pub use crate::evaluation::EvaluationConfig;
 use crate::extract::ExtractConfig;
+pub use crate::receiver::{GrpcReceiverConfig, HttpReceiverConfig, ReceiversConfig};
+pub use crate::store::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
+pub use crate::telemetry::{LogFormat, TelemetryConfig};
+pub use crate::wal::{WalConfig, WalSync};
 
 /// The deepest `{`/`[` nesting a config may have. The YAML parser refuses
 /// past 128 too, but only after reading the whole document, in time that
@@ -122,513 +134,6 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             runtime: crate::sched::RuntimeConfig::default(),
             shutdown_timeout_ms: 20_000,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ReceiversConfig {
-    pub grpc: GrpcReceiverConfig,
-    pub http: HttpReceiverConfig,
-    /// Both receivers' wait for the evaluation backlog.
-    pub admission: crate::receiver::admission::AdmissionConfig,
-}
-
-/// OTLP/gRPC `TraceService/Export`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GrpcReceiverConfig {
-    pub enabled: bool,
-    pub endpoint: SocketAddr,
-    /// Largest decoded (inflated) request message.
-    pub max_recv_msg_size_bytes: NonZeroUsize,
-    /// Export calls in flight at once on one connection (HTTP/2
-    /// `SETTINGS_MAX_CONCURRENT_STREAMS`): clients queue further calls on
-    /// their side. Each call in flight holds its decoded request, so this
-    /// bounds a connection's share of memory; under overload, fewer streams
-    /// also mean less work per refused call.
-    pub max_concurrent_streams: NonZeroU32,
-    /// Connections open at once; past it a new one is closed at once.
-    pub max_connections: NonZeroUsize,
-    /// An export call must be answered within this (`CANCELLED` past it),
-    /// which also ends a stream whose message never arrives.
-    pub request_timeout_ms: NonZeroU64,
-    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
-    pub tls: Option<crate::tls::ServerTlsConfig>,
-    /// Bearer tokens with the listener's scope (`auth.tokens`).
-    pub auth: crate::auth::ListenerAuthConfig,
-}
-
-impl Default for GrpcReceiverConfig {
-    fn default() -> Self {
-        GrpcReceiverConfig {
-            enabled: true,
-            endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
-            max_recv_msg_size_bytes: const { NonZero::new(64 << 20).unwrap() },
-            max_concurrent_streams: const { NonZero::new(16).unwrap() },
-            max_connections: const { NonZero::new(1024).unwrap() },
-            request_timeout_ms: const { NonZero::new(30_000).unwrap() },
-            tls: None,
-            auth: crate::auth::ListenerAuthConfig::default(),
-        }
-    }
-}
-
-/// OTLP/HTTP `POST /v1/traces`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HttpReceiverConfig {
-    pub enabled: bool,
-    pub endpoint: SocketAddr,
-    /// Largest request body as sent (compressed or not).
-    pub max_request_body_bytes: NonZeroUsize,
-    /// Largest body after gzip inflation.
-    pub max_decompressed_body_bytes: NonZeroUsize,
-    /// Connections open at once; past it a new one is closed at once.
-    pub max_connections: NonZeroUsize,
-    /// A request's headers must arrive within this; a keep-alive connection
-    /// idle this long is closed.
-    pub read_header_timeout_ms: NonZeroU64,
-    /// A request's body must arrive whole within this (408 past it).
-    pub read_timeout_ms: NonZeroU64,
-    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
-    pub tls: Option<crate::tls::ServerTlsConfig>,
-    /// Bearer tokens with the listener's scope (`auth.tokens`).
-    pub auth: crate::auth::ListenerAuthConfig,
-}
-
-impl Default for HttpReceiverConfig {
-    fn default() -> Self {
-        HttpReceiverConfig {
-            enabled: true,
-            endpoint: SocketAddr::from(([127, 0, 0, 1], 4318)),
-            max_request_body_bytes: const { NonZero::new(16 << 20).unwrap() },
-            max_decompressed_body_bytes: const { NonZero::new(64 << 20).unwrap() },
-            max_connections: const { NonZero::new(1024).unwrap() },
-            read_header_timeout_ms: const { NonZero::new(10_000).unwrap() },
-            read_timeout_ms: const { NonZero::new(30_000).unwrap() },
-            tls: None,
-            auth: crate::auth::ListenerAuthConfig::default(),
-        }
-    }
-}
-
-/// What to do with a trace whose root span never came.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnTimeout {
-    Evaluate,
-    Drop,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AssemblerConfig {
-    /// Assembler shards (each owns a slice of trace IDs); 0 = one per CPU.
-    pub shards: usize,
-    /// Wait after the root span arrives, for late children, before evaluating.
-    pub grace_after_root_ms: u64,
-    /// A rootless trace is evaluated (or dropped) after this long with no new span.
-    pub idle_timeout_secs: NonZeroU64,
-    /// …or after this long in all.
-    pub max_trace_age_secs: NonZeroU64,
-    pub on_timeout: OnTimeout,
-    /// A span for an evaluated trace within this window re-evaluates it (revision + 1).
-    pub late_span_window_secs: u64,
-    /// Traces buffered at once (across shards); beyond it exports are refused as retryable.
-    pub max_traces: NonZeroUsize,
-    /// Spans kept per trace; spans beyond it are refused one by one.
-    pub max_spans_per_trace: NonZeroUsize,
-    /// Memory held by buffered spans (approximate, across shards).
-    pub max_buffered_bytes: NonZeroUsize,
-    /// Open (unevaluated) traces one service (`service.name`) may hold,
-    /// across shards; 0: no limit. Keeps one sender from taking the buffer.
-    pub max_traces_per_service: usize,
-    /// Span batches (one per request and shard) queued between the receivers and one shard.
-    pub queue_capacity: NonZeroUsize,
-    /// The `Retry-After` / `RetryInfo` delay suggested to clients when full.
-    pub retry_after_secs: u64,
-}
-
-impl Default for AssemblerConfig {
-    fn default() -> Self {
-        AssemblerConfig {
-            shards: 0,
-            grace_after_root_ms: 1000,
-            idle_timeout_secs: const { NonZero::new(300).unwrap() },
-            max_trace_age_secs: const { NonZero::new(3600).unwrap() },
-            on_timeout: OnTimeout::Evaluate,
-            late_span_window_secs: 60,
-            max_traces: const { NonZero::new(100_000).unwrap() },
-            max_spans_per_trace: const { NonZero::new(10_000).unwrap() },
-            max_buffered_bytes: const { NonZero::new(512 << 20).unwrap() },
-            max_traces_per_service: 0,
-            queue_capacity: const { NonZero::new(64).unwrap() },
-            retry_after_secs: 1,
-        }
-    }
-}
-
-/// Evaluator definitions: UiPath evaluator files and inline definitions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EvaluatorsConfig {
-    /// Globs of UiPath evaluator files (relative to the config file).
-    pub files: Vec<String>,
-    pub inline: Vec<InlineEvaluator>,
-}
-
-/// An evaluator defined in the config file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InlineEvaluator {
-    pub id: String,
-    /// An evaluator type or alias (`uipath-tool-call-count`, `tool-correctness`, …).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The evaluator's config (UiPath `evaluatorConfig` keys, or deepeval's parameters).
-    #[serde(default)]
-    pub config: serde_json::Map<String, serde_json::Value>,
-    /// Runs on every trace nothing else binds, with its default criteria.
-    #[serde(default)]
-    pub apply_to_all_traces: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EvalSetsConfig {
-    /// Globs of UiPath eval-set files (relative to the config file).
-    pub files: Vec<String>,
-}
-
-/// A rule: which traces it matches, and the evaluators and criteria it applies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleConfig {
-    pub name: String,
-    #[serde(default, rename = "match")]
-    pub matcher: RuleMatch,
-    /// Evaluator ids to run.
-    pub evaluators: Vec<String>,
-    /// Criteria per evaluator id; absent or null = the evaluator's default.
-    #[serde(default)]
-    pub criteria: serde_json::Map<String, serde_json::Value>,
-}
-
-/// All given conditions must hold; an empty match matches every trace.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RuleMatch {
-    /// Glob on the root span's resource `service.name`.
-    pub service_name: Option<String>,
-    /// Glob on the root span's name.
-    pub root_span_name: Option<String>,
-    /// Attribute key → exact string value, on any span of the trace.
-    pub attributes: std::collections::BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct StoreConfig {
-    /// Where results live: `sqlite` (a file; they survive restarts),
-    /// `postgres` (a server; shared by several replicas) or `memory` (this
-    /// process only; for tests and benchmarks).
-    pub backend: StoreBackend,
-    /// Results kept; the oldest are evicted beyond it.
-    pub max_traces: NonZeroUsize,
-    /// Results older than this are evicted.
-    pub retention_secs: NonZeroU64,
-    /// Bytes of results held in memory: the whole store with `memory`, the
-    /// recent results kept for long polls and watchers with a database.
-    pub max_bytes: NonZeroUsize,
-    pub sqlite: SqliteConfig,
-    pub postgres: PostgresConfig,
-    pub writer: WriterConfig,
-}
-
-impl Default for StoreConfig {
-    fn default() -> Self {
-        StoreConfig {
-            backend: StoreBackend::Sqlite,
-            max_traces: const { NonZero::new(100_000).unwrap() },
-            retention_secs: const { NonZero::new(3600).unwrap() },
-            max_bytes: const { NonZero::new(64 << 20).unwrap() },
-            sqlite: SqliteConfig::default(),
-            postgres: PostgresConfig::default(),
-            writer: WriterConfig::default(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreBackend {
-    Sqlite,
-    Postgres,
-    Memory,
-}
-
-/// The write-ahead log: a request is acknowledged only once its spans are
-/// in it, so a crash loses nothing acknowledged (README, "Durability").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WalConfig {
-    pub enabled: bool,
-    /// The log's directory, created when missing; relative to the working
-    /// directory. One process per directory.
-    pub dir: std::path::PathBuf,
-    /// The log's size on disk; past it, receivers refuse (retryable) until
-    /// segments whose traces are stored are deleted.
-    pub max_bytes: NonZeroU64,
-    /// A segment is closed and a new one started past this size.
-    pub segment_bytes: NonZeroU64,
-    /// When an append counts as done: written to the OS (`none`), or also
-    /// fsynced, by a shared fsync at most every `sync_interval_ms`
-    /// (`interval`) or by one per write (`always`).
-    pub sync: WalSync,
-    pub sync_interval_ms: NonZeroU64,
-}
-
-impl Default for WalConfig {
-    fn default() -> Self {
-        WalConfig {
-            enabled: true,
-            dir: "toolscore-data/wal".into(),
-            max_bytes: const { NonZero::new(1 << 30).unwrap() },
-            segment_bytes: const { NonZero::new(64 << 20).unwrap() },
-            sync: WalSync::None,
-            sync_interval_ms: const { NonZero::new(10).unwrap() },
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WalSync {
-    None,
-    Interval,
-    Always,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SqliteConfig {
-    /// The database file, created with its directory when missing; relative
-    /// to the working directory.
-    pub path: std::path::PathBuf,
-    /// How long a statement waits for the file's lock (another process on
-    /// the same file) before it fails.
-    pub busy_timeout_ms: u64,
-}
-
-impl Default for SqliteConfig {
-    fn default() -> Self {
-        SqliteConfig {
-            path: "toolscore-data/results.db".into(),
-            busy_timeout_ms: 5_000,
-        }
-    }
-}
-
-/// The PostgreSQL backend: several replicas on one database.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PostgresConfig {
-    /// A `postgres://` URL (or a libpq `key=value` string). Its password,
-    /// when it has none, comes from `password_file`, else `PGPASSWORD`.
-    pub url: String,
-    /// A file holding the password (a mounted Secret); one trailing newline
-    /// is ignored.
-    pub password_file: Option<std::path::PathBuf>,
-    /// Connections open at once for reads (the API) and retention; the
-    /// writer and the listener have one each besides.
-    pub pool_size: NonZeroUsize,
-    /// How long connecting may take, and how long a read waits for a busy
-    /// pool's connection.
-    pub connect_timeout_ms: NonZeroU64,
-    /// Any statement running longer is cancelled by the server (an error:
-    /// a write is retried, a read answered unavailable); 0: no limit.
-    pub statement_timeout_ms: u64,
-    /// With `sslmode=require` in the URL: how the server's certificate is
-    /// checked (`ca_file`, else the system's roots; and its host name).
-    pub tls: crate::tls::ClientTlsConfig,
-}
-
-impl PostgresConfig {
-    /// Whether the URL asks for TLS (`sslmode=require`; `verify-ca` and
-    /// `verify-full` are read the same).
-    pub fn wants_tls(&self) -> bool {
-        ["require", "verify-ca", "verify-full"]
-            .iter()
-            .any(|mode| self.url.contains(&format!("sslmode={mode}")))
-    }
-}
-
-impl Default for PostgresConfig {
-    fn default() -> Self {
-        PostgresConfig {
-            url: String::new(),
-            password_file: None,
-            pool_size: const { NonZero::new(8).unwrap() },
-            connect_timeout_ms: const { NonZero::new(5_000).unwrap() },
-            statement_timeout_ms: 30_000,
-            tls: crate::tls::ClientTlsConfig::default(),
-        }
-    }
-}
-
-/// The database writer: results queue here between evaluation and their
-/// commit; a full queue makes evaluation wait (backpressure up to the
-/// receivers), never drops.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WriterConfig {
-    /// Results waiting for their commit.
-    pub queue_capacity: NonZeroUsize,
-    /// Results committed in one transaction at most.
-    pub max_batch: NonZeroUsize,
-    /// The wait before retrying a failed commit, doubled on each failure up
-    /// to 32 times this.
-    pub retry_backoff_ms: NonZeroU64,
-}
-
-impl Default for WriterConfig {
-    fn default() -> Self {
-        WriterConfig {
-            queue_capacity: const { NonZero::new(1024).unwrap() },
-            max_batch: const { NonZero::new(512).unwrap() },
-            retry_backoff_ms: const { NonZero::new(100).unwrap() },
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EvaluationConfig {
-    /// Threads evaluating complete traces, off the async I/O threads; 0 = one per CPU.
-    pub workers: usize,
-    /// Complete traces queued for evaluation.
-    pub queue_capacity: NonZeroUsize,
-}
-
-impl Default for EvaluationConfig {
-    fn default() -> Self {
-        EvaluationConfig {
-            workers: 0,
-            queue_capacity: const { NonZero::new(1024).unwrap() },
-        }
-    }
-}
-
-/// The query API: HTTP (JSON) and gRPC (`toolscore.v1.ScoresService`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ApiConfig {
-    pub http: ApiListener,
-    pub grpc: ApiListener,
-    /// Every HTTP API request is cut off after this long (503).
-    pub request_timeout_ms: NonZeroU64,
-    /// The longest `wait_ms` a long-poll may ask for.
-    pub max_wait_ms: u64,
-    /// The largest `limit` of `GET /traces`.
-    pub max_list_limit: NonZeroUsize,
-    /// The largest `POST /v1/evaluate` body.
-    pub max_evaluate_body_bytes: NonZeroUsize,
-    /// Results buffered per `WatchScores` subscriber before it is dropped as too slow.
-    pub watch_buffer: NonZeroUsize,
-    /// Connections open at once on each API listener.
-    pub max_connections: NonZeroUsize,
-    /// HTTP API: a request's headers must arrive within this; a keep-alive
-    /// connection idle this long is closed.
-    pub read_header_timeout_ms: NonZeroU64,
-    /// The web UI served on the HTTP API's listener (`/ui/`).
-    pub ui: UiConfig,
-}
-
-/// The web UI (`src/api/ui/`): on by default, since it only reads what the
-/// HTTP API already serves, under the same tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct UiConfig {
-    /// Serve the pages under `/ui/` on `api.http.endpoint`.
-    pub enabled: bool,
-}
-
-impl Default for UiConfig {
-    fn default() -> Self {
-        UiConfig { enabled: true }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApiListener {
-    #[serde(default = "enabled")]
-    pub enabled: bool,
-    pub endpoint: SocketAddr,
-    #[serde(default)]
-    /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
-    pub tls: Option<crate::tls::ServerTlsConfig>,
-    /// Bearer tokens with the listener's scope (`auth.tokens`).
-    #[serde(default)]
-    pub auth: crate::auth::ListenerAuthConfig,
-}
-
-fn enabled() -> bool {
-    true
-}
-
-impl Default for ApiConfig {
-    fn default() -> Self {
-        ApiConfig {
-            http: ApiListener {
-                enabled: true,
-                endpoint: SocketAddr::from(([127, 0, 0, 1], 8080)),
-                tls: None,
-                auth: crate::auth::ListenerAuthConfig::default(),
-            },
-            grpc: ApiListener {
-                enabled: true,
-                endpoint: SocketAddr::from(([127, 0, 0, 1], 8081)),
-                tls: None,
-                auth: crate::auth::ListenerAuthConfig::default(),
-            },
-            request_timeout_ms: const { NonZero::new(30_000).unwrap() },
-            max_wait_ms: 25_000,
-            max_list_limit: const { NonZero::new(1000).unwrap() },
-            max_evaluate_body_bytes: const { NonZero::new(16 << 20).unwrap() },
-            watch_buffer: const { NonZero::new(256).unwrap() },
-            max_connections: const { NonZero::new(1024).unwrap() },
-            read_header_timeout_ms: const { NonZero::new(10_000).unwrap() },
-            ui: UiConfig::default(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TelemetryConfig {
-    /// A `tracing` filter (`info`, `toolscore=debug`); `RUST_LOG` overrides it.
-    pub log_level: String,
-    pub log_format: LogFormat,
-    /// The service's own traces and logs over OTLP/HTTP (off by default).
-    pub otlp: crate::telemetry::SelfTelemetryConfig,
-}
-
-impl Default for TelemetryConfig {
-    fn default() -> Self {
-        TelemetryConfig {
-            log_level: "info".into(),
-            log_format: LogFormat::Text,
-            otlp: crate::telemetry::SelfTelemetryConfig::default(),
         }
     }
 }
@@ -905,6 +410,16 @@ impl Config {
         Ok(())
     }
 
+    /// The part of the configuration the binder loads (`criteria::Binder`).
+    pub fn binder(&self) -> BinderConfig<'_> {
+        BinderConfig {
+            evaluators: &self.evaluators,
+            eval_sets: &self.eval_sets,
+            rules: &self.rules,
+            binding: &self.binding,
+        }
+    }
+
     /// The span attributes the service reads (extraction, binding, rules);
     /// receivers drop the others before buffering.
     pub fn kept_attributes(&self) -> crate::span::KeepAttributes {
@@ -919,17 +434,6 @@ impl Config {
                     .flat_map(|r| r.matcher.attributes.keys().cloned()),
             );
         crate::span::KeepAttributes::only(keys)
-    }
-
-    /// Paths in the config are relative to the config file's folder.
-    pub fn resolve_globs(globs: &[String], base: Option<&Path>) -> Vec<String> {
-        globs
-            .iter()
-            .map(|g| match base {
-                Some(b) if Path::new(g).is_relative() => b.join(g).to_string_lossy().into_owned(),
-                _ => g.clone(),
-            })
-            .collect()
     }
 }
 
@@ -1238,5 +742,15 @@ mod tests {
     fn json_is_accepted_too() {
         let c = Config::parse(r#"{"assembler": {"grace_after_root_ms": 5}}"#, "t.json").unwrap();
         assert_eq!(c.assembler.grace_after_root_ms, 5);
+    }
+
+    #[test]
+    fn the_ui_is_on_by_default_and_its_key_is_strict() {
+        let parse = |yaml: &str| Config::parse(yaml, "test.yaml");
+        assert!(Config::default().api.ui.enabled);
+        assert!(parse(DEFAULT_YAML).unwrap().api.ui.enabled);
+        assert!(!parse("api: {ui: {enabled: false}}").unwrap().api.ui.enabled);
+        let e = parse("api: {ui: {enabld: false}}").unwrap_err().to_string();
+        assert!(e.contains("api.ui"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod criteria;
+pub mod evaluation;
 pub mod evaluator;
 pub mod exporter;
 pub mod extract;

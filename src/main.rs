@@ -151,7 +151,7 @@ fn validate(file: &std::path::Path) -> ExitCode {
     let result = toolscore::app::load_config(Some(file))
         .map_err(anyhow::Error::from)
         .and_then(|(config, base)| {
-            let binder = toolscore::evaluator::stage::Binder::load(&config, base.as_deref())?;
+            let binder = toolscore::criteria::Binder::load(config.binder(), base.as_deref())?;
             config
                 .llm
                 .check_sample_rates(|id| binder.catalog.is_llm_judge(id))

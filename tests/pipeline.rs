@@ -14,7 +14,7 @@ use common::live::{case_rule, case_spans, trace_of};
 use common::service::{self, SpanSpec, evaluated, export, test_config, wait_for};
 use opentelemetry::KeyValue;
 use toolscore::config::Config;
-use toolscore::evaluator::stage::Binder;
+use toolscore::criteria::Binder;
 use toolscore::span::TraceId;
 use toolscore::store::TraceStatus;
 
@@ -63,7 +63,7 @@ async fn conformance_through(mut config: Config) {
         let mut single = Config::default();
         single.evaluators.inline.push(ev.clone());
         single.rules.push(rule.clone());
-        let loads = single.validate().is_ok() && Binder::load(&single, None).is_ok();
+        let loads = single.validate().is_ok() && Binder::load(single.binder(), None).is_ok();
         let expected_error = case.expected["score"].is_null();
         match (loads, expected_error) {
             (true, _) => {

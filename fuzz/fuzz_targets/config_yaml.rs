@@ -12,7 +12,8 @@ use std::time::{Instant, SystemTime};
 use libfuzzer_sys::fuzz_target;
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
-use toolscore::evaluator::stage::{Binder, evaluate_ready};
+use toolscore::criteria::Binder;
+use toolscore::evaluation::evaluate_ready;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -24,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = config.kept_attributes();
     config.evaluators.files.clear();
     config.eval_sets.files.clear();
-    let Ok(binder) = Binder::load(&config, None) else {
+    let Ok(binder) = Binder::load(config.binder(), None) else {
         return;
     };
     for spans in toolscore_fuzz::example_traces() {

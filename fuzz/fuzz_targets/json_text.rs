@@ -5,7 +5,7 @@
 //! serde_json, and also the input's text as one string (every control
 //! character and escape the writer's word-at-a-time scan must find). The
 //! text also reads back through `json.loads` (as
-//! `evaluator::stage::json_to_py` assumes).
+//! `pyvalue::json_to_py` assumes).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

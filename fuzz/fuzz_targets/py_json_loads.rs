@@ -11,7 +11,7 @@
 //!   nesting, numbers out of range); and the value the service makes of a
 //!   JSON document it read with serde_json (`/v1/evaluate`'s inline
 //!   evaluator configs and criteria, the YAML config's: through
-//!   `evaluator::stage::json_to_py`) is the one `json.loads` makes of the
+//!   `pyvalue::json_to_py`) is the one `json.loads` makes of the
 //!   text, to the repr;
 //! - the output rule's fast path (`json::dict_content_str`, behind
 //!   `extract::output_text`) decides only what `loads` would decide, alike.
@@ -20,7 +20,7 @@
 use libfuzzer_sys::fuzz_target;
 use toolscore::pyvalue::{Value, eq::eq_hash, json, literal};
 use toolscore::span::AttrValue;
-use toolscore::evaluator::stage::json_to_py;
+use toolscore::pyvalue::json_to_py;
 use toolscore_fuzz::{agrees_with_serde, all_finite, serde_double_for_int};
 
 fuzz_target!(|data: &[u8]| {

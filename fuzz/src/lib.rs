@@ -9,7 +9,8 @@ use std::time::{Instant, SystemTime};
 use toolscore::assembler::compact::{Compact, Run};
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
-use toolscore::evaluator::stage::{Binder, evaluate_ready};
+use toolscore::criteria::Binder;
+use toolscore::evaluation::evaluate_ready;
 use toolscore::receiver::wire::Decoded;
 use toolscore::span::Span;
 use toolscore::store::{MemoryStore, ResultStore};
@@ -82,7 +83,7 @@ pub fn api() -> &'static Api {
         )];
         // Long-polls would only make the fuzzer wait.
         config.api.max_wait_ms = 0;
-        let binder = Arc::new(Binder::load(&config, None).expect("the example evaluators load"));
+        let binder = Arc::new(Binder::load(config.binder(), None).expect("the example evaluators load"));
         let store = Arc::new(MemoryStore::new(
             1000,
             std::time::Duration::from_secs(86_400),
@@ -292,7 +293,7 @@ pub fn evaluate_examples(
 }
 
 /// Whether serde_json holds a double where `json.loads` made an int (the
-/// integer `-0`, integers past 64 bits): what `evaluator::stage::json_to_py`
+/// integer `-0`, integers past 64 bits): what `pyvalue::json_to_py`
 /// turns into a Python float (a reported finding, README.md).
 pub fn serde_double_for_int(py: &Value, j: &serde_json::Value) -> bool {
     use serde_json::Value as J;

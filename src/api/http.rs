@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use utoipa::IntoParams;
 
+use super::ApiConfig;
 use super::ErrorKind;
 pub use super::body::{
     BindingBody, ErrorBody, ErrorDetail, EvalItemBody, EvalSetBody, EvalSetListBody, EvaluatorBody,
@@ -27,9 +28,9 @@ pub use super::body::{
 use super::openapi::{EvaluateRequest, Refused, TimedOut, Unavailable};
 use super::time::parse_since;
 use crate::assembler::{Ready, Reason};
-use crate::config::ApiConfig;
+use crate::criteria::Binder;
 use crate::criteria::ItemEvaluator;
-use crate::evaluator::stage::{Binder, evaluate_ready};
+use crate::evaluation::evaluate_ready;
 use crate::evaluator::{EvaluatorType, Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::pyvalue::Value as PyValue;
@@ -658,7 +659,8 @@ pub(super) async fn evaluate(
             }
         }
     }
-    st.metrics.record_evaluation(&record, started.elapsed());
+    st.metrics
+        .record_evaluation(record.score_statuses(), started.elapsed());
     Ok(axum::Json(ScoresBody::from(&record)))
 }
 
@@ -857,11 +859,10 @@ pub fn has_errors(r: &TraceRecord) -> bool {
 /// handler tests.
 #[cfg(test)]
 pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<ApiState> {
-    let defaults = crate::config::Config::default();
     Arc::new(ApiState {
         store,
         binder: Arc::new(Binder::default()),
-        extract: Arc::new(defaults.extract.clone()),
+        extract: Arc::new(ExtractConfig::default()),
         metrics: Arc::new(Metrics::new()),
         ready: Arc::new(AtomicBool::new(true)),
         failed: crate::supervise::Failed::default(),
@@ -869,7 +870,7 @@ pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<
         shutdown: tokio_util::sync::CancellationToken::new(),
         judges: Arc::new(
             crate::judge::Judges::build(
-                &defaults.llm,
+                &crate::judge::config::LlmConfig::default(),
                 &crate::judge::metrics::LlmMetrics::default(),
             )
             .expect("the default llm config builds"),

@@ -3,6 +3,7 @@
 //! [`ErrorKind`], so a given failure has the same meaning on either.
 
 mod body;
+mod config;
 pub mod grpc;
 pub mod http;
 mod openapi;
@@ -10,6 +11,8 @@ mod sse;
 mod time;
 pub mod ui;
 pub mod watch;
+
+pub use config::{ApiConfig, ApiListener, UiConfig};
 
 #[cfg(test)]
 mod tests;

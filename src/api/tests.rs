@@ -9,8 +9,8 @@ use axum::http::{Method, Request, StatusCode};
 use serde_json::{Value as Json, json};
 use tower::ServiceExt;
 
+use super::ApiConfig;
 use super::http::{router, test_state};
-use crate::config::ApiConfig;
 use crate::span::TraceId;
 use crate::store::{MemoryStore, ResultStore, TraceRecord, TraceStatus};
 

@@ -1,6 +1,6 @@
 //! The evaluation backlog: spans (and traces) the assembler has accepted
 //! that evaluation will take soon and has not finished. The receivers'
-//! admission ([`crate::receiver::admission`]) reads it, so intake follows
+//! admission (`receiver/admission.rs`) reads it, so intake follows
 //! the rate evaluation drains it instead of the last free slot of a queue.
 //!
 //! Two parts: spans of open traces whose root has arrived (due within the

@@ -16,7 +16,7 @@ use foldhash::fast::RandomState;
 
 use super::backlog::Ticket;
 use super::compact::{Compact, Packed, Run};
-use crate::config::{AssemblerConfig, OnTimeout};
+use super::config::{AssemblerConfig, OnTimeout};
 use crate::span::{Span, SpanId, TraceId};
 use crate::wal::{Pin, Wal};
 

@@ -21,9 +21,13 @@ use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
 use crate::span::TraceId;
-use crate::store::ResultStore;
 use crate::telemetry::{Metrics, ShardLabel};
 use crate::wal::Wal;
+
+/// Where a shard reports the traces it starts, one call per request's
+/// spans (the store shows them as pending): passed in, so the assembler does
+/// not depend on the store.
+pub type MarkPending = Arc<dyn Fn(&[TraceId], std::time::Instant) + Send + Sync>;
 
 /// What a shard's queue carries.
 pub enum Command {
@@ -147,7 +151,7 @@ pub fn spawn(
     send_timeout: Duration,
     // The evaluation queue, and the backlog its traces count in.
     (ready_tx, backlog): (mpsc::Sender<Ready>, Arc<Backlog>),
-    store: Arc<dyn ResultStore>,
+    pending: MarkPending,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
 ) -> (AssemblerHandle, Vec<tokio::task::JoinHandle<()>>) {
@@ -161,7 +165,7 @@ pub fn spawn(
             shard,
             rx,
             (ready_tx.clone(), backlog.clone()),
-            store.clone(),
+            pending.clone(),
             metrics.clone(),
             drain.clone(),
         )));
@@ -186,7 +190,7 @@ async fn run_shard(
     mut shard: Shard,
     mut rx: mpsc::Receiver<Command>,
     (out, backlog): (mpsc::Sender<Ready>, Arc<Backlog>),
-    store: Arc<dyn ResultStore>,
+    pending: MarkPending,
     metrics: Arc<Metrics>,
     drain: CancellationToken,
 ) {
@@ -224,7 +228,7 @@ async fn run_shard(
                         continue;
                     }
                 };
-                push_batch(&mut shard, batch, &mut new_traces, &*store);
+                push_batch(&mut shard, batch, &mut new_traces, &*pending);
                 // Idle traces timed out to make room go to evaluation next.
                 if early.is_empty() {
                     early.extend(shard.take_early());
@@ -287,7 +291,7 @@ fn push_batch(
     shard: &mut Shard,
     batch: Batch,
     new_traces: &mut Vec<TraceId>,
-    store: &dyn ResultStore,
+    mark_pending: &dyn Fn(&[TraceId], std::time::Instant),
 ) {
     let now = Instant::now().into_std();
     let mut verdicts = Vec::with_capacity(batch.spans.len());
@@ -313,8 +317,8 @@ fn push_batch(
         }
         verdicts.push(v);
     }
-    // One store lock per batch, not per trace.
-    store.mark_pending_many(new_traces, now);
+    // One call (one store lock) per batch, not per trace.
+    mark_pending(new_traces, now);
     // A log past half full: the evaluated traces kept longest stop waiting
     // for late spans, so their segments can go. A few a batch: segments are
     // deleted a moment later, by the log's thread, and the log's size lags

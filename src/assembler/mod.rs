@@ -6,12 +6,14 @@
 
 pub mod backlog;
 pub mod compact;
+mod config;
 pub mod core;
 mod driver;
 
 pub use self::core::{Limits, Push, Ready, Reason, Shard};
 pub use backlog::{Backlog, Level, Ticket};
-pub use driver::{AssemblerHandle, Batch, spawn};
+pub use config::{AssemblerConfig, OnTimeout};
+pub use driver::{AssemblerHandle, Batch, MarkPending, spawn};
 
 use crate::span::TraceId;
 

@@ -3,8 +3,8 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
+use super::OnTimeout;
 use super::core::{Limits, Push, Reason, Shard};
-use crate::config::OnTimeout;
 use crate::span::{Span, SpanId, TraceId};
 
 fn limits() -> Limits {

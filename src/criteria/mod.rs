@@ -7,11 +7,17 @@
 //! `null`/`{}` = the evaluator's default, no default = an error), so a bad eval
 //! set fails at start-up rather than on the first trace.
 
+mod binder;
 mod binding;
+mod config;
 mod eval_set;
 mod evaluator_file;
 
+pub use binder::{Binder, Bound};
 pub use binding::{Binding, BindingConfig, find_binding_value};
+pub use config::{
+    BinderConfig, EvalSetsConfig, EvaluatorsConfig, InlineEvaluator, RuleConfig, RuleMatch,
+};
 pub use eval_set::{EvalItem, EvalSet, ItemEvaluator, load_eval_set, parse_eval_set};
 pub use evaluator_file::{
     LoadedEvaluator, build as build_evaluator, load_evaluator_file, parse_evaluator_file,
@@ -162,3 +168,6 @@ pub fn glob_sorted(pattern: &str) -> Result<Vec<PathBuf>, String> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests;

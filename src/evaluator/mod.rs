@@ -1,7 +1,7 @@
 //! The evaluators: pure functions of a trace's tool calls, an evaluator's
 //! config and the bound criteria. No I/O, no clock — except the LLM judges
 //! (`llm/`), which call a model through a `Transport` their caller supplies
-//! (`crate::judge`).
+//! (`judge/`).
 //!
 //! Each evaluator lives in its own file with its config, its criteria and
 //! its scoring, reproducing the reference implementation (uipath 2.14.44,
@@ -13,7 +13,6 @@ pub mod count;
 pub mod llm;
 pub mod order;
 pub mod output;
-pub mod stage;
 pub mod tool_correctness;
 
 use std::sync::Arc;
@@ -231,7 +230,7 @@ impl Evaluator {
         }
     }
 
-    /// Whether scoring calls a model (`crate::judge` runs these).
+    /// Whether scoring calls a model (`judge/` runs these).
     pub fn needs_model(&self) -> bool {
         match &self.config {
             Config::Judge(_) => true,
@@ -584,4 +583,4 @@ pub(crate) fn ratio(n: usize, total: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

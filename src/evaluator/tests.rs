@@ -6,8 +6,6 @@
 
 use super::*;
 
-use std::path::Path;
-
 use serde_json::json;
 
 use crate::extract::{self, Args, ArgsFormat, ExtractConfig, ToolCall};
@@ -65,7 +63,7 @@ fn at(i: usize) -> u64 {
 }
 
 /// One call per name, in this order, with no arguments or output.
-fn named(names: &[&str]) -> Vec<ToolCall> {
+pub(crate) fn named(names: &[&str]) -> Vec<ToolCall> {
     let spans: Vec<Span> = names
         .iter()
         .enumerate()
@@ -95,7 +93,7 @@ fn with_outputs(calls: &[(&str, &str)]) -> Vec<ToolCall> {
 }
 
 /// A Python value from JSON text (criteria, configs).
-fn py(json_text: &str) -> Value {
+pub(crate) fn py(json_text: &str) -> Value {
     pyvalue::json::loads(json_text).unwrap_or_else(|e| panic!("bad test JSON {json_text}: {e}"))
 }
 
@@ -258,7 +256,7 @@ fn deepeval_exact() -> DeepevalConfig {
 
 /// An ok outcome with exactly this (float) score.
 #[track_caller]
-fn assert_score(o: &Outcome, want: f64) {
+pub(crate) fn assert_score(o: &Outcome, want: f64) {
     assert_eq!(o.status, Status::Ok, "not an ok outcome: {o:?}");
     assert_eq!(o.score, Some(want), "score; details: {}", o.details);
     assert!(!o.score_is_int, "score should be a float: {o:?}");
@@ -287,7 +285,7 @@ fn assert_details(o: &Outcome, want: Json) {
 
 /// One key of the details object, key order included.
 #[track_caller]
-fn assert_detail(o: &Outcome, key: &str, want: Json) {
+pub(crate) fn assert_detail(o: &Outcome, key: &str, want: Json) {
     let got = serde_json::to_string_pretty(&o.details.to_json()[key]).unwrap_or_default();
     let want = serde_json::to_string_pretty(&want).unwrap_or_default();
     assert_eq!(got, want, "details[{key:?}] of {}", o.details);
@@ -1267,79 +1265,6 @@ fn row_47_no_criteria_uses_the_default_or_is_refused() {
 }
 
 #[test]
-fn row_47_48_eval_set_items_resolve_null_empty_and_absent_criteria() {
-    let evaluator_file = Path::new("evaluators/order.json");
-    let evaluator = crate::criteria::parse_evaluator_file(
-        &py(
-            r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order",
-                "evaluatorConfig": {"defaultEvaluationCriteria": {"toolCallsOrder": ["a", "b"]}}}"#,
-        ),
-        evaluator_file,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut catalog = crate::criteria::Catalog::default();
-    catalog
-        .add_evaluator(evaluator, evaluator_file)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let set = crate::criteria::parse_eval_set(
-        &py(
-            r#"{"version": "1.0", "id": "set", "evaluatorRefs": ["Order"], "evaluations": [
-                {"id": "null", "evaluationCriterias": {"Order": null}},
-                {"id": "empty", "evaluationCriterias": {"Order": {}}},
-                {"id": "own", "evaluationCriterias": {"Order": {"toolCallsOrder": ["a"]}}},
-                {"id": "absent", "evaluationCriterias": {}}
-            ]}"#,
-        ),
-        Path::new("eval-sets/set.json"),
-        &catalog,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-
-    let calls = named(&["a"]);
-    let score_of = |i: usize| {
-        let item = &set.items[i].evaluators[0];
-        item.evaluator.evaluate(&calls, &item.criteria)
-    };
-    assert_score(&score_of(0), 0.5); // null → default ["a", "b"]
-    assert_score(&score_of(1), 0.5); // {} → default
-    assert_score(&score_of(2), 1.0); // own criteria
-    assert!(
-        set.items[3].evaluators.is_empty(),
-        "no key: the evaluator is skipped"
-    );
-}
-
-#[test]
-fn row_47_eval_set_null_criteria_without_default_is_refused() {
-    let evaluator_file = Path::new("evaluators/order.json");
-    let evaluator = crate::criteria::parse_evaluator_file(
-        &py(r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order"}"#),
-        evaluator_file,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut catalog = crate::criteria::Catalog::default();
-    catalog
-        .add_evaluator(evaluator, evaluator_file)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let err = crate::criteria::parse_eval_set(
-        &py(
-            r#"{"version": "1.0", "id": "set", "evaluatorRefs": ["Order"], "evaluations": [
-                {"id": "null", "evaluationCriterias": {"Order": null}}
-            ]}"#,
-        ),
-        Path::new("eval-sets/set.json"),
-        &catalog,
-    )
-    .err()
-    .map(|e| e.to_string())
-    .unwrap_or_default();
-    assert!(
-        err.contains("Python.NO_EVALUATION_CRITERIA_PROVIDED"),
-        "{err:?}"
-    );
-}
-
-#[test]
 fn empty_trace_summary_for_every_uipath_evaluator() {
     // SEMANTICS §1.7 "Empty trace".
     let o = score_order(&[], &["a"]);
@@ -2283,7 +2208,7 @@ fn seed_args_doc_justification_details() {
 
 /// The tool spans the sample agent emits for a city and action: JSON
 /// `input.value`, `{"content": …}` `output.value`, as observed in the real run.
-fn weather_trace(city: &str, action: &str) -> Vec<ToolCall> {
+pub(crate) fn weather_trace(city: &str, action: &str) -> Vec<ToolCall> {
     let mut tools = vec![
         (
             "get_temperature",
@@ -2480,26 +2405,6 @@ fn seed_sample_args_exact_mode_still_accepts_extra_args() {
     let calls = with_args(&[("get_temperature", r#"{"city": "Tokyo", "units": "metric"}"#)]);
     let criteria = args_criteria(&[("get_temperature", r#"{"city": "Tokyo"}"#)]);
     assert_score(&score_args_with(&calls, false, false, &criteria), 1.0);
-}
-
-#[test]
-fn seed_sample_default_order_criteria_is_an_empty_list() {
-    let evaluator_file = Path::new("evaluators/tool-call-order.json");
-    let loaded = crate::criteria::parse_evaluator_file(
-        &py(r#"{"version": "1.0", "id": "ToolCallOrderEvaluator",
-                "description": "Evaluates if tools were called in the correct sequence.",
-                "evaluatorTypeId": "uipath-tool-call-order",
-                "evaluatorConfig": {"name": "ToolCallOrderEvaluator", "strict": false,
-                                    "defaultEvaluationCriteria": {"toolCallsOrder": []}}}"#),
-        evaluator_file,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let crate::criteria::LoadedEvaluator::Supported(ev) = loaded else {
-        panic!("the order evaluator is supported");
-    };
-    let o = ev.evaluate_value(&weather_trace("Tokyo", "get_forecast"), None);
-    assert_score(&o, 0.0);
-    assert_detail(&o, "lcs", json!([]));
 }
 
 // ---------------------------------------------------------------------------

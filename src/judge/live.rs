@@ -37,7 +37,7 @@ use crate::extract::{self, ExtractConfig};
 use crate::span::{AttrValue, Span, TraceId};
 use crate::store::{JudgedUpdate, ResultStore, TraceRecord};
 
-impl crate::evaluator::stage::Judging for Arc<Live> {
+impl crate::evaluation::Judging for Arc<Live> {
     fn prepare(
         &self,
         record: &mut TraceRecord,

@@ -21,10 +21,13 @@
 pub mod eq;
 mod hash;
 pub mod json;
+mod json_value;
 pub mod literal;
 mod pyparse;
 mod pytoken;
 pub mod repr;
+
+pub use json_value::{json_to_py, py_dict_to_json, py_to_json};
 
 use indexmap::IndexMap;
 use num_bigint::BigInt;

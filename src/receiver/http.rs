@@ -13,10 +13,10 @@ use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
+use super::HttpReceiverConfig;
 use super::wire::{self, Decoded};
 use super::{Ingest, Refused, admit, ingest, log};
 use crate::assembler::compact::Packed;
-use crate::config::HttpReceiverConfig;
 use crate::span::{self, KeepAttributes};
 use crate::telemetry::Refusal;
 

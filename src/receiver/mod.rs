@@ -6,10 +6,13 @@
 //! when the assembler is full.
 
 pub mod admission;
+mod config;
 pub mod grpc;
 pub mod http;
 pub mod replay;
 pub mod wire;
+
+pub use config::{GrpcReceiverConfig, HttpReceiverConfig, ReceiversConfig};
 
 use std::time::Duration;
 

@@ -24,11 +24,11 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::broadcast;
 
+use super::StoreConfig;
 use super::{
     ListFilter, MemoryStore, OnStored, ReadError, ResultOrWait, ResultStore, TraceRecord,
     TraceStatus,
 };
-use crate::config::StoreConfig;
 use crate::span::TraceId;
 use crate::wal::Pin;
 

@@ -7,11 +7,14 @@
 //! record is published to subscribers (long-polls, `WatchScores`) and to
 //! the [`OnStored`] hook (the exporter) once it can be read.
 
+mod config;
 mod db;
 mod memory;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
+
+pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 
 pub use db::{Database, DbError, DbStore, OnCommit, WriterStats};
 pub use memory::MemoryStore;
@@ -67,8 +70,7 @@ pub type Opened = (Arc<dyn ResultStore>, Option<Arc<WriterStats>>);
 
 /// Opens the configured store; the writer's figures, when there is one, for
 /// the metrics registry.
-pub fn open(config: &crate::config::StoreConfig) -> Result<Opened, DbError> {
-    use crate::config::StoreBackend;
+pub fn open(config: &StoreConfig) -> Result<Opened, DbError> {
     let retention = std::time::Duration::from_secs(config.retention_secs.get());
     Ok(match config.backend {
         StoreBackend::Memory => (
@@ -150,7 +152,7 @@ impl StoredArgs {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
-                crate::evaluator::stage::py_dict_to_json(d)
+                crate::pyvalue::py_dict_to_json(d)
             }
             StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => {
                 serde_json::json!({ "error": e })
@@ -361,6 +363,13 @@ impl TraceRecord {
                 .scores
                 .iter()
                 .any(|s| s.outcome.status != crate::evaluator::Status::Pending)
+    }
+
+    /// Each score's evaluator and status, as the results metric counts them.
+    pub fn score_statuses(&self) -> impl Iterator<Item = (&Arc<str>, &'static str)> {
+        self.scores
+            .iter()
+            .map(|s| (&s.evaluator_id, s.outcome.status.as_str()))
     }
 
     /// The scores [`settles_any`](Self::settles_any) speaks of, a judged

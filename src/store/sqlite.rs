@@ -10,12 +10,12 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
+use super::SqliteConfig;
 use super::db::{Database, DbError, Written};
 use super::rows::{
     self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, status_text, unix_nanos,
 };
 use super::{ListFilter, TraceRecord};
-use crate::config::SqliteConfig;
 use crate::span::TraceId;
 
 /// The schema, one migration per version (`PRAGMA user_version`). A

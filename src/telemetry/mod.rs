@@ -3,7 +3,7 @@
 //! encodes [`Metrics::registry`] as Prometheus text.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -12,14 +12,14 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
+mod config;
 mod otlp;
 mod reasons;
 
+pub use config::{LogFormat, TelemetryConfig};
+
 pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
 pub use reasons::{Refusal, RefusalLabel, Rejection, RejectionLabel};
-
-use crate::config::{LogFormat, TelemetryConfig};
-use crate::store::TraceRecord;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReceiverLabel {
@@ -478,27 +478,28 @@ impl Metrics {
         }
     }
 
-    /// Root → scores and due → scores latencies of one stored result
-    /// (complete traces on their first evaluation only).
-    pub fn observe_scores_latency(&self, ready: &crate::assembler::Ready) {
-        if ready.reason != crate::assembler::Reason::Complete {
-            return;
-        }
-        if let Some(root) = ready.root_arrived {
+    /// Root → scores and due → scores latencies of one stored result (the
+    /// caller asks for complete traces on their first evaluation only).
+    pub fn observe_scores_latency(&self, root_arrived: Option<Instant>, due: Instant) {
+        if let Some(root) = root_arrived {
             self.root_to_scores_seconds
                 .observe(root.elapsed().as_secs_f64());
         }
         self.due_to_scores_seconds
-            .observe(ready.due.elapsed().as_secs_f64());
+            .observe(due.elapsed().as_secs_f64());
     }
 
-    pub fn record_evaluation(&self, record: &TraceRecord, took: Duration) {
+    /// One evaluation's time, and its scores as `(evaluator id, status)`.
+    pub fn record_evaluation<'a>(
+        &self,
+        scores: impl IntoIterator<Item = (&'a Arc<str>, &'static str)>,
+        took: Duration,
+    ) {
         self.evaluation_seconds.observe(took.as_secs_f64());
-        for s in &record.scores {
-            let status = s.outcome.status.as_str();
+        for (evaluator, status) in scores {
             self.results
                 .get_or_create(&ResultLabel {
-                    evaluator: s.evaluator_id.clone(),
+                    evaluator: evaluator.clone(),
                     status,
                 })
                 .inc();

@@ -16,6 +16,7 @@
 //! record followed by good ones; a segment is never deleted while a pin
 //! holds it, while it is the head, or before `replay_done`.
 
+mod config;
 pub mod format;
 mod pin;
 mod replay;
@@ -30,9 +31,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::config::{WalConfig, WalSync};
 use crate::telemetry::Metrics;
 
+pub use config::{WalConfig, WalSync};
 pub use format::Kind;
 pub use pin::Pin;
 pub use replay::{Record, Replay};

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::WalSync;
 use super::format::{self, HEADER_LEN};
 use super::{Group, Shared, Waiter, WalError, segment_path, sync_dir};
-use crate::config::WalSync;
 
 pub(super) fn spawn(shared: Arc<Shared>) -> io::Result<JoinHandle<()>> {
     std::thread::Builder::new()

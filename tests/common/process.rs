@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolscore::config::Config;
-use toolscore::evaluator::stage::Binder;
+use toolscore::criteria::Binder;
 
 use super::conformance::{self, Case};
 use super::live::{case_rule, case_spans, trace_of};
@@ -135,7 +135,7 @@ pub fn conformance_config() -> (Config, Vec<Case>) {
         let mut single = Config::default();
         single.evaluators.inline.push(ev.clone());
         single.rules.push(rule.clone());
-        if single.validate().is_ok() && Binder::load(&single, None).is_ok() {
+        if single.validate().is_ok() && Binder::load(single.binder(), None).is_ok() {
             config.evaluators.inline.push(ev);
             config.rules.push(rule);
             live.push(case);

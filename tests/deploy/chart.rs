@@ -1509,7 +1509,7 @@ fn eval_set_and_evaluator_files_are_mounted_where_the_config_globs_look() {
     let dir = tempfile::tempdir().unwrap();
     let file = write_pod_files(&docs, dir.path());
     let loaded = toolscore::app::load_config(Some(&file)).unwrap();
-    toolscore::evaluator::stage::Binder::load(&loaded.0, loaded.1.as_deref()).unwrap();
+    toolscore::criteria::Binder::load(loaded.0.binder(), loaded.1.as_deref()).unwrap();
     assert!(dir.path().join("eval-sets/weather.json").exists());
 
     // Without files there are no globs, mounts or ConfigMaps.

@@ -23,7 +23,7 @@ use crate::store::{
 const XSS: &str = "<script>alert(1)</script>";
 
 fn state(store: Arc<dyn ResultStore>) -> Arc<ApiState> {
-    crate::api::http::test_state(store, crate::config::Config::default().api)
+    crate::api::http::test_state(store, crate::api::ApiConfig::default())
 }
 
 fn score(
@@ -214,7 +214,7 @@ fn count_and_order_mark_what_differs() {
             }),
         ),
     ];
-    let binder = crate::evaluator::stage::Binder::default();
+    let binder = crate::criteria::Binder::default();
     let html = super::trace::render(&r, &binder).into_string();
     assert!(
         html.contains(r#"<mark class="mismatch">get_weather</mark></th>"#),
@@ -606,16 +606,6 @@ impl ResultStore for Unreadable {
 }
 
 #[test]
-fn the_ui_is_on_by_default_and_its_key_is_strict() {
-    let parse = |yaml: &str| crate::config::Config::parse(yaml, "test.yaml");
-    assert!(crate::config::Config::default().api.ui.enabled);
-    assert!(parse(crate::config::DEFAULT_YAML).unwrap().api.ui.enabled);
-    assert!(!parse("api: {ui: {enabled: false}}").unwrap().api.ui.enabled);
-    let e = parse("api: {ui: {enabld: false}}").unwrap_err().to_string();
-    assert!(e.contains("api.ui"), "{e}");
-}
-
-#[test]
 fn blocks_are_capped_and_indentation_stops_growing() {
     use super::layout::{cut, pretty};
     // 100 arrays deep: indentation stops at 8 levels.
@@ -666,7 +656,7 @@ async fn a_huge_argument_gives_a_bounded_page_with_a_link_to_the_whole() {
 fn explained_calls(kind: EvaluatorType, details: serde_json::Value) -> String {
     let mut r = record(3);
     r.scores = vec![score("ev", kind, 0.0, Some(false), details)];
-    super::trace::render(&r, &crate::evaluator::stage::Binder::default()).into_string()
+    super::trace::render(&r, &crate::criteria::Binder::default()).into_string()
 }
 
 #[test]
@@ -758,7 +748,7 @@ fn count_and_order_match_sanitised_names_as_the_evaluators_do() {
             }),
         ),
     ];
-    let binder = crate::evaluator::stage::Binder::default();
+    let binder = crate::criteria::Binder::default();
     let html = super::trace::render(&r, &binder).into_string();
     assert!(
         html.contains(

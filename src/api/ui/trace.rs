@@ -8,8 +8,8 @@ use super::explain;
 use super::layout::{
     self, BLOCK_MAX, Precision, block, cut, pretty, score_fails, score_text, trace_status, verdict,
 };
+use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::evaluator::stage::Binder;
 use crate::store::{Score, ToolCallSummary, TraceRecord};
 
 /// What the timeline's arguments and outputs may show in all: each call's

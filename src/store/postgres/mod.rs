@@ -24,8 +24,8 @@ use pool::Pool;
 use super::db::{Database, DbError, Written};
 use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
 use super::{ListFilter, TraceRecord};
-use crate::config::PostgresConfig;
 use crate::span::TraceId;
+use crate::store::PostgresConfig;
 
 /// The schema, one migration per version (table `toolscore_schema`). A
 /// migration is never edited once released: a change is a new one.

@@ -7,10 +7,11 @@ use serde_json::Value as Json;
 
 use super::repr::Call;
 use super::{args_list, mismatch, text};
+use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::evaluator::stage::{Binder, json_to_py};
 use crate::evaluator::{Config, Criteria};
 use crate::pyvalue::Value;
+use crate::pyvalue::json_to_py;
 use crate::store::{Score, TraceRecord};
 
 /// deepeval's tool correctness: its reason as written, and the expected

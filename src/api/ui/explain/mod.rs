@@ -21,8 +21,9 @@ use maud::{Markup, html};
 
 use super::layout::cut;
 
-use crate::evaluator::stage::{Binder, py_to_json};
+use crate::criteria::Binder;
 use crate::evaluator::{EvaluatorType, Status};
+use crate::pyvalue::py_to_json;
 use crate::pyvalue::{Dict, Value};
 use crate::store::{Score, TraceRecord};
 
