@@ -13,8 +13,6 @@
 #             served by the generator (--model-stub) answering after
 #             MODEL_DELAY_MS (500); no reply cache. Also reports the judged
 #             scores a second.
-#   batch     no log; `runtime.sched_batch: true` (the I/O threads under
-#             SCHED_BATCH)
 # The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
@@ -66,7 +64,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == tls || $1 == judges || $1 == batch ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
@@ -76,7 +74,6 @@ config_for() {   # config_for VARIANT → path
     sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
     grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in bench/config.yaml to add tls to" >&2; exit 1; }
   fi
-  [[ $1 == batch ]] && printf 'runtime:\n  sched_batch: true\n' >>"$out"
   if [[ $1 == judges ]]; then
     # The bench eval set with the judge added to its evaluators and to every
     # item (null criteria: the judge's default).

@@ -108,8 +108,6 @@ pub struct Config {
     /// The model providers of the LLM-judged evaluators (`src/judge/`).
     pub llm: crate::judge::config::LlmConfig,
     pub telemetry: TelemetryConfig,
-    /// How the service's threads are scheduled (`src/sched.rs`).
-    pub runtime: crate::sched::RuntimeConfig,
     /// How long a graceful shutdown may take in all before work is abandoned.
     pub shutdown_timeout_ms: u64,
 }
@@ -132,7 +130,6 @@ impl Default for Config {
             exporter: crate::exporter::ExporterConfig::default(),
             llm: crate::judge::config::LlmConfig::default(),
             telemetry: TelemetryConfig::default(),
-            runtime: crate::sched::RuntimeConfig::default(),
             shutdown_timeout_ms: 20_000,
         }
     }

@@ -25,7 +25,6 @@ pub mod net;
 pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;
-pub mod sched;
 pub mod security;
 pub mod span;
 pub mod store;

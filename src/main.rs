@@ -7,9 +7,9 @@ use clap::{Parser, Subcommand};
 use toolscore::cli::{self, eval::EvalArgs};
 
 /// jemalloc rather than glibc malloc: the pipeline allocates and frees many
-/// small objects per span on several threads, where glibc spent a third of
-/// the CPU (and mimalloc's huge-page arenas most of it zeroing fresh pages);
-/// see bench/README.md.
+/// small objects per span on several threads, where glibc malloc (and
+/// mimalloc's huge-page arenas, zeroing fresh pages) cost much of the CPU;
+/// the A/B is in bench/README.md.
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -195,13 +195,10 @@ fn serve(config: Option<&std::path::Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    if config.runtime.sched_batch {
-        // I/O threads yield the CPU to evaluation (src/sched.rs).
-        builder.on_thread_start(toolscore::sched::io_thread);
-    }
-    let runtime = match builder.build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

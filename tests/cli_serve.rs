@@ -5,8 +5,6 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
-
 fn toolscore(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_toolscore"))
         .args(args)
@@ -116,45 +114,4 @@ fn serve_warns_of_each_listener_beyond_loopback_without_tls_or_tokens() {
     for loopback in ["receivers.http", "api.http", "api.grpc"] {
         assert!(!stderr.contains(&format!("{loopback} listens")), "{stderr}");
     }
-}
-
-/// `runtime.sched_batch` puts the async runtime's threads under
-/// `SCHED_BATCH`; without it no thread of the service is.
-#[cfg(target_os = "linux")]
-#[test]
-fn sched_batch_is_opt_in() {
-    for on in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut config = common::service::test_config();
-        config.runtime.sched_batch = on;
-        let serve = common::process::serve(&config, dir.path());
-        let policies = thread_policies(serve.child.id());
-        let batch = policies.iter().filter(|&&p| p == libc::SCHED_BATCH).count();
-        assert!(policies.len() > 1, "{policies:?}");
-        if on {
-            assert!(batch > 0, "sched_batch on, policies {policies:?}");
-        } else {
-            assert_eq!(batch, 0, "sched_batch off, policies {policies:?}");
-        }
-    }
-}
-
-/// The scheduling policy of each of the process's threads (field 41 of
-/// `/proc/<pid>/task/<tid>/stat`, counted after the command name, which may
-/// hold spaces and parentheses).
-#[cfg(target_os = "linux")]
-fn thread_policies(pid: u32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .map(|task| {
-            let stat = std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap();
-            let after_name = &stat[stat.rfind(')').unwrap() + 1..];
-            after_name
-                .split_whitespace()
-                .nth(38)
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect()
 }

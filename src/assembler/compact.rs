@@ -4,10 +4,10 @@
 //! its evaluation closes (60 s by default). Its spans are read only when it
 //! is evaluated (once, or again for a late span), so they are kept as one
 //! byte buffer instead of `Span` structs with an allocation per name and
-//! value: about the spans' content and 30 bytes a span, below their OTLP
-//! encoding. Held as `Span`s, an open trace cost 1.8 times its encoding
-//! (the `assembler_memory` example), and once toolscore fell behind, open
-//! traces were most of the buffer. Each span is appended as it arrives and
+//! value: about the spans' content and a little more, below their OTLP
+//! encoding, where `Span`s cost well above it (the `assembler_memory`
+//! example measures it), and once toolscore falls behind, open traces are
+//! most of the buffer. Each span is appended as it arrives and
 //! the whole trace decoded when it is due; decoding is cheap (no parsing
 //! beyond lengths; one allocation per kept value, which the receiver, since
 //! it writes these records straight from protobuf, no longer makes).

@@ -2,8 +2,7 @@
 //!
 //! [`run`] is the small loop that takes ready traces off a bounded queue and
 //! evaluates them ([`evaluate_ready`]) on the blocking pool (never on the
-//! async I/O threads), at most `workers` at a time, under the normal
-//! scheduling policy while the I/O threads yield (`sched.rs`).
+//! async I/O threads), at most `workers` at a time.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -49,7 +48,6 @@ pub async fn run(
             live.clone(),
         );
         threads.push(tokio::task::spawn_blocking(move || {
-            let _policy = crate::sched::Evaluating::enter();
             let mut batch = Vec::with_capacity(MAX_BATCH);
             let stage = Stage {
                 binder: &binder,

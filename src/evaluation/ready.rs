@@ -99,8 +99,7 @@ pub fn evaluate_ready(
 
 /// The calls as the record keeps them, in a list of exactly their number:
 /// `collect` would reuse extraction's larger list (sized for every span, of
-/// larger items), and a stored record would keep that slack (≈ 1.4 KB of
-/// ≈ 13 KB with the benchmark's traces).
+/// larger items), and a stored record would keep that slack.
 fn summarise_all(calls: Vec<ToolCall>) -> Vec<ToolCallSummary> {
     let mut out = Vec::with_capacity(calls.len());
     out.extend(calls.into_iter().map(summarise));

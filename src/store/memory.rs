@@ -61,13 +61,12 @@ struct Inner {
 /// when the assembler marks new traces pending, on an I/O thread; a record
 /// is a few dozen allocations made by an evaluation worker, and freeing them
 /// on an I/O thread sends every one back through the allocator's shared
-/// arena (about 7% of the CPU at full load, measured). The next `put`, on an
+/// arena, measurably slower at full load. The next `put`, on an
 /// evaluation worker (the one that allocated them when there is one worker,
 /// as on one CPU), frees them instead, into the cache its next records come
 /// from. Past `max_traces / 16` of them, at most this many (evaluation
 /// stalled, or a small store whose records must not be doubled), the marking
-/// thread drops them itself. At full load a few hundred wait at most
-/// (measured). The age sweep (once a second) frees what it evicts itself,
+/// thread drops them itself. The age sweep (once a second) frees what it evicts itself,
 /// and a revision replacing a record frees the old one under the lock (rare).
 const GRAVEYARD_MAX: usize = 4096;
 

@@ -201,10 +201,9 @@ pub struct Score {
 }
 
 /// A result's details as a record keeps them: compact JSON text. Details
-/// are most of a record, and the parsed tree took about three times the
-/// memory (a benchmark result: ≈ 18 KB with the tree, ≈ 13 KB with text);
-/// every record stored is fresh memory, so that was also CPU. Parsed again
-/// only when shown.
+/// are most of a record, and a parsed tree takes several times the memory
+/// of its text; every record stored is fresh memory, so that is also CPU.
+/// Parsed again only when shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Details(Box<str>);
 

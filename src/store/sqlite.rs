@@ -25,11 +25,10 @@ use crate::span::TraceId;
 /// left: `stored_at` (unique, in commit order) is the traces' rowid and
 /// the first key of their scores, so a batch of results appends to a few
 /// pages and retention deletes a range. Only `trace_id`'s index takes
-/// random keys. Keyed by trace ID (and deleted through a foreign key), the
-/// writer committed 22 % fewer results a second (bench/README.md). The
-/// tables have rowids: their
-/// rows (a trace's tool calls, a score's details) are kilobytes, which a
-/// `WITHOUT ROWID` b-tree stores badly.
+/// random keys, which is why the tables are not keyed by trace ID (the A/B
+/// is in bench/README.md). The tables have rowids: their rows (a trace's
+/// tool calls, a score's details) are kilobytes, which a `WITHOUT ROWID`
+/// b-tree stores badly.
 const MIGRATIONS: &[&str] = &[
     // 1: traces and their scores.
     "CREATE TABLE traces (
@@ -71,10 +70,8 @@ const MIGRATIONS: &[&str] = &[
     "CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
 ];
 
-/// The page size of a new file. A trace's row is about 2 KB (its tool
-/// calls): a 4 KB page holds one and leaves half empty, a 16 KB page seven.
-/// Commits went from 10.6 to 15.4 thousand results a second
-/// (`bench/store_ab.sh`, bench/README.md).
+/// The page size of a new file: a trace's row (its tool calls) leaves much
+/// of a small page empty (the A/B is in bench/README.md).
 const PAGE_SIZE: u32 = 16_384;
 
 /// Idle read connections kept open; more are opened when needed.
