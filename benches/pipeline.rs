@@ -2,7 +2,7 @@
 //! OTLP decode + conversion per span, extraction per span, each evaluator per
 //! trace (6 and 200 tool calls), Python repr rendering, assembler push +
 //! complete per span, and the evaluation stage's whole work per trace with
-//! the benchmark's eval set (bench/config.yaml). The trace shape is the load
+//! the benchmark's eval set (perf/config.yaml). The trace shape is the load
 //! generator's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -237,12 +237,12 @@ fn bench_assembler(c: &mut Criterion) {
     g.finish();
 }
 
-/// Extraction, binding, the five evaluators of bench/config.yaml, the record,
+/// Extraction, binding, the five evaluators of perf/config.yaml, the record,
 /// and dropping it: what an evaluation thread does per trace.
 /// The bench config's binder and the bench trace ready for evaluation
 /// (six tool calls, bound to the bench eval set's five evaluators).
 fn bench_ready() -> (Config, Binder, Ready) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/config.yaml");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("perf/config.yaml");
     let config = Config::load(&path).unwrap();
     let binder = Binder::load(config.binder(), Some(&path)).unwrap();
     let ready = Ready {

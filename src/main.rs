@@ -9,7 +9,7 @@ use toolscore::cli::{self, eval::EvalArgs};
 /// jemalloc rather than glibc malloc: the pipeline allocates and frees many
 /// small objects per span on several threads, where glibc malloc (and
 /// mimalloc's huge-page arenas, zeroing fresh pages) cost much of the CPU;
-/// the A/B is in bench/README.md.
+/// the A/B is in perf/README.md.
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -129,7 +129,7 @@ struct Args {
     #[arg(long, default_value_t = 20)]
     probe_every: u64,
     /// Also serve a model at this address for the LLM judges' benchmark
-    /// (`bench/ab.sh`'s `judges` variant): the UiPath gateway's discovery
+    /// (`perf/ab.sh`'s `judges` variant): the UiPath gateway's discovery
     /// (no models) and chat completions, each chat answered after
     /// `--model-delay-ms` with a `submit_evaluation` tool call scoring 80.
     #[arg(long)]

@@ -47,7 +47,7 @@ impl Default for AdmissionConfig {
         AdmissionConfig {
             max_wait_ms: 200,
             // Room for evaluation's pauses (an SQLite checkpoint) without
-            // holding requests below capacity (bench/README.md).
+            // holding requests below capacity (perf/README.md).
             max_backlog_ms: 1000,
             min_backlog_spans: const { NonZero::new(65_536).unwrap() },
         }

@@ -26,7 +26,7 @@ use crate::span::TraceId;
 /// the first key of their scores, so a batch of results appends to a few
 /// pages and retention deletes a range. Only `trace_id`'s index takes
 /// random keys, which is why the tables are not keyed by trace ID (the A/B
-/// is in bench/README.md). The tables have rowids: their rows (a trace's
+/// is in perf/README.md). The tables have rowids: their rows (a trace's
 /// tool calls, a score's details) are kilobytes, which a `WITHOUT ROWID`
 /// b-tree stores badly.
 const MIGRATIONS: &[&str] = &[
@@ -71,7 +71,7 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The page size of a new file: a trace's row (its tool calls) leaves much
-/// of a small page empty (the A/B is in bench/README.md).
+/// of a small page empty (the A/B is in perf/README.md).
 const PAGE_SIZE: u32 = 16_384;
 
 /// Idle read connections kept open; more are opened when needed.

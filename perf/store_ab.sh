@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The results store's A/B: the same closed-loop load (toolscore-loadgen
-# --mode max) against `toolscore serve --config bench/config.yaml` with each
+# --mode max) against `toolscore serve --config perf/config.yaml` with each
 # backend in turn, ROUNDS times alternately (memory, sqlite, postgres, memory,
 # …), toolscore pinned to CPU 0 and the generator to CPU 1. Reports, per run,
 # the spans evaluated per second in the steady window (traces completed ×
 # the generator's spans a trace) and the server's peak RSS; the median per
-# backend and its ratio to memory's. PIN=0 runs both unpinned (bench/e2e.sh's
+# backend and its ratio to memory's. PIN=0 runs both unpinned (perf/e2e.sh's
 # default): the store's writer thread then has the second core when the
 # generator leaves it idle.
 #
-#   bench/store_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
-#   ROUNDS=5 DURATION=30 bench/store_ab.sh
-#   BACKENDS="memory sqlite" bench/store_ab.sh
+#   perf/store_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
+#   ROUNDS=5 DURATION=30 perf/store_ab.sh
+#   BACKENDS="memory sqlite" perf/store_ab.sh
 #
 # postgres runs on a server this script starts (initdb/pg_ctl from
 # /usr/lib/postgresql/<version>/bin, as the postgres user when root; a temp
@@ -65,13 +65,13 @@ config_for() {   # config_for BACKEND → path
   local out="$WORK/config-$1.yaml"
   rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
   case $1 in
-    sqlite) sed -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+    sqlite) sed -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     memory) sed -e "s|^  backend: sqlite|  backend: memory|" \
-                -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+                -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     postgres)
       empty_pg
       sed -e "s|^  backend: sqlite|  backend: postgres\n  postgres:\n    url: $PG_URL|" \
-          -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$out" ;;
+          -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
   esac
   echo "$out"
 }
@@ -103,5 +103,5 @@ run() {   # run BACKEND ROUND
 for round in $(seq "$ROUNDS"); do
   for b in $BACKENDS; do run "$b" "$round"; done
 done
-python3 bench/ab_summary.py "$WORK/results.txt" memory
+python3 perf/ab_summary.py "$WORK/results.txt" memory
 echo "runs in $WORK" >&2

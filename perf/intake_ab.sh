@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Steady intake at saturation on one CPU (issue 23): A/B of two toolscore
-# binaries, alternately, ROUNDS times, against bench/config.yaml (store
+# binaries, alternately, ROUNDS times, against perf/config.yaml (store
 # BACKEND, sqlite by default as in the default config).
 #
-#   BASE=/path/to/previous/toolscore bench/intake_ab.sh
+#   BASE=/path/to/previous/toolscore perf/intake_ab.sh
 #
 # Each run is one of:
 #   quota   toolscore in a cgroup (v1 cpu controller, or v2) with
@@ -62,7 +62,7 @@ trap cleanup EXIT
 
 config="$WORK/config.yaml"
 sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
-    -e "s|\[eval-set/|[$PWD/bench/eval-set/|" bench/config.yaml >"$config"
+    -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$config"
 # NEW_ADMISSION="max_backlog_ms: 1000": keys of receivers.admission for the
 # new binary only (the base one refuses keys it does not know).
 new_config="$WORK/config-new.yaml"
@@ -137,7 +137,7 @@ run() {   # run NAME BINARY MODE ROUND
     gen "$mode" "$WORK/$tag.open.json" --mode rate --spans-per-sec "$rate" --max-in-flight 256
   fi
   stop_server
-  python3 bench/intake_summary.py run "$name" "$mode" "$round" "$WORK/$tag" "$completed" "$evaluated_rate" | tee -a "$WORK/results.txt"
+  python3 perf/intake_summary.py run "$name" "$mode" "$round" "$WORK/$tag" "$completed" "$evaluated_rate" | tee -a "$WORK/results.txt"
 }
 
 [[ -n "$CG" ]] || echo "intake_ab.sh: no cgroup could be made; quota runs use taskset instead" >&2
@@ -147,5 +147,5 @@ for round in $(seq "$ROUNDS"); do
     run new "$NEW" "$mode" "$round"
   done
 done
-python3 bench/intake_summary.py summary "$WORK/results.txt"
+python3 perf/intake_summary.py summary "$WORK/results.txt"
 echo "runs in $WORK" >&2

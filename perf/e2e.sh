@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: builds release, starts `toolscore serve --config
-# bench/config.yaml`, drives it with toolscore-loadgen at max throughput and
+# perf/config.yaml`, drives it with toolscore-loadgen at max throughput and
 # then at half the rate it sustained, then drives a second instance with a
 # small result store for the memory target (at half that rate too); reports throughput, latency
 # (inside the service and probed from outside), memory, CPU, and whether
-# every sent trace got scores. bench/e2e3.sh runs it three times.
+# every sent trace got scores. perf/e2e3.sh runs it three times.
 #
-#   bench/e2e.sh                 # 20 s per phase (8 s warm-up)
-#   PIN=1 bench/e2e.sh           # toolscore on CPU 0, generator on CPU 1
+#   perf/e2e.sh                 # 20 s per phase (8 s warm-up)
+#   PIN=1 perf/e2e.sh           # toolscore on CPU 0, generator on CPU 1
 #
-# Other knobs: CONFIG (default bench/config.yaml), DURATION, WARMUP,
+# Other knobs: CONFIG (default perf/config.yaml), DURATION, WARMUP,
 # CONCURRENCY (default 16), CHECK (how many of the newest trace IDs of a
 # phase are queried over the API; default 20,000), MEMORY_SHARE (the memory
 # phase's rate as a share of the max phase's; default 0.5), SKIP_BUILD=1,
@@ -46,7 +46,7 @@ start_server() {   # start_server CONFIG LOG
     # The memory store keeps every result of a phase (the API check reads
     # the newest 20,000), as before store.max_bytes bounded it.
     sed -e "s|^  backend: sqlite|  backend: $STORE_BACKEND\n  max_bytes: 2147483648|" \
-        -e "s|\[eval-set/|[$PWD/bench/eval-set/|" "$1" >"$WORK/backend-$(basename "$1")"
+        -e "s|\[eval-set/|[$PWD/perf/eval-set/|" "$1" >"$WORK/backend-$(basename "$1")"
     config="$WORK/backend-$(basename "$1")"
   fi
   "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$2" 2>&1 &
@@ -59,7 +59,7 @@ start_server() {   # start_server CONFIG LOG
 }
 stop_server() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }
 trap stop_server EXIT
-start_server "${CONFIG:-bench/config.yaml}" "$WORK/server.log"
+start_server "${CONFIG:-perf/config.yaml}" "$WORK/server.log"
 
 CLK_TCK=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
@@ -332,11 +332,11 @@ PY
 # bytes of the spans buffered at peak (open traces and evaluated ones in the
 # late-span window); nothing lost is checked by counters, since the store
 # no longer holds every result. MEMORY_SHARE=1 measures it overloaded (see
-# bench/README.md).
+# perf/README.md).
 MEMORY_RATE=$(python3 -c "print(int($MAX_RATE * ${MEMORY_SHARE:-0.5}))")
 stop_server
 sed -e 's|^  max_traces: 100000|  max_traces: 1000|' \
-    -e "s|eval-set/|$PWD/bench/eval-set/|" bench/config.yaml >"$WORK/memory.yaml"
+    -e "s|eval-set/|$PWD/perf/eval-set/|" perf/config.yaml >"$WORK/memory.yaml"
 start_server "$WORK/memory.yaml" "$WORK/server-memory.log"
 echo "== phase 3: memory (store bounded to 1,000 results, $MEMORY_RATE spans/s, ${DURATION}s)" >&2
 sample_buffered "$WORK/memory.buffered" &

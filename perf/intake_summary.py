@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/intake_ab.sh's report.
+"""perf/intake_ab.sh's report.
 
     intake_summary.py run NAME MODE ROUND PREFIX EVALUATED
         one run: reads PREFIX.max.json (and PREFIX.open.json if there), prints

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Runs bench/e2e.sh three times (building once) and prints the figures table
-# of bench/README.md: median of 3 runs and min–max, with date and machine.
+# Runs perf/e2e.sh three times (building once) and prints the figures table
+# of perf/README.md: median of 3 runs and min–max, with date and machine.
 #
-#   PIN=1 DURATION=10 bench/e2e3.sh
+#   PIN=1 DURATION=10 perf/e2e3.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 summaries=()
 for i in $(seq "$RUNS"); do
   if [[ $i -gt 1 ]]; then export SKIP_BUILD=1; fi
-  out=$(bash bench/e2e.sh 2>&1 | tee /dev/stderr | sed -n 's/^summary: //p' | tail -n 1)
+  out=$(bash perf/e2e.sh 2>&1 | tee /dev/stderr | sed -n 's/^summary: //p' | tail -n 1)
   summaries+=("$out")
 done
 python3 - "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" "$(free -h | awk '/^Mem:/ {print $2}')" \
-  "PIN=${PIN:-0} DURATION=${DURATION:-20} CONCURRENCY=${CONCURRENCY:-16} bench/e2e3.sh" "${summaries[@]}" <<'PY'
+  "PIN=${PIN:-0} DURATION=${DURATION:-20} CONCURRENCY=${CONCURRENCY:-16} perf/e2e3.sh" "${summaries[@]}" <<'PY'
 import json, sys, statistics
 date, cpus, mem, cmd, *files = sys.argv[1:]
 runs = [json.load(open(f)) for f in files]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B of a feature's cost: the same closed-loop load (toolscore-loadgen
-# --mode max) against `toolscore serve --config bench/config.yaml` in each of
+# --mode max) against `toolscore serve --config perf/config.yaml` in each of
 # VARIANTS, ROUNDS times alternately, toolscore pinned to CPU 0 and the
 # generator to CPU 1 (PIN=0: both unpinned). The variants:
 #   off       the reference: no write-ahead log, plaintext
@@ -21,8 +21,8 @@
 # (as a probe would); the median per variant and its ratio to `off`. Each
 # run starts on an empty log.
 #
-#   bench/ab.sh                             # off none interval: 3 rounds of 20 s runs (8 s warm-up)
-#   ROUNDS=5 VARIANTS="off tls" bench/ab.sh
+#   perf/ab.sh                             # off none interval: 3 rounds of 20 s runs (8 s warm-up)
+#   ROUNDS=5 VARIANTS="off tls" perf/ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,18 +66,18 @@ config_for() {   # config_for VARIANT → path
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
   [[ $1 == off || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
-      -e "s|\[eval-set/|[$PWD/bench/eval-set/|" \
+      -e "s|\[eval-set/|[$PWD/perf/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
-      -e "s|^  dir: target/tmp/bench-wal|  dir: $WORK/wal|" bench/config.yaml >"$out"
+      -e "s|^  dir: target/tmp/bench-wal|  dir: $WORK/wal|" perf/config.yaml >"$out"
   if [[ $1 == tls ]]; then
     make_certificate
     sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
-    grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in bench/config.yaml to add tls to" >&2; exit 1; }
+    grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in perf/config.yaml to add tls to" >&2; exit 1; }
   fi
   if [[ $1 == judges ]]; then
     # The bench eval set with the judge added to its evaluators and to every
     # item (null criteria: the judge's default).
-    rm -rf "$WORK/eval-set" && cp -r bench/eval-set "$WORK/eval-set"
+    rm -rf "$WORK/eval-set" && cp -r perf/eval-set "$WORK/eval-set"
     python3 - "$WORK/eval-set" <<'PY'
 import json, sys, pathlib
 root = pathlib.Path(sys.argv[1])
@@ -94,7 +94,7 @@ for f in (root / "eval-sets").glob("*.json"):
         item["evaluationCriterias"]["TrajectoryEvaluator"] = None
     f.write_text(json.dumps(s))
 PY
-    sed -i "s|$PWD/bench/eval-set/|$WORK/eval-set/|" "$out"
+    sed -i "s|$PWD/perf/eval-set/|$WORK/eval-set/|" "$out"
     printf 'llm:\n  providers:\n    bench:\n      kind: uipath\n      base_url: http://%s/org/tenant\n      cache_ttl_secs: 0\n' "$MODEL" >>"$out"
   fi
   echo "$out"
@@ -164,5 +164,5 @@ PY
 for round in $(seq "$ROUNDS"); do
   for v in $VARIANTS; do run "$v" "$round"; done
 done
-python3 bench/ab_summary.py "$WORK/results.txt" off
+python3 perf/ab_summary.py "$WORK/results.txt" off
 echo "runs in $WORK" >&2

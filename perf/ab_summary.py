@@ -3,7 +3,7 @@
 spans/s (lines "VARIANT round N: RATE evaluated spans/s ..." in RESULTS) and
 its ratio to BASE's median.
 
-    bench/ab_summary.py RESULTS BASE
+    perf/ab_summary.py RESULTS BASE
 """
 import re
 import statistics
