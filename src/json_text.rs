@@ -47,11 +47,26 @@ thread_local! {
 const MAX_STORED_DEPTH: usize = 256;
 
 /// Parses JSON text this service wrote (result details, stored tool calls).
-/// It may nest deeper than `serde_json`'s default limit of 128, which would
-/// make an accepted trace unreadable, so that limit is lifted once a scan
-/// has shown the nesting within [`MAX_STORED_DEPTH`] (what keeps the
-/// recursive parse off the end of the stack).
 pub(crate) fn parse_stored(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    deserialize_stored(text)
+}
+
+/// JSON text this service wrote, checked and handed on as it is (no tree is
+/// built): what the API serves a result's details as.
+pub(crate) fn raw_stored(
+    text: &str,
+) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
+    deserialize_stored(text)
+}
+
+/// Reads JSON text this service wrote. It may nest deeper than
+/// `serde_json`'s default limit of 128, which would make an accepted trace
+/// unreadable, so that limit is lifted once a scan has shown the nesting
+/// within [`MAX_STORED_DEPTH`] (what keeps the recursive parse off the end
+/// of the stack).
+pub(crate) fn deserialize_stored<'de, T: serde::Deserialize<'de>>(
+    text: &'de str,
+) -> Result<T, serde_json::Error> {
     if nesting(text) > MAX_STORED_DEPTH {
         return Err(serde::de::Error::custom(format!(
             "nested more than {MAX_STORED_DEPTH} deep"
@@ -59,7 +74,7 @@ pub(crate) fn parse_stored(text: &str) -> Result<serde_json::Value, serde_json::
     }
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let v = serde::Deserialize::deserialize(&mut de)?;
+    let v = T::deserialize(&mut de)?;
     de.end()?;
     Ok(v)
 }

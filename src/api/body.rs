@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::ErrorKind;
@@ -155,7 +156,8 @@ pub struct ScoreBody {
     #[schema(value_type = f64)]
     pub threshold: Option<f64>,
     /// The reference evaluator's details: any JSON value.
-    pub details: Json,
+    #[schema(value_type = Json)]
+    pub details: Box<RawValue>,
     /// Why the evaluator did not score (`error`, `skipped`); else null.
     #[schema(required = true)]
     pub error: Option<String>,
@@ -177,7 +179,7 @@ impl From<&Score> for ScoreBody {
             score,
             passed: o.passed,
             threshold: o.threshold,
-            details: o.details.to_json(),
+            details: o.details.to_raw(),
             error: o.error.clone(),
         }
     }

@@ -22,7 +22,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::span::{Link, SpanKind};
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use opentelemetry_proto::tonic::trace::v1::{Span, SpanFlags, Status};
-use serde_json::Value as Json;
+use serde_json::value::RawValue;
 
 use crate::criteria::Binding;
 use crate::evaluator::EvaluatorType;
@@ -59,37 +59,51 @@ pub fn score_label(outcome: &StoredOutcome) -> &'static str {
 /// The human-readable why: the error for an errored evaluation; deepeval's
 /// `reason`; for the UiPath evaluators, the compact JSON of their
 /// justification (a string detail as itself). `None` when there is nothing.
+/// Read from the stored details text without building a tree.
 pub fn explanation(score: &Score) -> Option<String> {
     let o = &score.outcome;
-    let text = if let Some(error) = &o.error {
-        error.clone()
-    } else {
-        let all = o.details.to_json();
-        let details = match (score.evaluator_type, &all) {
-            (EvaluatorType::ToolCorrectness, Json::Object(map)) => {
-                map.get("reason").filter(|r| !r.is_null()).unwrap_or(&all)
+    if let Some(error) = &o.error {
+        return Some(truncated(error, MAX_EXPLANATION_BYTES));
+    }
+    let details = o.details.as_json_text();
+    let shown = match score.evaluator_type {
+        EvaluatorType::ToolCorrectness => {
+            #[derive(serde::Deserialize)]
+            struct Reason<'a> {
+                #[serde(borrow)]
+                reason: Option<&'a RawValue>,
             }
-            (_, details) => details,
-        };
-        match details {
-            Json::Null => return None,
-            Json::String(s) => s.clone(),
-            other => other.to_string(),
+            crate::json_text::deserialize_stored::<Reason<'_>>(details)
+                .ok()
+                .and_then(|r| r.reason)
+                .map_or(details, RawValue::get)
         }
+        _ => details,
     };
-    Some(truncate(text, MAX_EXPLANATION_BYTES))
+    match shown.as_bytes().first() {
+        None => None,
+        Some(b'n') if shown == "null" => None,
+        Some(b'"') => serde_json::from_str::<String>(shown)
+            .ok()
+            .map(|s| truncated(&s, MAX_EXPLANATION_BYTES)),
+        Some(_) => Some(truncated(shown, MAX_EXPLANATION_BYTES)),
+    }
 }
 
-fn truncate(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut cut = max - '…'.len_utf8();
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push('…');
+/// `text`, cut at a character boundary and ending with `…` when longer than
+/// `max` bytes.
+fn truncated(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
-    text
+    let mut cut = max - '…'.len_utf8();
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut out = String::with_capacity(cut + '…'.len_utf8());
+    out.push_str(&text[..cut]);
+    out.push('…');
+    out
 }
 
 /// The result span's ID, derived from (trace ID, evaluator ID, revision)
@@ -347,7 +361,7 @@ fn boolean(v: bool) -> AnyValue {
 pub(crate) mod tests {
     use std::time::Duration;
 
-    use serde_json::json;
+    use serde_json::{Value as Json, json};
 
     use super::*;
     use crate::evaluator::Outcome;
@@ -582,11 +596,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn uipath_explains_with_its_justification_as_compact_json() {
+        let object = json!({"expected": "{'a': 1}", "actual": 0.5, "why": ["x\n", null]});
+        let score = Score {
+            evaluator_id: "count".into(),
+            evaluator_type: EvaluatorType::Count,
+            outcome: Outcome::ok(0.5, object.clone()).into(),
+        };
+        assert_eq!(explanation(&score), Some(object.to_string()));
+        let text = Score {
+            outcome: Outcome::ok(1.0, json!("a \"quoted\" line\n")).into(),
+            ..score.clone()
+        };
+        assert_eq!(explanation(&text).as_deref(), Some("a \"quoted\" line\n"));
+        // deepeval without a reason: the whole details.
+        let no_reason = Score {
+            evaluator_type: EvaluatorType::ToolCorrectness,
+            outcome: Outcome::ok(1.0, json!({"reason": null, "success": true})).into(),
+            ..score
+        };
+        assert_eq!(
+            explanation(&no_reason).as_deref(),
+            Some(r#"{"reason":null,"success":true}"#)
+        );
+    }
+
+    #[test]
     fn long_explanations_are_cut_on_a_char_boundary() {
-        let cut = truncate("é".repeat(3000), MAX_EXPLANATION_BYTES);
+        let cut = truncated(&"é".repeat(3000), MAX_EXPLANATION_BYTES);
         assert!(cut.len() <= MAX_EXPLANATION_BYTES);
         assert!(cut.ends_with('…'));
-        assert_eq!(truncate("short".into(), 10), "short");
+        assert_eq!(truncated("short", 10), "short");
     }
 
     #[test]

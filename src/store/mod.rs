@@ -222,6 +222,13 @@ impl Details {
         // The text was written from a `Value`: it parses back.
         crate::json_text::parse_stored(&self.0).unwrap_or(serde_json::Value::Null)
     }
+
+    /// The text as a JSON value to serialise as it is (checked, not parsed
+    /// into a tree): what the API answers with.
+    pub fn to_raw(&self) -> Box<serde_json::value::RawValue> {
+        crate::json_text::raw_stored(&self.0)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+    }
 }
 
 impl From<&serde_json::Value> for Details {
