@@ -9,21 +9,23 @@ use crate::evaluator::tests::{assert_detail, assert_score, named, py, weather_tr
 
 use super::*;
 
-#[test]
-fn row_47_48_eval_set_items_resolve_null_empty_and_absent_criteria() {
-    let evaluator_file = Path::new("evaluators/order.json");
-    let evaluator = parse_evaluator_file(
-        &py(
-            r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order",
-                "evaluatorConfig": {"defaultEvaluationCriteria": {"toolCallsOrder": ["a", "b"]}}}"#,
-        ),
-        evaluator_file,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+/// A catalog of the one evaluator file `json` (as `evaluators/order.json`).
+fn catalog_of(json: &str) -> Catalog {
+    let file = Path::new("evaluators/order.json");
+    let evaluator = parse_evaluator_file(&py(json), file).unwrap_or_else(|e| panic!("{e}"));
     let mut catalog = Catalog::default();
     catalog
-        .add_evaluator(evaluator, evaluator_file)
+        .add_evaluator(evaluator, file)
         .unwrap_or_else(|e| panic!("{e}"));
+    catalog
+}
+
+#[test]
+fn row_47_48_eval_set_items_resolve_null_empty_and_absent_criteria() {
+    let catalog = catalog_of(
+        r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order",
+            "evaluatorConfig": {"defaultEvaluationCriteria": {"toolCallsOrder": ["a", "b"]}}}"#,
+    );
     let set = parse_eval_set(
         &py(
             r#"{"version": "1.0", "id": "set", "evaluatorRefs": ["Order"], "evaluations": [
@@ -54,16 +56,9 @@ fn row_47_48_eval_set_items_resolve_null_empty_and_absent_criteria() {
 
 #[test]
 fn row_47_eval_set_null_criteria_without_default_is_refused() {
-    let evaluator_file = Path::new("evaluators/order.json");
-    let evaluator = parse_evaluator_file(
-        &py(r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order"}"#),
-        evaluator_file,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut catalog = Catalog::default();
-    catalog
-        .add_evaluator(evaluator, evaluator_file)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let catalog = catalog_of(
+        r#"{"version": "1.0", "id": "Order", "evaluatorTypeId": "uipath-tool-call-order"}"#,
+    );
     let err = parse_eval_set(
         &py(
             r#"{"version": "1.0", "id": "set", "evaluatorRefs": ["Order"], "evaluations": [
