@@ -507,6 +507,40 @@ async fn each_signal_can_be_turned_off() {
     }
 }
 
+/// On the paused clock: a partial batch leaves exactly `batch_timeout_ms`
+/// after its first result; a full one at once.
+#[tokio::test(start_paused = true)]
+async fn a_batch_leaves_when_full_or_at_its_timeout() {
+    let (l, endpoint) = listener().await;
+    let mut rx = serve(l);
+    let mut cfg = config(&endpoint);
+    cfg.metrics = false;
+    cfg.logs = false;
+    cfg.max_batch = NonZero::new(2).unwrap();
+    let (handle, _join, _shutdown) = start(cfg);
+
+    let started = tokio::time::Instant::now();
+    handle.offer(passing(1));
+    let got = spans(&mut rx.traces, 1).await;
+    assert_eq!(got[0].trace_id, trace_id(1).0.to_vec());
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(20),
+        "batch_timeout_ms"
+    );
+
+    let started = tokio::time::Instant::now();
+    handle.offer(passing(2));
+    handle.offer(passing(3));
+    let got = spans(&mut rx.traces, 2).await;
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "a full batch waits for nothing"
+    );
+}
+
 #[tokio::test]
 async fn unavailable_is_retried_until_accepted() {
     let (l, endpoint) = listener().await;
