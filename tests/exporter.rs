@@ -541,6 +541,40 @@ async fn a_batch_leaves_when_full_or_at_its_timeout() {
     );
 }
 
+/// On the paused clock: a downstream that takes the connection and never
+/// answers holds the shutdown flush exactly `flush_timeout_ms`, after which
+/// what is left is counted as dropped (`shutdown`), not waited for.
+#[tokio::test(start_paused = true)]
+async fn the_shutdown_flush_gives_up_at_its_deadline() {
+    let (l, endpoint) = listener().await;
+    // Accepts connections and holds them, silent.
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((conn, _)) = l.accept().await {
+            open.push(conn);
+        }
+    });
+    let mut cfg = config(&endpoint);
+    cfg.metrics = false;
+    cfg.logs = false;
+    cfg.timeout_ms = NonZero::new(600_000).unwrap();
+    let (handle, join, shutdown) = start(cfg);
+    for n in 1..=3 {
+        handle.offer(passing(n));
+    }
+    shutdown.cancel();
+    let stopping = tokio::time::Instant::now();
+    join.await.unwrap();
+    assert_eq!(
+        stopping.elapsed(),
+        Duration::from_millis(2_000),
+        "flush_timeout_ms"
+    );
+    let s = handle.stats();
+    assert_eq!(s.records_dropped_shutdown.get(), 3);
+    held.abort();
+}
+
 #[tokio::test]
 async fn unavailable_is_retried_until_accepted() {
     let (l, endpoint) = listener().await;
