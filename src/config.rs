@@ -182,8 +182,8 @@ impl Config {
 
     /// Every duration, size and count with its largest accepted value, so no
     /// arithmetic on a configured value (an `Instant` plus a duration, a
-    /// byte budget split over shards) can overflow at run time. The README's
-    /// configuration reference lists the same maxima.
+    /// byte budget split over shards) can overflow at run time. docs/configuration.md lists the same
+    /// maxima.
     #[rustfmt::skip]
     fn maxima(&self) -> [(&'static str, u64, u64); 46] {
         const HOUR_MS: u64 = 3_600_000;

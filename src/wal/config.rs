@@ -6,7 +6,7 @@ use std::num::{NonZero, NonZeroU64};
 use serde::{Deserialize, Serialize};
 
 /// The write-ahead log: a request is acknowledged only once its spans are
-/// in it, so a crash loses nothing acknowledged (README, "Durability").
+/// in it, so a crash loses nothing acknowledged (docs/operations.md, "Durability").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WalConfig {
