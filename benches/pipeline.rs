@@ -15,13 +15,13 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, Span};
 use prost::Message;
 use toolscore::agent_trace::{self, AgentTrace, TOOLS};
-use toolscore::assembler::compact::{Packed, Run};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::criteria::Binder;
 use toolscore::evaluation::evaluate_ready;
 use toolscore::evaluator::{Evaluator, EvaluatorType};
 use toolscore::pyvalue::json_to_py;
+use toolscore::record::{Records, Run, Spans};
 
 // The service's allocator (src/main.rs), so the figures are the service's.
 #[global_allocator]
@@ -54,12 +54,27 @@ fn request(first: u64) -> ExportTraceServiceRequest {
     }
 }
 
-fn converted(spans: Vec<Span>) -> Vec<toolscore::span::Span> {
-    let keep = Config::embedded().unwrap().kept_attributes();
-    let (s, rejected) =
-        toolscore::span::from_resource_spans_keeping(&[resource_spans(spans)], &keep);
-    assert!(rejected.is_empty());
-    s
+/// The attributes `serve` keeps with the embedded configuration.
+fn keep() -> std::sync::Arc<toolscore::span::KeepAttributes> {
+    std::sync::Arc::new(Config::embedded().unwrap().kept_attributes())
+}
+
+/// Spans as the receivers write them.
+fn records(spans: Vec<Span>) -> Records {
+    let body = ExportTraceServiceRequest {
+        resource_spans: vec![resource_spans(spans)],
+    }
+    .encode_to_vec();
+    let decoded = toolscore::receiver::wire::decode_request(&body, &keep()).unwrap();
+    assert!(decoded.rejected.is_empty());
+    decoded.spans
+}
+
+/// One trace's spans as a shard hands them to evaluation.
+fn converted(spans: Vec<Span>) -> Spans {
+    let mut traces = records(spans).traces(&keep()).unwrap();
+    assert_eq!(traces.len(), 1);
+    traces.pop().unwrap().1
 }
 
 fn bench_decode(c: &mut Criterion) {
@@ -75,7 +90,7 @@ fn bench_decode(c: &mut Criterion) {
     g.bench_function("decode_and_convert_512_span_request", |b| {
         b.iter(|| {
             let r = ExportTraceServiceRequest::decode(black_box(&bytes[..])).unwrap();
-            toolscore::span::from_resource_spans_keeping(&r.resource_spans, &keep)
+            Records::from_otlp(&r.resource_spans, &keep)
         })
     });
     // What the service does: the wire decoder straight into kept spans.
@@ -99,8 +114,10 @@ fn bench_extract(c: &mut Criterion) {
         .iter()
         .find(|s| s.attr("tool.name").is_some())
         .unwrap();
-    let input = tool_span.attr("input.value");
-    let output = tool_span.attr("output.value");
+    let (input, output) = (
+        tool_span.attr("input.value"),
+        tool_span.attr("output.value"),
+    );
     let mut g = c.benchmark_group("extract_one_tool_span");
     g.bench_function("parse_args", |b| {
         b.iter(|| toolscore::extract::parse_args(black_box(input), Default::default()))
@@ -190,9 +207,7 @@ fn bench_repr(c: &mut Criterion) {
 
 fn bench_assembler(c: &mut Criterion) {
     let traces = 200u64;
-    let spans: Vec<_> = (0..traces)
-        .flat_map(|n| converted(trace_spans(n + 1, 6)))
-        .collect();
+    let packed = records((0..traces).flat_map(|n| trace_spans(n + 1, 6)).collect());
     let limits = Limits {
         grace: Duration::from_millis(0),
         idle_timeout: Duration::from_secs(300),
@@ -203,9 +218,8 @@ fn bench_assembler(c: &mut Criterion) {
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
         max_traces_per_service: 0,
+        keys: keep(),
     };
-    // The spans as the receivers hand them over: one request's compact records.
-    let packed = Packed::from_spans(&spans, &[]);
     // Each span with the run of its trace's spans that follow (the driver's `runs`).
     let mut runs = vec![Run::default(); packed.len()];
     for i in (0..packed.len().saturating_sub(1)).rev() {
@@ -217,7 +231,7 @@ fn bench_assembler(c: &mut Criterion) {
         }
     }
     let mut g = c.benchmark_group("assembler");
-    g.throughput(Throughput::Elements(spans.len() as u64));
+    g.throughput(Throughput::Elements(packed.len() as u64));
     g.bench_function("push_and_complete_2000_spans", |b| {
         b.iter_batched(
             || (),

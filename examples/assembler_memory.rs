@@ -13,9 +13,9 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 use prost::Message;
 use toolscore::agent_trace::{self, AgentTrace};
-use toolscore::assembler::compact::Run;
 use toolscore::assembler::{Limits, Push, Shard};
 use toolscore::config::OnTimeout;
+use toolscore::record::Run;
 
 /// The load generator's agent trace without its root (so it stays buffered).
 fn trace(n: u64) -> ResourceSpans {
@@ -54,6 +54,12 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
+    // The attributes the embedded default configuration reads (what `serve` keeps).
+    let keep = std::sync::Arc::new(
+        toolscore::config::Config::embedded()
+            .unwrap()
+            .kept_attributes(),
+    );
     let mut shard = Shard::new(Limits {
         grace: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(300),
@@ -64,11 +70,8 @@ fn main() {
         max_spans_per_trace: 10_000,
         max_bytes: usize::MAX / 2,
         max_traces_per_service: 0,
+        keys: keep.clone(),
     });
-    // The attributes the embedded default configuration reads (what `serve` keeps).
-    let keep = toolscore::config::Config::embedded()
-        .unwrap()
-        .kept_attributes();
     let before = rss_bytes();
     let now = Instant::now();
     let (mut encoded, mut spans) = (0usize, 0usize);

@@ -13,6 +13,11 @@
 #             served by the generator (--model-stub) answering after
 #             MODEL_DELAY_MS (500); no reply cache. Also reports the judged
 #             scores a second.
+#   bare      not toolscore: examples/bare_receiver, which decodes each
+#             request with prost and drops it; its rate is the spans the
+#             generator had accepted after the warm-up.
+#   other     as off, but the toolscore binary at OTHER (another build, for
+#             a before/after in the same run).
 # The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
@@ -23,6 +28,8 @@
 #
 #   perf/ab.sh                             # off none interval: 3 rounds of 20 s runs (8 s warm-up)
 #   ROUNDS=5 VARIANTS="off tls" perf/ab.sh
+#   VARIANTS="bare off" BASE=bare perf/ab.sh  # toolscore's share of a bare receiver
+#   OTHER=/tmp/old/toolscore VARIANTS="bare other off" BASE=bare perf/ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +39,7 @@ WARMUP=${WARMUP:-8}
 CONCURRENCY=${CONCURRENCY:-16}
 BACKEND=${BACKEND:-memory}
 VARIANTS=${VARIANTS:-off none interval}
+BASE=${BASE:-off}
 MODEL=127.0.0.1:19090
 MODEL_DELAY_MS=${MODEL_DELAY_MS:-500}
 RATE=${RATE:-}
@@ -43,6 +51,7 @@ SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
+  [[ " $VARIANTS " == *" bare "* ]] && cargo build --release --locked --example bare_receiver >&2
 fi
 
 PID=
@@ -64,7 +73,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == other || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/perf/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
@@ -104,10 +113,29 @@ metric() { curl -fs "$API/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 completed() { metric 'toolscore_traces_total{outcome="completed"}'; }
 judged() { metric 'toolscore_llm_judgements_total{status="ok"}' | grep . || echo 0; }
 
+run_bare() {   # run_bare ROUND
+  "${SERVER_PIN[@]}" ./target/release/examples/bare_receiver "$GRPC" >"$WORK/bare-$1.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/${GRPC%:*}/${GRPC#*:}") 2>/dev/null && break; sleep 0.1; done
+  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
+    --concurrency "$CONCURRENCY" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --json >"$WORK/bare-$1.json"
+  stop_server
+  python3 - "$1" "$WORK/bare-$1.json" <<'PY' | tee -a "$WORK/results.txt"
+import json, sys
+rnd, gen = sys.argv[1:]
+g = json.load(open(gen))
+lat = g.get("latency_ms", {})
+print(f"bare round {rnd}: {g['accepted_spans_per_sec']:.0f} received spans/s, request p50 {lat.get('p50', '-')} ms p99 {lat.get('p99', '-')} ms")
+PY
+}
+
 run() {   # run VARIANT ROUND
+  [[ $1 == bare ]] && { run_bare "$2"; return; }
   local config
   config=$(config_for "$1")
-  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  local bin=./target/release/toolscore
+  [[ $1 == other ]] && bin=${OTHER:?set OTHER to the other build of toolscore}
+  "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   local mode=(--mode max --concurrency "$CONCURRENCY")
@@ -164,5 +192,5 @@ PY
 for round in $(seq "$ROUNDS"); do
   for v in $VARIANTS; do run "$v" "$round"; done
 done
-python3 perf/ab_summary.py "$WORK/results.txt" off
+python3 perf/ab_summary.py "$WORK/results.txt" "$BASE"
 echo "runs in $WORK" >&2

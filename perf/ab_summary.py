@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The A/B scripts' summary: per variant, the median of its rounds' evaluated
-spans/s (lines "VARIANT round N: RATE evaluated spans/s ..." in RESULTS) and
+spans/s (lines "VARIANT round N: RATE evaluated spans/s ..." in RESULTS; the
+bare receiver's "RATE received spans/s") and
 its ratio to BASE's median.
 
     perf/ab_summary.py RESULTS BASE
@@ -12,7 +13,7 @@ import sys
 results, base_name = sys.argv[1], sys.argv[2]
 runs = {}
 for line in open(results):
-    m = re.match(r"(\w+) round \d+: (\d+) evaluated spans/s", line)
+    m = re.match(r"(\w+) round \d+: (\d+) (?:evaluated|received) spans/s", line)
     if m:
         runs.setdefault(m[1], []).append(int(m[2]))
 base = statistics.median(runs.get(base_name, [0])) or None

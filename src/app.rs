@@ -276,7 +276,8 @@ async fn run(
 ) -> Result<(), AppError> {
     let a = &config.assembler;
     let shards = if a.shards == 0 { cpus() } else { a.shards };
-    let limits = Limits::for_shard(a, shards);
+    let keep = Arc::new(config.kept_attributes());
+    let limits = Limits::for_shard(a, shards, keep.clone());
     let (ready_tx, ready_rx) = mpsc::channel(config.evaluation.queue_capacity.get());
     let workers = if config.evaluation.workers == 0 {
         cpus()
@@ -325,7 +326,6 @@ async fn run(
         .into_iter()
         .map(|t| supervise::watch("assembler", t, || (), &failed, &metrics))
         .collect();
-    let keep = config.kept_attributes();
     let wal = match wal {
         Some((wal, log)) => {
             let started = std::time::Instant::now();
@@ -476,6 +476,7 @@ async fn run(
                 crate::api::grpc::MAX_WATCHERS,
                 shutdown.clone(),
             ),
+            keep: Arc::new(config.kept_attributes()),
         });
         // The UI joins before the token guard and the timeout: its pages
         // need the `read` scope and are cut off like any other request.

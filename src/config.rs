@@ -417,21 +417,31 @@ impl Config {
         }
     }
 
-    /// The span attributes the service reads (extraction, binding, rules);
-    /// receivers drop the others before buffering.
+    /// The span attributes the service reads (extraction, binding, rules,
+    /// the judges); receivers drop the others before buffering.
     pub fn kept_attributes(&self) -> crate::span::KeepAttributes {
-        let keys = self
-            .extract
-            .attribute_keys()
-            .map(str::to_owned)
-            .chain(self.binding.attributes.iter().cloned())
-            .chain(
-                self.rules
-                    .iter()
-                    .flat_map(|r| r.matcher.attributes.keys().cloned()),
-            );
-        crate::span::KeepAttributes::only(keys)
+        let rule_keys = self
+            .rules
+            .iter()
+            .flat_map(|r| r.matcher.attributes.keys().cloned());
+        kept_attributes(&self.extract, &self.binding, rule_keys)
     }
+}
+
+/// The attributes extraction, binding, the judges and these rule keys
+/// read: what a span keeps, live and in `toolscore eval` alike.
+pub fn kept_attributes(
+    extract: &ExtractConfig,
+    binding: &BindingConfig,
+    rule_keys: impl IntoIterator<Item = String>,
+) -> crate::span::KeepAttributes {
+    let keys = extract
+        .attribute_keys()
+        .chain(crate::evaluator::llm::TRACE_ATTRIBUTES)
+        .map(str::to_owned)
+        .chain(binding.attributes.iter().cloned())
+        .chain(rule_keys);
+    crate::span::KeepAttributes::only(keys)
 }
 
 /// Collections nested deeper are refused while parsing: deserializing

@@ -1,7 +1,8 @@
 //! toolscore: scores how AI agents use their tools, from their OpenTelemetry traces.
 //!
 //! The data flow, stage by stage (see `ARCHITECTURE.md`):
-//! [`span`] (the internal span model) → [`extract`] (spans → tool calls) →
+//! [`record`] (a span as one record from the wire to the evaluators, IDs and
+//! values from [`span`]) → [`extract`] (spans → tool calls) →
 //! [`evaluator`] (tool calls + criteria → scores), with [`criteria`] loading
 //! UiPath evaluator and eval-set files and binding criteria to traces, and
 //! [`pyvalue`] holding the Python value semantics every score depends on.
@@ -25,6 +26,7 @@ pub mod net;
 pub mod otlp_json;
 pub mod pyvalue;
 pub mod receiver;
+pub mod record;
 pub mod security;
 pub mod span;
 pub mod store;

@@ -1,10 +1,11 @@
-//! OTLP JSON (the OTLP spec's JSON mapping: hex IDs, camelCase keys, int64
-//! as strings or numbers) → spans. Used by the offline CLI for trace files
-//! and by the HTTP receiver for `application/json` bodies.
+//! OTLP JSON documents (the OTLP spec's JSON mapping: hex IDs, camelCase
+//! keys, int64 as strings or numbers) → span records. Used by the offline
+//! CLI for trace files and by `POST /v1/evaluate`.
 
 use opentelemetry_proto::tonic::trace::v1::TracesData;
 
-use crate::span::{self, RejectedSpan, Span};
+use crate::record::Records;
+use crate::span::{KeepAttributes, RejectedSpan};
 
 /// A JSON document that is not valid OTLP trace JSON.
 #[derive(Debug, thiserror::Error)]
@@ -17,15 +18,16 @@ pub struct OtlpJsonError {
     pub message: String,
 }
 
-/// Spans accepted from a document, and the spans refused one by one.
+/// Spans accepted from a document, with the attributes `keep` names, and
+/// the spans refused one by one.
 #[derive(Debug, Default)]
 pub struct Parsed {
-    pub spans: Vec<Span>,
+    pub spans: Records,
     pub rejected: Vec<RejectedSpan>,
 }
 
 /// Parses one `{"resourceSpans": [...]}` object.
-pub fn parse_object(text: &str) -> Result<Parsed, OtlpJsonError> {
+pub fn parse_object(text: &str, keep: &KeepAttributes) -> Result<Parsed, OtlpJsonError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let data: TracesData =
         serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
@@ -39,13 +41,13 @@ pub fn parse_object(text: &str) -> Result<Parsed, OtlpJsonError> {
         path: ".".into(),
         message: e.to_string(),
     })?;
-    let (spans, rejected) = span::from_resource_spans(&data.resource_spans);
+    let (spans, rejected) = Records::from_otlp(&data.resource_spans, keep);
     Ok(Parsed { spans, rejected })
 }
 
 /// Parses a trace file: one OTLP JSON object, or one object per line (JSON Lines).
-pub fn parse_file_text(text: &str) -> Result<Parsed, OtlpJsonError> {
-    let whole = parse_object(text);
+pub fn parse_file_text(text: &str, keep: &KeepAttributes) -> Result<Parsed, OtlpJsonError> {
+    let whole = parse_object(text, keep);
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -56,11 +58,11 @@ pub fn parse_file_text(text: &str) -> Result<Parsed, OtlpJsonError> {
     }
     let mut out = Parsed::default();
     for (n, line) in lines {
-        let mut parsed = parse_object(line).map_err(|mut e| {
+        let mut parsed = parse_object(line, keep).map_err(|mut e| {
             e.location = format!("line {}: ", n + 1);
             e
         })?;
-        out.spans.append(&mut parsed.spans);
+        out.spans.append(parsed.spans);
         out.rejected.append(&mut parsed.rejected);
     }
     Ok(out)
@@ -68,7 +70,14 @@ pub fn parse_file_text(text: &str) -> Result<Parsed, OtlpJsonError> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::span::{AttrValue, TraceId};
+
+    fn keep() -> Arc<KeepAttributes> {
+        Arc::new(KeepAttributes::only(["n", "m", "arr"].map(str::to_owned)))
+    }
 
     const ONE: &str = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"agent"}}]},
       "scopeSpans":[{"spans":[
@@ -81,16 +90,18 @@ mod tests {
 
     #[test]
     fn parses_the_spec_json_mapping() {
-        let p = parse_object(ONE).unwrap();
+        let p = parse_object(ONE, &keep()).unwrap();
         assert_eq!(p.spans.len(), 1);
         assert_eq!(p.rejected.len(), 1);
-        let s = &p.spans[0];
+        let traces = p.spans.traces(&keep()).unwrap();
+        let id = TraceId::parse_hex("5b8efff798038103d269b633813fc60c").unwrap();
+        let s = traces[&id].iter().next().unwrap();
         assert!(s.is_root());
-        assert_eq!(s.service_name.as_deref(), Some("agent"));
+        assert_eq!(s.service_name, Some("agent"));
         assert_eq!(s.start_time_unix_nano, 1_544_712_660_000_000_000);
         assert_eq!(s.end_time_unix_nano, 1_544_712_661_000_000_000);
-        assert_eq!(s.attr("n"), Some(&crate::span::AttrValue::Int(42)));
-        assert_eq!(s.attr("m"), Some(&crate::span::AttrValue::Int(7)));
+        assert_eq!(s.attr("n").map(|v| v.to_value()), Some(AttrValue::Int(42)));
+        assert_eq!(s.attr("m").map(|v| v.to_value()), Some(AttrValue::Int(7)));
         assert_eq!(s.attr("arr").map(|a| a.py_str()), Some("('x',)".to_owned()));
     }
 
@@ -98,11 +109,11 @@ mod tests {
     fn json_lines_and_errors_name_the_line_and_path() {
         let flat = ONE.replace('\n', " ");
         let two = format!("{flat}\n{flat}\n");
-        assert_eq!(parse_file_text(&two).unwrap().spans.len(), 2);
+        assert_eq!(parse_file_text(&two, &keep()).unwrap().spans.len(), 2);
         let bad = format!(
             "{flat}\n{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"traceId\":\"zz\"}}]}}]}}]}}\n"
         );
-        let e = parse_file_text(&bad).unwrap_err().to_string();
+        let e = parse_file_text(&bad, &keep()).unwrap_err().to_string();
         assert!(e.starts_with("line 2: "), "{e}");
         assert!(
             e.contains("resourceSpans[0].scopeSpans[0].spans[0].traceId"),

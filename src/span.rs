@@ -1,15 +1,15 @@
-//! The internal span model: what toolscore keeps of an OTLP span.
+//! What a span is made of: IDs checked at the edge ([`TraceId`], [`SpanId`],
+//! so nothing downstream handles raw byte vectors), attribute values with
+//! OTLP's types ([`AttrValue`]), and which attributes are kept
+//! ([`KeepAttributes`]).
 //!
-//! Receivers convert `opentelemetry-proto` spans into [`Span`] at the edge,
-//! checking IDs there ([`TraceId`], [`SpanId`]), so nothing downstream handles
-//! raw byte vectors or protobuf types. Only what evaluation and the API need
-//! is kept: IDs, name, times, attributes and the resource's `service.name`.
+//! The service holds spans as records (`record/`); [`Span`] is the owned
+//! form for spans built in code: the load generator, the demo, the tests.
 
 use std::fmt;
 use std::sync::Arc;
 
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
-use opentelemetry_proto::tonic::trace::v1 as otlp;
 
 use crate::pyvalue::{Dict, Value};
 
@@ -189,14 +189,14 @@ impl From<&AnyValue> for AttrValue {
     }
 }
 
-fn attr_of(kv: &KeyValue) -> AttrValue {
+pub(crate) fn attr_of(kv: &KeyValue) -> AttrValue {
     kv.value
         .as_ref()
         .map(AttrValue::from)
         .unwrap_or(AttrValue::Empty)
 }
 
-/// One span, as toolscore keeps it.
+/// One span, owned: how spans are built in code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
     pub trace_id: TraceId,
@@ -207,24 +207,12 @@ pub struct Span {
     pub start_time_unix_nano: u64,
     pub end_time_unix_nano: u64,
     /// Attributes in wire order. A repeated key: the last one wins on lookup.
-    /// Keys are interned (shared with [`KeepAttributes`]), so a buffered span
-    /// pays for its values, not for one allocation per key.
     pub attributes: Vec<(Arc<str>, AttrValue)>,
     /// The resource's `service.name`, shared by every span of a resource.
     pub service_name: Option<Arc<str>>,
 }
 
 impl Span {
-    /// The attribute `key` (the last one if repeated, as a Python dict built
-    /// from the list would keep).
-    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
-        self.attributes
-            .iter()
-            .rev()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| v)
-    }
-
     pub fn is_root(&self) -> bool {
         self.parent_span_id.is_none()
     }
@@ -240,135 +228,46 @@ pub struct RejectedSpan {
     pub reason: IdError,
 }
 
-/// Which attributes a buffered span keeps. The service keeps only the keys
-/// extraction, binding and rules read (an LLM span's prompt, say, is never
-/// looked at), so a buffered span costs little more than what is evaluated.
+/// Which attributes a buffered span keeps, each with a small id for the
+/// records. The service keeps only the keys extraction, binding, rules and
+/// the judges read (an LLM span's prompt, say, is never looked at), so a
+/// buffered span costs little more than what is evaluated.
 #[derive(Debug, Clone, Default)]
 pub struct KeepAttributes {
-    /// `None` keeps every attribute (offline evaluation, tests). Looked up
-    /// once per attribute on the receive path, hence foldhash (the set is
-    /// fixed at start-up; clients only look up).
-    keys: Option<std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>>,
+    /// Id → key.
+    names: Vec<Arc<str>>,
+    /// Key → id, looked up once per attribute on the receive path, hence
+    /// foldhash (the set is fixed at start-up; clients only look up).
+    ids: std::collections::HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
 }
 
 impl KeepAttributes {
-    pub fn all() -> KeepAttributes {
-        KeepAttributes { keys: None }
-    }
-
     pub fn only<I: IntoIterator<Item = String>>(keys: I) -> KeepAttributes {
-        KeepAttributes {
-            keys: Some(keys.into_iter().map(Arc::from).collect()),
-        }
-    }
-
-    /// The interned key if the attribute is kept.
-    pub fn intern(&self, key: &str) -> Option<Arc<str>> {
-        self.lookup(key).map(Kept::into_arc)
-    }
-
-    /// [`intern`](Self::intern) without touching the shared key's reference
-    /// count (an atomic operation per attribute on the receive path).
-    pub fn lookup(&self, key: &str) -> Option<Kept<'_>> {
-        match &self.keys {
-            None => Some(Kept::New(Arc::from(key))),
-            Some(keys) => keys.get(key).map(Kept::Shared),
-        }
-    }
-}
-
-/// A kept attribute's key: the interned one, or a new one when every
-/// attribute is kept.
-#[derive(Debug, Clone)]
-pub enum Kept<'k> {
-    Shared(&'k Arc<str>),
-    New(Arc<str>),
-}
-
-impl Kept<'_> {
-    pub fn as_arc(&self) -> &Arc<str> {
-        match self {
-            Kept::Shared(k) => k,
-            Kept::New(k) => k,
-        }
-    }
-
-    pub fn into_arc(self) -> Arc<str> {
-        match self {
-            Kept::Shared(k) => k.clone(),
-            Kept::New(k) => k,
-        }
-    }
-}
-
-/// Converts and validates every span of an OTLP request body, keeping every attribute.
-pub fn from_resource_spans(
-    resource_spans: &[otlp::ResourceSpans],
-) -> (Vec<Span>, Vec<RejectedSpan>) {
-    from_resource_spans_keeping(resource_spans, &KeepAttributes::all())
-}
-
-/// [`from_resource_spans_keeping`], with each kept span's encoded size
-/// (prost's `encoded_len`), as the protobuf decoder reports it.
-pub fn from_resource_spans_sized(
-    resource_spans: &[otlp::ResourceSpans],
-    keep: &KeepAttributes,
-) -> (Vec<Span>, Vec<u32>, Vec<RejectedSpan>) {
-    use prost::Message;
-    let (spans, rejected) = from_resource_spans_keeping(resource_spans, keep);
-    let mut refused = rejected
-        .iter()
-        .map(|r| (r.resource, r.scope, r.index))
-        .peekable();
-    let mut sizes = Vec::with_capacity(spans.len());
-    for (ri, rs) in resource_spans.iter().enumerate() {
-        for (si, ss) in rs.scope_spans.iter().enumerate() {
-            for (i, s) in ss.spans.iter().enumerate() {
-                if refused.peek() == Some(&(ri, si, i)) {
-                    refused.next();
-                } else {
-                    sizes.push(u32::try_from(s.encoded_len()).unwrap_or(u32::MAX));
-                }
+        let mut keep = KeepAttributes::default();
+        for key in keys {
+            let key: Arc<str> = Arc::from(key);
+            if !keep.ids.contains_key(&key)
+                && let Ok(id) = u32::try_from(keep.names.len())
+            {
+                keep.ids.insert(key.clone(), id);
+                keep.names.push(key);
             }
         }
+        keep
     }
-    (spans, sizes, rejected)
-}
 
-/// Converts and validates every span of an OTLP request body.
-///
-/// Spans with bad IDs are refused one by one (returned in the second vector);
-/// the rest are kept, with the attributes `keep` selects. A non-empty
-/// `parent_span_id` must be a valid span ID.
-pub fn from_resource_spans_keeping(
-    resource_spans: &[otlp::ResourceSpans],
-    keep: &KeepAttributes,
-) -> (Vec<Span>, Vec<RejectedSpan>) {
-    let mut spans = Vec::new();
-    let mut rejected = Vec::new();
-    for (ri, rs) in resource_spans.iter().enumerate() {
-        let service_name: Option<Arc<str>> = rs.resource.as_ref().and_then(|r| {
-            r.attributes
-                .iter()
-                .rev()
-                .find(|kv| kv.key == "service.name")
-                .map(|kv| Arc::from(attr_of(kv).py_str()))
-        });
-        for (si, ss) in rs.scope_spans.iter().enumerate() {
-            for (i, s) in ss.spans.iter().enumerate() {
-                match convert(s, service_name.clone(), keep) {
-                    Ok(span) => spans.push(span),
-                    Err(reason) => rejected.push(RejectedSpan {
-                        resource: ri,
-                        scope: si,
-                        index: i,
-                        reason,
-                    }),
-                }
-            }
-        }
+    /// The key's id if the attribute is kept.
+    pub fn id(&self, key: &str) -> Option<u32> {
+        self.ids.get(key).copied()
     }
-    (spans, rejected)
+
+    /// The key with this id.
+    pub fn name(&self, id: u64) -> Option<&str> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.names.get(i))
+            .map(|k| &**k)
+    }
 }
 
 /// A span's trace, span and parent span IDs as they come off the wire
@@ -400,34 +299,6 @@ fn parent_id(bytes: &[u8]) -> Result<SpanId, IdError> {
             what: "parent span ID",
         },
         other => other,
-    })
-}
-
-fn convert(
-    s: &otlp::Span,
-    service_name: Option<Arc<str>>,
-    keep: &KeepAttributes,
-) -> Result<Span, IdError> {
-    let (trace_id, span_id, parent_span_id) =
-        checked_ids(&s.trace_id, &s.span_id, &s.parent_span_id)?;
-    Ok(Span {
-        trace_id,
-        span_id,
-        parent_span_id,
-        name: s.name.clone(),
-        start_time_unix_nano: s.start_time_unix_nano,
-        end_time_unix_nano: s.end_time_unix_nano,
-        attributes: {
-            let mut attrs: Vec<(Arc<str>, AttrValue)> = s
-                .attributes
-                .iter()
-                .filter_map(|kv| keep.intern(&kv.key).map(|k| (k, attr_of(kv))))
-                .collect();
-            // No spare slots in a buffered span.
-            attrs.shrink_to_fit();
-            attrs
-        },
-        service_name,
     })
 }
 

@@ -34,6 +34,7 @@ fn assembler() -> (AssemblerHandle, mpsc::Receiver<Ready>) {
         max_spans_per_trace: 1000,
         max_bytes: 1 << 24,
         max_traces_per_service: 0,
+        keys: Arc::new(Config::embedded().unwrap().kept_attributes()),
     };
     let (ready_tx, ready_rx) = mpsc::channel(16);
     let (handle, _tasks) = assembler::spawn(

@@ -11,6 +11,7 @@ use common::conformance::{self, Case};
 use toolscore::evaluator::{self, Evaluator, Outcome};
 use toolscore::extract::{self, ExtractConfig};
 use toolscore::pyvalue::{Dict, Value};
+use toolscore::record::Spans;
 
 fn run(case: &Case) -> Outcome {
     let kind = conformance::evaluator_type(case);
@@ -20,7 +21,10 @@ fn run(case: &Case) -> Outcome {
         Ok(c) => ev.config = c,
         Err(e) => return Outcome::error(e.to_string()),
     }
-    let calls = extract::extract(&conformance::spans(case), &ExtractConfig::default());
+    let calls = extract::extract(
+        &Spans::from_spans(&conformance::spans(case)),
+        &ExtractConfig::default(),
+    );
     let criteria = match &case.criteria {
         Value::None => None,
         other => Some(other),
@@ -89,7 +93,7 @@ fn scores_do_not_depend_on_span_order() {
             {
                 ev.config = c;
             }
-            let calls = extract::extract(&spans, &ExtractConfig::default());
+            let calls = extract::extract(&Spans::from_spans(&spans), &ExtractConfig::default());
             let criteria = match &case.criteria {
                 Value::None => None,
                 other => Some(other),

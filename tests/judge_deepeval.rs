@@ -9,7 +9,7 @@ use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, l
 use toolscore::evaluator::llm::{Endpoint, deepeval, root_span};
 use toolscore::evaluator::{self, Config, EvaluatorType, tool_correctness};
 use toolscore::extract::{ExtractConfig, extract};
-use toolscore::span::AttrValue;
+use toolscore::record::AttrRef;
 
 fn endpoint() -> Endpoint {
     Endpoint {
@@ -30,10 +30,10 @@ async fn run(case: &LlmCase) -> Result<(), String> {
     };
     let criteria = tool_correctness::parse_criteria(&case.case.criteria)
         .map_err(|e| format!("criteria: {e}"))?;
-    let spans = case.spans();
+    let spans = toolscore::record::Spans::from_spans(&case.spans());
     let calls = extract(&spans, &ExtractConfig::default());
     let input = match root_span(&spans).and_then(|s| s.attr("input.value")) {
-        Some(AttrValue::Str(s)) => s.to_string(),
+        Some(AttrRef::Str(s)) => s.to_string(),
         _ => String::new(),
     };
     let expected = case.expected();

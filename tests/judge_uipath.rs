@@ -33,7 +33,7 @@ async fn run(case: &LlmCase, kind: Kind) -> Result<(), String> {
         Value::None => None,
         v => Some(v),
     };
-    let spans = case.spans();
+    let spans = toolscore::record::Spans::from_spans(&case.spans());
     let root = root_span(&spans);
     let calls = extract(&spans, &ExtractConfig::default());
     let trace = TraceView {
@@ -110,7 +110,7 @@ async fn retries_then_give_up() {
         &cfg,
         Some(&criteria),
         TraceView {
-            spans: &[],
+            spans: &toolscore::record::Spans::from_spans(&[]),
             calls: &[],
             input: None,
             output: None,
@@ -161,7 +161,7 @@ async fn discovery_is_cached_and_drops_temperature() {
             &cfg,
             Some(&criteria),
             TraceView {
-                spans: &[],
+                spans: &toolscore::record::Spans::from_spans(&[]),
                 calls: &[],
                 input: None,
                 output: None,
@@ -183,7 +183,7 @@ async fn discovery_is_cached_and_drops_temperature() {
 async fn errors_before_evaluate() {
     let loads = |s: &str| toolscore::pyvalue::json::loads(s).unwrap();
     let empty = TraceView {
-        spans: &[],
+        spans: &toolscore::record::Spans::from_spans(&[]),
         calls: &[],
         input: None,
         output: None,

@@ -40,7 +40,7 @@ async fn run(case: &LlmCase, stub: &Stub, config: &LlmConfig) -> Result<(), Stri
     // A fresh set per case: the discovery cache is per process in the
     // reference, and the recordings reset it per case.
     let judges = Judges::build(config, &LlmMetrics::default()).unwrap();
-    let spans = case.spans();
+    let spans = toolscore::record::Spans::from_spans(&case.spans());
     let calls = extract(&spans, &ExtractConfig::default());
     let view = trace_view(&spans, &calls, &ExtractConfig::default());
     let criteria = match &case.case.criteria {
@@ -203,9 +203,10 @@ async fn the_eval_command_runs_the_judges() {
         // The binding attribute on the root span, which no judge reads
         // attributes of but its input and output.
         let mut trace = common::live::case_otlp_json(&case.case);
-        let spans = case.spans();
+        let spans = toolscore::record::Spans::from_spans(&case.spans());
         let root_id = toolscore::evaluator::llm::root_span(&spans)
-            .unwrap_or(&spans[0])
+            .or_else(|| spans.iter().next())
+            .unwrap()
             .span_id
             .to_hex();
         for span in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]

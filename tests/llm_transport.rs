@@ -333,8 +333,9 @@ async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
     let cfg = toolscore::pyvalue::json::loads(r#"{"model": "gpt-4.1"}"#).unwrap();
     ev.config = toolscore::evaluator::parse_config(kind, cfg.as_dict().unwrap(), "config").unwrap();
     let criteria = toolscore::pyvalue::json::loads(r#"{"expectedOutput": "x"}"#).unwrap();
+    let no_spans = toolscore::record::Spans::from_spans(&[]);
     let view = toolscore::evaluator::llm::TraceView {
-        spans: &[],
+        spans: &no_spans,
         calls: &[],
         input: None,
         output: None,

@@ -38,7 +38,9 @@ struct Service {
 }
 
 /// `toolscore serve` with the sample rule (every trace scored), a 1.5 s
-/// grace after the root, on free ports.
+/// grace after the root, on free ports; the watch buffer holds every
+/// result of the run, so that the test's watcher, starved of CPU when the
+/// suite runs in parallel, is not ended for falling behind.
 fn start() -> Service {
     let (otlp_grpc, otlp_http, api_http, api_grpc) =
         (free_addr(), free_addr(), free_addr(), free_addr());
@@ -49,7 +51,7 @@ fn start() -> Service {
             .unwrap();
     let yaml = format!(
         "{default}\nshutdown_timeout_ms: {SHUTDOWN_TIMEOUT_MS}\n\
-         api:\n  http:\n    endpoint: {api_http}\n  grpc:\n    endpoint: {api_grpc}\n"
+         api:\n  watch_buffer: 100000\n  http:\n    endpoint: {api_http}\n  grpc:\n    endpoint: {api_grpc}\n"
     )
     .replace(
         "endpoint: 127.0.0.1:4317",

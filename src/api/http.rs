@@ -55,6 +55,9 @@ pub struct ApiState {
     pub judges: Arc<crate::judge::Judges>,
     /// `GET /v1/watch` subscriptions (ended by `shutdown`).
     pub watchers: super::watch::Watchers,
+    /// The attributes a span keeps: `POST /v1/evaluate` reads its spans as
+    /// the receivers do.
+    pub keep: Arc<crate::span::KeepAttributes>,
 }
 
 /// An API error: `{"error": {"code", "message"}}` with the table's status.
@@ -677,11 +680,12 @@ fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> Api
 
 /// The record with every score that needs no model, the trace's spans, and
 /// the LLM-judged evaluators still to score.
-type Evaluated = (TraceRecord, Arc<Vec<crate::span::Span>>, Vec<Judged>);
+type Evaluated = (TraceRecord, Arc<crate::record::Spans>, Vec<Judged>);
 
 fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     let text = std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?;
-    let parsed = crate::otlp_json::parse_object(text).map_err(|e| invalid(&e.path, &e.message))?;
+    let parsed =
+        crate::otlp_json::parse_object(text, &st.keep).map_err(|e| invalid(&e.path, &e.message))?;
     if let Some(r) = parsed.rejected.first() {
         return Err(invalid(
             format!(
@@ -691,24 +695,25 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
             &r.reason,
         ));
     }
-    let spans = parsed.spans;
-    let Some(first) = spans.first() else {
+    let traces = parsed.spans.traces(&st.keep).map_err(|e| {
+        tracing::error!(error = %e, "POST /v1/evaluate: records did not read back");
+        ApiError::new(ErrorKind::Internal, "internal error")
+    })?;
+    let mut traces = traces.into_iter();
+    let Some((trace_id, spans)) = traces.next() else {
         return Err(invalid("resourceSpans", "no spans"));
     };
-    let trace_id = first.trace_id;
-    if let Some(other) = spans.iter().find(|s| s.trace_id != trace_id) {
+    if let Some((other, _)) = traces.next() {
         return Err(invalid(
             "resourceSpans",
-            format!(
-                "spans of one trace expected, got {trace_id} and {}",
-                other.trace_id
-            ),
+            format!("spans of one trace expected, got {trace_id} and {other}"),
         ));
     }
     let json: Json = serde_json::from_slice(body).map_err(|e| invalid("(body)", e))?;
+    let complete = spans.iter().any(|s| s.is_root());
     let ready = Ready {
         trace_id,
-        complete: spans.iter().any(|s| s.is_root()),
+        complete,
         spans: Arc::new(spans),
         revision: 1,
         reason: Reason::Complete,
@@ -868,6 +873,9 @@ pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<
         failed: crate::supervise::Failed::default(),
         config,
         shutdown: tokio_util::sync::CancellationToken::new(),
+        keep: Arc::new(crate::span::KeepAttributes::only(
+            ExtractConfig::default().attribute_keys().map(str::to_owned),
+        )),
         judges: Arc::new(
             crate::judge::Judges::build(
                 &crate::judge::config::LlmConfig::default(),

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use foldhash::fast::RandomState;
 
 use super::backlog::Ticket;
-use super::compact::{Compact, Packed, Run};
 use super::config::{AssemblerConfig, OnTimeout};
-use crate::span::{Span, SpanId, TraceId};
+use crate::record::{Held, Records, Run, Spans};
+use crate::span::{KeepAttributes, Span, SpanId, TraceId};
 use crate::wal::{Pin, Wal};
 
 /// The per-shard share of the assembler's bounds.
@@ -33,11 +33,13 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Open traces one service may hold (0: no limit).
     pub max_traces_per_service: usize,
+    /// The attributes the service keeps: what the records' key ids mean.
+    pub keys: Arc<KeepAttributes>,
 }
 
 impl Limits {
     /// Splits the configured bounds evenly over `shards`.
-    pub fn for_shard(cfg: &AssemblerConfig, shards: usize) -> Limits {
+    pub fn for_shard(cfg: &AssemblerConfig, shards: usize, keys: Arc<KeepAttributes>) -> Limits {
         let shards = shards.max(1);
         Limits {
             grace: Duration::from_millis(cfg.grace_after_root_ms),
@@ -49,6 +51,7 @@ impl Limits {
             max_spans_per_trace: cfg.max_spans_per_trace.get(),
             max_bytes: cfg.max_buffered_bytes.get().div_ceil(shards),
             max_traces_per_service: cfg.max_traces_per_service.div_ceil(shards),
+            keys,
         }
     }
 }
@@ -89,7 +92,7 @@ pub enum Reason {
 #[derive(Debug)]
 pub struct Ready {
     pub trace_id: TraceId,
-    pub spans: Arc<Vec<Span>>,
+    pub spans: Arc<Spans>,
     /// Whether the root span was seen.
     pub complete: bool,
     /// 1 for the first evaluation, +1 for each re-evaluation.
@@ -125,8 +128,8 @@ const ID_SET_FROM: usize = 32;
 
 #[derive(Debug)]
 struct Buffer {
-    /// The spans, compact from the first (see `compact.rs`).
-    held: Compact,
+    /// The spans' records (see `record/`).
+    held: Held,
     /// What the spans took on the wire.
     encoded: usize,
     /// Span IDs, while the trace is open and has more than [`ID_SET_FROM`] spans.
@@ -231,7 +234,7 @@ impl Shard {
 
     /// A buffered trace's spans (for the tests).
     #[cfg(test)]
-    pub(super) fn held(&self, id: &TraceId) -> Option<&Compact> {
+    pub(super) fn held(&self, id: &TraceId) -> Option<&Held> {
         self.traces.get(id).map(|b| &b.held)
     }
 
@@ -435,7 +438,7 @@ impl Shard {
     /// Adds one span given as a `Span` (the tests' way in; the driver
     /// pushes the receivers' records). The caller counts the outcome.
     pub fn push(&mut self, span: Span, now: Instant) -> Push {
-        let p = Packed::from_spans(&[span], &[]);
+        let p = Records::from_spans(&[span], &self.limits.keys);
         self.push_record(&p, 0, Run::default(), now)
     }
 
@@ -449,7 +452,8 @@ impl Shard {
         following: usize,
         now: Instant,
     ) -> Push {
-        let p = Packed::from_spans(&[span], &[u32::try_from(encoded).unwrap_or(u32::MAX)]);
+        let mut p = Records::from_spans(&[span], &self.limits.keys);
+        p.end(u32::try_from(encoded).unwrap_or(u32::MAX));
         let run = Run {
             spans: following,
             bytes: following.saturating_mul(p.record_size(0)),
@@ -462,14 +466,14 @@ impl Shard {
     /// request usually carries a trace's spans together): the trace's
     /// buffer is sized for them at once instead of growing span by span.
     /// An index past the request (a caller's bug) is refused as corrupt.
-    pub fn push_record(&mut self, p: &Packed, i: usize, run: Run, now: Instant) -> Push {
-        let Some(&span) = p.spans().get(i) else {
+    pub fn push_record(&mut self, p: &Records, i: usize, run: Run, now: Instant) -> Push {
+        let (Some(&span), Some(record)) = (p.spans().get(i), p.record(i)) else {
             tracing::error!(index = i, "refusing a span: its index is past the request");
             return Push::Corrupt;
         };
         let encoded = span.encoded as usize;
         let id = span.trace_id;
-        let size = p.record_size(i) + std::mem::size_of::<SpanId>();
+        let size = record.len() + std::mem::size_of::<SpanId>();
         if self.tombstones.contains(&id) {
             self.counts.late_dropped += 1;
             return Push::TooLate;
@@ -490,8 +494,8 @@ impl Shard {
         // Quota first: one service's new traces must not evict (or time
         // out) anyone's to make room.
         let quota = self.limits.max_traces_per_service;
-        let service = match p.service_of(&span) {
-            Some(s) if new_trace && quota > 0 => Some(s.clone()),
+        let service: Option<Arc<str>> = match p.service_of(i) {
+            Some(s) if new_trace && quota > 0 => Some(Arc::from(s)),
             _ => None,
         };
         if let Some(s) = &service
@@ -501,7 +505,7 @@ impl Shard {
         }
         let need = size
             + if new_trace {
-                std::mem::size_of::<Compact>()
+                std::mem::size_of::<Held>()
             } else {
                 0
             };
@@ -528,10 +532,7 @@ impl Shard {
         let mut new_deadline = None;
         match self.traces.get_mut(&id) {
             Some(b) => {
-                if let Err(e) = b.held.push_record(p, i, room) {
-                    tracing::error!(trace_id = %id, error = %e, "refusing a span");
-                    return Push::Corrupt;
-                }
+                b.held.push(record, span.span_id, room);
                 b.encoded += encoded;
                 b.last_seen = now;
                 let bytes = held_bytes(&b.held);
@@ -580,11 +581,8 @@ impl Shard {
                 } else {
                     open_deadline(now, now, &self.limits)
                 };
-                let mut held = Compact::default();
-                if let Err(e) = held.push_record(p, i, room) {
-                    tracing::error!(trace_id = %id, error = %e, "refusing a span");
-                    return Push::Corrupt;
-                }
+                let mut held = Held::default();
+                held.push(record, span.span_id, room);
                 let bytes = held_bytes(&held);
                 self.traces.insert(
                     id,
@@ -632,7 +630,7 @@ impl Shard {
         if self.traces.contains_key(&id) {
             return;
         }
-        let held = Compact::default();
+        let held = Held::default();
         let bytes = held_bytes(&held);
         let deadline = now + self.limits.late_window;
         self.traces.insert(
@@ -794,11 +792,11 @@ impl Shard {
         Some(ready)
     }
 
-    /// A trace's spans, decoded; `None` if the trace is not buffered or
-    /// its compact form does not decode, which would be a bug: the trace is
+    /// A trace's spans, checked; `None` if the trace is not buffered or
+    /// its records do not read back, which would be a bug: the trace is
     /// then forgotten rather than evaluated wrongly.
-    fn spans_of(&mut self, id: TraceId) -> Option<Arc<Vec<Span>>> {
-        match self.traces.get(&id)?.held.decode(id) {
+    fn spans_of(&mut self, id: TraceId) -> Option<Arc<Spans>> {
+        match self.traces.get(&id)?.held.spans(id, &self.limits.keys) {
             Ok(spans) => Some(Arc::new(spans)),
             Err(e) => {
                 tracing::error!(trace_id = %id, error = %e, "dropping a buffered trace");
@@ -878,8 +876,8 @@ impl Shard {
 }
 
 /// What a trace's compact spans hold, for the byte accounting.
-fn held_bytes(c: &Compact) -> usize {
-    std::mem::size_of::<Compact>() + c.heap_bytes()
+fn held_bytes(c: &Held) -> usize {
+    std::mem::size_of::<Held>() + c.heap_bytes()
 }
 
 /// An open rootless trace's deadline: idle timeout from the last span,

@@ -17,9 +17,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backlog::Backlog;
-use super::compact::{Packed, Run};
 use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
+use crate::record::{Records, Run};
 use crate::span::TraceId;
 use crate::telemetry::{Metrics, ShardLabel};
 use crate::wal::Wal;
@@ -44,7 +44,7 @@ pub enum Command {
 /// Spans for one shard (indexes into a request's packed spans, which the
 /// shards of one request share) and where to send the verdicts.
 pub struct Batch {
-    pub packed: Arc<Packed>,
+    pub packed: Arc<Records>,
     pub spans: Vec<usize>,
     /// The log and segment the request is in: accepted spans' traces hold it.
     pub logged: Option<(Wal, u64)>,
@@ -67,14 +67,14 @@ impl AssemblerHandle {
 
     /// Submits a request's spans (in write-ahead log segment `logged`, when
     /// the log is on); returns one verdict per span, in order.
-    pub async fn submit(&self, packed: Packed, logged: Option<(&Wal, u64)>) -> Vec<Push> {
+    pub async fn submit(&self, packed: Records, logged: Option<(&Wal, u64)>) -> Vec<Push> {
         self.submit_shared(Arc::new(packed), logged).await
     }
 
     /// [`submit`](Self::submit) of spans the caller may submit again.
     pub async fn submit_shared(
         &self,
-        packed: Arc<Packed>,
+        packed: Arc<Records>,
         logged: Option<(&Wal, u64)>,
     ) -> Vec<Push> {
         let n = self.senders.len();
@@ -338,7 +338,7 @@ fn push_batch(
 
 /// For each of the spans `idx` names, the run of spans of the same trace
 /// that follow it in `idx` without a break: how many, and their bytes.
-pub(super) fn runs(p: &Packed, idx: &[usize]) -> Vec<Run> {
+pub(super) fn runs(p: &Records, idx: &[usize]) -> Vec<Run> {
     let trace = |k: usize| p.spans().get(idx[k]).map(|s| s.trace_id);
     let mut out = vec![Run::default(); idx.len()];
     for k in (0..idx.len().saturating_sub(1)).rev() {

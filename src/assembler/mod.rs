@@ -5,7 +5,6 @@
 //! (`driver.rs`) feeds it spans and its one timer.
 
 pub mod backlog;
-pub mod compact;
 mod config;
 pub mod core;
 mod driver;

@@ -5,7 +5,8 @@ use proptest::prelude::*;
 
 use super::OnTimeout;
 use super::core::{Limits, Push, Reason, Shard};
-use crate::span::{Span, SpanId, TraceId};
+use crate::record::{Records, Run, Spans};
+use crate::span::{KeepAttributes, Span, SpanId, TraceId};
 
 fn limits() -> Limits {
     Limits {
@@ -18,7 +19,13 @@ fn limits() -> Limits {
         max_spans_per_trace: 100,
         max_bytes: 1 << 30,
         max_traces_per_service: 0,
+        keys: std::sync::Arc::new(KeepAttributes::default()),
     }
+}
+
+/// A request's records of spans built here.
+fn records(spans: &[Span]) -> Records {
+    Records::from_spans(spans, &limits().keys)
 }
 
 fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
@@ -36,7 +43,7 @@ fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
 
 /// The driver's runs of one trace's spans, for spans given as `Span`s.
 fn runs(spans: &[Span]) -> Vec<usize> {
-    let packed = super::compact::Packed::from_spans(spans, &[]);
+    let packed = records(spans);
     let idx: Vec<usize> = (0..spans.len()).collect();
     let runs = super::driver::runs(&packed, &idx);
     for (k, run) in runs.iter().enumerate() {
@@ -46,7 +53,7 @@ fn runs(spans: &[Span]) -> Vec<usize> {
     runs.iter().map(|r| r.spans).collect()
 }
 
-fn ids(spans: &[Span]) -> BTreeSet<u8> {
+fn ids(spans: &Spans) -> BTreeSet<u8> {
     spans.iter().map(|s| s.span_id.0[0]).collect()
 }
 
@@ -125,14 +132,11 @@ fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
 fn an_index_past_the_request_is_corrupt_not_late() {
     let t0 = Instant::now();
     let mut s = Shard::new(limits());
-    let packed = super::compact::Packed::from_spans(&[span(1, 1, None)], &[]);
-    assert_eq!(
-        s.push_record(&packed, 1, super::compact::Run::default(), t0),
-        Push::Corrupt
-    );
+    let packed = records(&[span(1, 1, None)]);
+    assert_eq!(s.push_record(&packed, 1, Run::default(), t0), Push::Corrupt);
     assert_eq!((s.traces(), s.counts.late_dropped), (0, 0));
     assert_eq!(
-        s.push_record(&packed, 0, super::compact::Run::default(), t0),
+        s.push_record(&packed, 0, Run::default(), t0),
         Push::Accepted
     );
 }
@@ -360,7 +364,7 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     assert_eq!(held.spare(), 8);
     // As the driver pushes them, with the bytes of the records that follow:
     // sized exactly.
-    let packed = super::compact::Packed::from_spans(&batch, &[]);
+    let packed = records(&batch);
     let idx: Vec<usize> = (0..batch.len()).collect();
     let mut exact = Shard::new(limits());
     for (i, run) in super::driver::runs(&packed, &idx).into_iter().enumerate() {
@@ -388,7 +392,7 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     let mut sizes = Vec::new();
     for (sp, f) in batch.into_iter().zip(following) {
         let id = sp.trace_id;
-        sizes.push(super::compact::Compact::span_size(&sp));
+        sizes.push(records(std::slice::from_ref(&sp)).record_size(0) + size_of::<SpanId>());
         s.push_sized(sp, 0, 1000, t0);
         if f == 0 {
             s.end_run(&id);

@@ -14,7 +14,8 @@ use crate::evaluator::{Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::judge::Judges;
 use crate::otlp_json;
-use crate::span::{Span, TraceId};
+use crate::record::{Records, Spans};
+use crate::span::{KeepAttributes, TraceId};
 
 /// What `toolscore eval` was asked to do.
 #[derive(Debug, Clone)]
@@ -87,26 +88,28 @@ pub fn load_catalog(args: &EvalArgs) -> Result<(Catalog, Arc<EvalSet>), LoadErro
 /// Reads every trace file and groups the spans by trace ID (first-seen order).
 pub fn load_traces(
     files: &[PathBuf],
+    keep: &Arc<KeepAttributes>,
     messages: &mut Vec<String>,
-) -> Result<IndexMap<TraceId, Vec<Span>>, UsageError> {
-    let mut traces: IndexMap<TraceId, Vec<Span>> = IndexMap::new();
+) -> Result<IndexMap<TraceId, Spans>, UsageError> {
+    let mut records = Records::default();
     for f in files {
         let text = std::fs::read_to_string(f).map_err(|e| UsageError::Traces {
             file: f.display().to_string(),
             message: format!("cannot read: {e}"),
         })?;
-        let parsed = otlp_json::parse_file_text(&text).map_err(|e| UsageError::Traces {
+        let parsed = otlp_json::parse_file_text(&text, keep).map_err(|e| UsageError::Traces {
             file: f.display().to_string(),
             message: e.to_string(),
         })?;
         for r in &parsed.rejected {
             messages.push(format!("warning: {}: {r}; span skipped", f.display()));
         }
-        for s in parsed.spans {
-            traces.entry(s.trace_id).or_default().push(s);
-        }
+        records.append(parsed.spans);
     }
-    Ok(traces)
+    records.traces(keep).map_err(|e| UsageError::Traces {
+        file: "(every file)".into(),
+        message: format!("internal error: {e}"),
+    })
 }
 
 /// Traces whose LLM judges are awaited at once; each provider's
@@ -118,7 +121,7 @@ const TRACES_IN_FLIGHT: usize = 64;
 pub async fn evaluate<'a>(
     set: &'a EvalSet,
     catalog: &'a Catalog,
-    traces: &IndexMap<TraceId, Vec<Span>>,
+    traces: &IndexMap<TraceId, Spans>,
     binding: &BindingConfig,
     extract_cfg: &ExtractConfig,
     judges: &Judges,
@@ -331,7 +334,6 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
             ));
         }
     }
-    let traces = load_traces(&args.traces, &mut messages)?;
     let binding = if args.binding_attributes.is_empty() {
         BindingConfig::default()
     } else {
@@ -339,6 +341,13 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
             attributes: args.binding_attributes.clone(),
         }
     };
+    // The attributes the service would keep: offline scores are live scores.
+    let keep = Arc::new(crate::config::kept_attributes(
+        &config.extract,
+        &binding,
+        [],
+    ));
+    let traces = load_traces(&args.traces, &keep, &mut messages)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -13,7 +13,7 @@ use super::{
 use crate::evaluator::EvaluatorType;
 use crate::evaluator::llm::root_span;
 use crate::pyvalue::json_to_py;
-use crate::span::Span;
+use crate::record::{SpanRef, Spans};
 
 /// Evaluators and their criteria for one trace, borrowed from the binder.
 #[derive(Debug, Clone)]
@@ -109,7 +109,7 @@ impl Binder {
     }
 
     /// The evaluators and criteria for a trace, or `None` when nothing binds it.
-    pub fn bind(&self, spans: &[Span]) -> Option<Bound<'_>> {
+    pub fn bind(&self, spans: &Spans) -> Option<Bound<'_>> {
         if let Some(value) = find_binding_value(spans, &self.binding) {
             if let Some((set, item)) = self.catalog.item(&value) {
                 return Some(Bound {
@@ -246,17 +246,17 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
     })
 }
 
-fn rule_matches(rule: &Rule, root: Option<&Span>, spans: &[Span]) -> bool {
+fn rule_matches(rule: &Rule, root: Option<SpanRef<'_>>, spans: &Spans) -> bool {
     if let Some(p) = &rule.service_name {
         let service = root
-            .and_then(|r| r.service_name.as_deref())
-            .or_else(|| spans.iter().find_map(|s| s.service_name.as_deref()));
+            .and_then(|r| r.service_name)
+            .or_else(|| spans.iter().find_map(|s| s.service_name));
         if !service.is_some_and(|s| p.matches(s)) {
             return false;
         }
     }
     if let Some(p) = &rule.root_span_name
-        && !root.is_some_and(|r| p.matches(&r.name))
+        && !root.is_some_and(|r| p.matches(r.name))
     {
         return false;
     }

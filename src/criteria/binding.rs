@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::span::Span;
+use crate::record::{SpanRef, Spans};
 
 /// The `binding` section of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,9 +38,9 @@ pub enum Binding {
 /// The binding attribute's value on the trace: the first attribute of the
 /// list that any span carries (spans in start order, so the result does not
 /// depend on arrival order).
-pub fn find_binding_value(spans: &[Span], config: &BindingConfig) -> Option<String> {
+pub fn find_binding_value(spans: &Spans, config: &BindingConfig) -> Option<String> {
     // The earliest carrier by a scan: no sorted copy of the trace per trace.
-    let order = |s: &Span| (s.start_time_unix_nano, s.end_time_unix_nano, s.span_id);
+    let order = |s: &SpanRef<'_>| (s.start_time_unix_nano, s.end_time_unix_nano, s.span_id);
     config.attributes.iter().find_map(|attr| {
         spans
             .iter()
@@ -53,7 +53,11 @@ pub fn find_binding_value(spans: &[Span], config: &BindingConfig) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::span::{AttrValue, SpanId, TraceId};
+    use crate::span::{AttrValue, Span, SpanId, TraceId};
+
+    fn find_binding_value(spans: &[Span], cfg: &BindingConfig) -> Option<String> {
+        super::find_binding_value(&Spans::from_spans(spans), cfg)
+    }
 
     fn span(start: u64, end: u64, attrs: &[(&str, &str)]) -> Span {
         Span {

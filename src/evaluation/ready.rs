@@ -10,7 +10,7 @@ use crate::assembler::Ready;
 use crate::criteria::{Binder, ItemEvaluator};
 use crate::evaluator::llm::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
-use crate::span::Span;
+use crate::record::Spans;
 use crate::store::{RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord, TraceStatus};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
@@ -31,7 +31,7 @@ pub trait Judging: Send + Sync {
         &self,
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
-        spans: &Arc<Vec<Span>>,
+        spans: &Arc<Spans>,
     ) -> Option<Box<dyn FnOnce() + Send>>;
 }
 
@@ -42,12 +42,12 @@ pub fn evaluate_ready(
     ready: &Ready,
     now: SystemTime,
 ) -> Evaluated {
-    let spans = ready.spans.as_slice();
+    let spans = &*ready.spans;
     let calls = extract::extract(spans, extract_cfg);
     let root = root_span(spans).map(|r| RootSummary {
         span_id: r.span_id,
-        name: r.name.clone(),
-        service: r.service_name.as_deref().map(str::to_owned),
+        name: r.name.to_owned(),
+        service: r.service_name.map(str::to_owned),
         start_time_unix_nano: r.start_time_unix_nano,
         end_time_unix_nano: r.end_time_unix_nano,
     });

@@ -53,8 +53,19 @@ fn tool(name: &str, start: u64, input: Option<&str>, output: Option<&str>) -> Sp
     span(name, start, &attrs)
 }
 
+fn output_text(v: Option<&AttrValue>) -> String {
+    crate::record::with_value(v, extract::output_text)
+}
+
+fn parse_args(v: Option<&AttrValue>, format: extract::ArgsFormat) -> extract::Args {
+    crate::record::with_value(v, |v| extract::parse_args(v, format))
+}
+
 fn calls_of(spans: &[Span]) -> Vec<ToolCall> {
-    extract::extract(spans, &ExtractConfig::default())
+    extract::extract(
+        &crate::record::Spans::from_spans(spans),
+        &ExtractConfig::default(),
+    )
 }
 
 /// Start time of the `i`-th call of a sequence.
@@ -1062,11 +1073,7 @@ fn args_invalid_criteria_are_refused() {
 /// `extract::output_text` and through the evaluator.
 #[track_caller]
 fn assert_output_rule(raw: &str, want: &str) {
-    assert_eq!(
-        extract::output_text(Some(&text(raw))),
-        want,
-        "output.value {raw:?}"
-    );
+    assert_eq!(output_text(Some(&text(raw))), want, "output.value {raw:?}");
     let calls = with_outputs(&[("a", raw)]);
     assert_eq!(calls[0].output, want);
     let o = score_outputs(&calls, &outputs_criteria(&[("a", want)]));
@@ -1188,7 +1195,7 @@ fn row_44_output_strict_with_no_matching_call() {
 
 #[test]
 fn row_45_output_is_not_trimmed() {
-    assert_eq!(extract::output_text(Some(&text("hi "))), "hi ");
+    assert_eq!(output_text(Some(&text("hi "))), "hi ");
     let o = score_outputs(
         &with_outputs(&[("a", "hi ")]),
         &outputs_criteria(&[("a", "hi")]),
@@ -1704,7 +1711,7 @@ fn deepeval_config_parses_evaluation_params_and_threshold() {
 
 /// The repr of parsed arguments, or `Invalid(message)`.
 fn parsed(attr: Option<&AttrValue>) -> String {
-    match extract::parse_args(attr, ArgsFormat::Value) {
+    match parse_args(attr, ArgsFormat::Value) {
         Args::Dict(d) => Value::Dict(d).repr(),
         Args::Invalid(e) => format!("Invalid({e})"),
     }
@@ -1782,7 +1789,7 @@ fn parse_args_unhashable_literal_key_is_invalid() {
 
 #[test]
 fn parse_args_non_string_key_is_invalid() {
-    let args = extract::parse_args(Some(&text("{1: 2}")), ArgsFormat::Value);
+    let args = parse_args(Some(&text("{1: 2}")), ArgsFormat::Value);
     assert!(matches!(args, Args::Invalid(_)), "{args:?}");
 }
 
@@ -1792,22 +1799,22 @@ fn parse_args_non_string_key_is_invalid() {
 
 #[test]
 fn output_text_missing_is_empty() {
-    assert_eq!(extract::output_text(None), "");
+    assert_eq!(output_text(None), "");
 }
 
 #[test]
 fn output_text_unparseable_strings_are_kept_verbatim() {
     assert_eq!(
-        extract::output_text(Some(&text("{'content': 'x'}"))),
+        output_text(Some(&text("{'content': 'x'}"))),
         "{'content': 'x'}"
     );
-    assert_eq!(extract::output_text(Some(&text(""))), "");
+    assert_eq!(output_text(Some(&text(""))), "");
 }
 
 #[test]
 fn output_text_content_holding_json_text_is_not_reparsed() {
     assert_eq!(
-        extract::output_text(Some(&text(r#"{"content": "{\"a\": 1}"}"#))),
+        output_text(Some(&text(r#"{"content": "{\"a\": 1}"}"#))),
         r#"{"a": 1}"#
     );
 }
@@ -1816,11 +1823,11 @@ fn output_text_content_holding_json_text_is_not_reparsed() {
 fn output_text_non_string_attributes_render_as_python_str() {
     // SEMANTICS §1.2: anything not a string or a mapping becomes its Python
     // `str()` first (`False` → "False", a non-empty string, so it stays).
-    assert_eq!(extract::output_text(Some(&AttrValue::Int(5))), "5");
-    assert_eq!(extract::output_text(Some(&AttrValue::Bool(false))), "False");
-    assert_eq!(extract::output_text(Some(&AttrValue::Int(0))), "0");
+    assert_eq!(output_text(Some(&AttrValue::Int(5))), "5");
+    assert_eq!(output_text(Some(&AttrValue::Bool(false))), "False");
+    assert_eq!(output_text(Some(&AttrValue::Int(0))), "0");
     assert_eq!(
-        extract::output_text(Some(&AttrValue::Array(vec![text("x"), text("y")]))),
+        output_text(Some(&AttrValue::Array(vec![text("x"), text("y")]))),
         "('x', 'y')"
     );
 }
@@ -1828,9 +1835,9 @@ fn output_text_non_string_attributes_render_as_python_str() {
 #[test]
 fn output_text_mappings_take_their_content() {
     let with_content = AttrValue::KvList(vec![("content".to_owned(), text("x"))]);
-    assert_eq!(extract::output_text(Some(&with_content)), "x");
+    assert_eq!(output_text(Some(&with_content)), "x");
     let without = AttrValue::KvList(vec![("result".to_owned(), text("x"))]);
-    assert_eq!(extract::output_text(Some(&without)), "");
+    assert_eq!(output_text(Some(&without)), "");
 }
 
 // ---------------------------------------------------------------------------

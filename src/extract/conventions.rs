@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::span::{AttrValue, Span};
+use crate::record::{AttrRef, SpanRef};
 
 /// How a convention recognises a tool span: the attribute is truthy and, if
 /// `equals` is given, its string form equals it.
@@ -48,11 +48,11 @@ pub struct Convention {
 }
 
 impl Convention {
-    pub fn detects(&self, span: &Span) -> bool {
+    pub fn detects(&self, span: &SpanRef<'_>) -> bool {
         self.detect.iter().any(|d| match span.attr(&d.attribute) {
             Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
                 // A string is its own `str()`: compare without copying it.
-                AttrValue::Str(s) => s == want,
+                AttrRef::Str(s) => s == want,
                 other => other.py_str() == *want,
             }),
             _ => false,

@@ -13,7 +13,8 @@ mod conventions;
 pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
 
 use crate::pyvalue::{Dict, Value, json, literal};
-use crate::span::{AttrValue, Span, SpanId};
+use crate::record::{AttrRef, SpanRef, Spans};
+use crate::span::SpanId;
 
 /// One tool call extracted from a tool span.
 #[derive(Debug, Clone)]
@@ -56,7 +57,7 @@ impl Args {
 }
 
 /// Extracts the tool calls of one trace's spans, in start-time order.
-pub fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
+pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     // Sized for the worst case (every span a tool call): a ToolCall is large,
     // and growing the vector copied them more than once per trace.
     let mut calls = Vec::with_capacity(spans.len());
@@ -72,23 +73,23 @@ pub fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
 }
 
 /// The tool call a span stands for, if it is a tool span under any convention.
-pub fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
-    if span.attributes.is_empty() {
+pub fn tool_call(span: SpanRef<'_>, config: &ExtractConfig) -> Option<ToolCall> {
+    if !span.has_attributes() {
         return None;
     }
     if span
         .attr(&config.synthesized_attribute)
-        .is_some_and(AttrValue::truthy)
+        .is_some_and(|v| v.truthy())
     {
         return None;
     }
-    let convention = config.conventions.iter().find(|c| c.detects(span))?;
+    let convention = config.conventions.iter().find(|c| c.detects(&span))?;
     let name = match span.attr(&convention.name_attribute) {
         Some(v) if v.truthy() => v.py_str(),
-        _ => span.name.clone(),
+        _ => span.name.to_owned(),
     };
     let id = match span.attr(&config.id_attribute) {
-        None | Some(AttrValue::Empty) => None,
+        None | Some(AttrRef::Empty) => None,
         Some(v) => Some(v.py_str()),
     };
     let args_attr = convention
@@ -104,7 +105,7 @@ pub fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
         id,
         args: parse_args(args_attr, convention.args_format),
         output: output_text(output_attr),
-        raw_output: output_attr.map(AttrValue::to_py),
+        raw_output: output_attr.map(|v| v.to_py()),
         content_captured: args_attr.is_some() || output_attr.is_some(),
         span_id: span.span_id,
         start_time_unix_nano: span.start_time_unix_nano,
@@ -116,11 +117,11 @@ pub fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
 /// parsed as JSON, then as a Python literal; anything else, or anything that
 /// does not parse to a dict, is `{}`. An unhashable literal key is not
 /// caught by the reference and makes the arguments invalid.
-pub fn parse_args(attr: Option<&AttrValue>, format: ArgsFormat) -> Args {
+pub fn parse_args(attr: Option<AttrRef<'_>>, format: ArgsFormat) -> Args {
     let value = match attr {
         None => return Args::Dict(Dict::new()),
-        Some(AttrValue::KvList(_)) => attr.map(AttrValue::to_py).unwrap_or(Value::None),
-        Some(AttrValue::Str(s)) => match parse_python_args(s) {
+        Some(kv @ AttrRef::KvList(_)) => kv.to_py(),
+        Some(AttrRef::Str(s)) => match parse_python_args(s) {
             Ok(v) => v,
             Err(e) => return Args::Invalid(e),
         },
@@ -175,10 +176,10 @@ fn check_str_keys(d: &Dict) -> Result<(), String> {
 /// (or nothing when it has none), a non-object or unparseable string as is,
 /// any other attribute type as its Python `str()` (so an int 0 is `"0"`);
 /// a falsy selected value is `""`.
-pub fn output_text(attr: Option<&AttrValue>) -> String {
+pub fn output_text(attr: Option<AttrRef<'_>>) -> String {
     let parsed = match attr {
         None => return String::new(),
-        Some(AttrValue::Str(s)) => {
+        Some(AttrRef::Str(s)) => {
             // Most outputs are `{"content": …}` documents: rendered from
             // the text when the fast path can decide.
             if let Some(text) = json::dict_content_str(s) {
@@ -186,10 +187,10 @@ pub fn output_text(attr: Option<&AttrValue>) -> String {
             }
             match json::loads(s) {
                 Ok(v @ Value::Dict(_)) => v,
-                _ => return s.clone(),
+                _ => return s.to_owned(),
             }
         }
-        Some(AttrValue::KvList(_)) => attr.map(AttrValue::to_py).unwrap_or(Value::None),
+        Some(kv @ AttrRef::KvList(_)) => kv.to_py(),
         // Stringified before the falsy check: an int 0 or `False` is "0"/"False".
         Some(other) => return other.py_str(),
     };

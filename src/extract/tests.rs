@@ -4,7 +4,21 @@
 
 use super::*;
 
-use crate::span::TraceId;
+use crate::span::{AttrValue, Span, TraceId};
+
+/// [`super::extract`] of spans built here.
+fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
+    super::extract(&Spans::from_spans(spans), config)
+}
+
+/// [`super::tool_call`] of a span built here.
+fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
+    let spans = Spans::from_spans(std::slice::from_ref(span));
+    spans
+        .iter()
+        .next()
+        .and_then(|s| super::tool_call(s, config))
+}
 
 const TRACE: TraceId = TraceId([9; 16]);
 

@@ -34,7 +34,8 @@ use super::config::LlmConfig;
 use crate::criteria::ItemEvaluator;
 use crate::evaluator::{Outcome, Status};
 use crate::extract::{self, ExtractConfig};
-use crate::span::{AttrValue, Span, TraceId};
+use crate::record::Spans;
+use crate::span::TraceId;
 use crate::store::{JudgedUpdate, ResultStore, TraceRecord};
 
 impl crate::evaluation::Judging for Arc<Live> {
@@ -42,7 +43,7 @@ impl crate::evaluation::Judging for Arc<Live> {
         &self,
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
-        spans: &Arc<Vec<Span>>,
+        spans: &Arc<Spans>,
     ) -> Option<Box<dyn FnOnce() + Send>> {
         let job = Live::prepare(self, record, judges, spans)?;
         let live = self.clone();
@@ -154,7 +155,7 @@ impl LiveMetrics {
 /// The judgements of one evaluated trace, between its two publications.
 pub struct Job {
     record: TraceRecord,
-    spans: Arc<Vec<Span>>,
+    spans: Arc<Spans>,
     judges: Vec<(usize, ItemEvaluator)>,
     bytes: usize,
     evaluated: Instant,
@@ -213,7 +214,7 @@ impl Live {
         &self,
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
-        spans: &Arc<Vec<Span>>,
+        spans: &Arc<Spans>,
     ) -> Option<Job> {
         let mut kept = Vec::with_capacity(judges.len());
         for (i, ie) in judges {
@@ -248,9 +249,7 @@ impl Live {
         // full for most traces.
         let room = self.lock().0 < self.max_traces;
         let bytes = match room {
-            true => record
-                .approx_bytes()
-                .saturating_add(spans.iter().map(span_bytes).sum()),
+            true => record.approx_bytes().saturating_add(spans.heap_bytes()),
             false => 0,
         };
         if !room || !self.reserve(bytes) {
@@ -434,26 +433,6 @@ pub fn sampled(trace_id: &TraceId, rate: f64) -> bool {
     // 2⁵⁶ × rate is below 2⁵⁶ here: the cast cannot saturate wrongly.
     let threshold = (rate.max(0.0) * (1u64 << 56) as f64) as u64;
     random < threshold
-}
-
-/// A span's memory, estimated: its own size, name and attributes.
-fn span_bytes(s: &Span) -> usize {
-    fn value(v: &AttrValue) -> usize {
-        std::mem::size_of::<AttrValue>()
-            + match v {
-                AttrValue::Str(s) => s.len(),
-                AttrValue::Bytes(b) => b.len(),
-                AttrValue::Array(xs) => xs.iter().map(value).sum(),
-                AttrValue::KvList(kvs) => kvs.iter().map(|(k, v)| k.len() + value(v)).sum(),
-                _ => 0,
-            }
-    }
-    std::mem::size_of::<Span>()
-        + s.name.len()
-        + s.attributes
-            .iter()
-            .map(|(_, v)| 16 + value(v))
-            .sum::<usize>()
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::evaluator::llm::uipath::Discovery;
 use crate::evaluator::llm::{self, TraceView};
 use crate::evaluator::{Config, Criteria, Evaluator, Outcome};
 use crate::pyvalue::Value;
-use crate::span::AttrValue;
+use crate::record::{AttrRef, Spans};
 use crate::store::ModelCall;
 use traced::{CallLog, Traced};
 
@@ -242,14 +242,14 @@ fn no_provider(ev: &Evaluator, why: &str) -> Outcome {
 
 /// deepeval's `LLMTestCase.input`: the root span's input as a string, `""`
 /// when there is none.
-fn deepeval_input(input: Option<&AttrValue>) -> String {
-    input.map(AttrValue::py_str).unwrap_or_default()
+fn deepeval_input(input: Option<AttrRef<'_>>) -> String {
+    input.map(|v| v.py_str()).unwrap_or_default()
 }
 
 /// The judges' view of a trace: its spans, its tool calls, and the root
 /// span's input and output attributes as `extract` names them.
 pub fn trace_view<'a>(
-    spans: &'a [crate::span::Span],
+    spans: &'a Spans,
     calls: &'a [crate::extract::ToolCall],
     extract: &crate::extract::ExtractConfig,
 ) -> TraceView<'a> {

@@ -16,8 +16,8 @@ use prost::Message;
 use super::HttpReceiverConfig;
 use super::wire::{self, Decoded};
 use super::{Ingest, Refused, admit, ingest, log};
-use crate::assembler::compact::Packed;
-use crate::span::{self, KeepAttributes};
+use crate::record::Records;
+use crate::span::KeepAttributes;
 use crate::telemetry::Refusal;
 
 pub struct HttpState {
@@ -302,12 +302,8 @@ fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded
             let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
                 .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
             de.end().map_err(|e| format!("invalid OTLP JSON: {e}"))?;
-            let (spans, encoded, rejected) =
-                span::from_resource_spans_sized(&req.resource_spans, keep);
-            Ok(Decoded {
-                spans: Packed::from_spans(&spans, &encoded),
-                rejected,
-            })
+            let (spans, rejected) = Records::from_otlp(&req.resource_spans, keep);
+            Ok(Decoded { spans, rejected })
         }
     }
 }

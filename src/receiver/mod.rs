@@ -67,7 +67,7 @@ const MAX_REASONS: usize = 5;
 pub struct Ingest {
     pub handle: AssemblerHandle,
     pub metrics: std::sync::Arc<Metrics>,
-    pub keep: KeepAttributes,
+    pub keep: std::sync::Arc<KeepAttributes>,
     /// Suggested to clients refused because the assembler is full.
     pub retry_after: Duration,
     /// The write-ahead log, when on: a request is answered only once it is in it.

@@ -16,8 +16,8 @@ use foldhash::fast::RandomState;
 use tokio_util::sync::CancellationToken;
 
 use super::http::decode_logged;
-use crate::assembler::compact::Packed;
 use crate::assembler::{AssemblerHandle, Push};
+use crate::record::Records;
 use crate::span::{KeepAttributes, TraceId};
 use crate::store::{ResultStore, TraceStatus};
 use crate::telemetry::{Metrics, OutcomeLabel};
@@ -125,7 +125,7 @@ async fn stored_result(store: &Arc<dyn ResultStore>, id: TraceId) -> Option<(u32
 /// dropped because evaluation is behind); false if `stop` fired first.
 async fn submit_all(
     handle: &AssemblerHandle,
-    packed: Packed,
+    packed: Records,
     wal: &Wal,
     segment: u64,
     stop: &CancellationToken,

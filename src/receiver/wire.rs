@@ -1,28 +1,26 @@
-//! OTLP trace requests decoded straight from protobuf bytes into the
-//! assembler's compact span records ([`Packed`]).
+//! OTLP trace requests decoded straight from protobuf bytes into span
+//! records ([`crate::record`]).
 //!
 //! prost would first build the whole `ExportTraceServiceRequest` — a
 //! `String` for every key and every value of every attribute, an LLM span's
 //! prompt included — only for the conversion to copy out the few attributes
 //! toolscore reads and drop the rest. This decoder walks the wire format once
 //! and copies only what a buffered span keeps (its IDs, times, name and the
-//! kept attributes) into one buffer for the request, in the form the
-//! assembler holds spans in: no allocation per span or value. On the
+//! kept attributes) into one buffer for the request, as the records the
+//! assembler holds: no allocation per span or value. On the
 //! service's hot path that is most of the receive cost.
 //!
 //! What it checks: the wire format everywhere (tags, wire types of the fields
 //! it reads, lengths, varints, nesting depth), UTF-8 of every string it
 //! keeps or compares (names, attribute keys, kept values), and the IDs (as
-//! [`span::from_resource_spans_keeping`] does, one span at a time). Fields
+//! [`Records::from_otlp`] does, one span at a time). Fields
 //! toolscore never reads (events, links, status, scope, unkept attribute
 //! values) are skipped without being validated beyond the wire format. On
-//! well-formed input the result, decoded, is exactly that of prost followed
-//! by [`span::from_resource_spans_keeping`]; the tests check it.
+//! well-formed input the records are byte for byte those of prost followed
+//! by [`Records::from_otlp`]; the tests check it.
 
-use std::sync::Arc;
-
-use crate::assembler::compact::Packed;
-use crate::span::{self, AttrValue, IdError, KeepAttributes, Kept, RejectedSpan};
+use crate::record::{Header, Records};
+use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan};
 
 /// Spans taken from one request, and those refused one by one.
 #[derive(Debug, Default)]
@@ -30,7 +28,7 @@ pub struct Decoded {
     /// The kept spans, each with its encoded size in bytes (its protobuf
     /// message), for the assembler's accounting of what it buffers against
     /// what was sent.
-    pub spans: Packed,
+    pub spans: Records,
     pub rejected: Vec<RejectedSpan>,
 }
 
@@ -56,7 +54,7 @@ const FIXED32: u8 = 5;
 pub fn decode_request(buf: &[u8], keep: &KeepAttributes) -> Result<Decoded, WireError> {
     let mut out = Decoded {
         // Guesses from the usual sizes; they only save regrowth.
-        spans: Packed::with_capacity(buf.len() / 2, buf.len() / 320),
+        spans: Records::with_capacity(buf.len() / 2, buf.len() / 320),
         rejected: Vec::new(),
     };
     let mut scratch = Vec::new();
@@ -207,12 +205,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn resource_spans<'a, 'k>(
+fn resource_spans<'a>(
     r: Reader<'a>,
     ri: usize,
-    keep: &'k KeepAttributes,
+    keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
+    scratch: &mut Vec<(u32, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the resource's `service.name` (the resource may follow the spans).
@@ -242,16 +240,17 @@ fn resource_spans<'a, 'k>(
             _ => first.skip(field, wt, depth)?,
         }
     }
-    let service_name: Option<Arc<str>> = match service {
+    let service_name = match service {
         None => None,
-        Some(value) => Some(Arc::from(any_value_of(value, depth)?.py_str())),
+        Some(value) => Some(any_value_of(value, depth)?.py_str()),
     };
     let mut second = r;
     let mut scope = 0;
     while let Some((field, wt)) = second.field()? {
         if (field, wt) == (2, LEN) {
             let ss = second.message()?;
-            scope_spans(ss, ri, scope, &service_name, keep, out, scratch, depth - 1)?;
+            let service = service_name.as_deref();
+            scope_spans(ss, ri, scope, service, keep, out, scratch, depth - 1)?;
             scope += 1;
         } else {
             second.skip(field, wt, depth)?;
@@ -261,14 +260,14 @@ fn resource_spans<'a, 'k>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scope_spans<'a, 'k>(
+fn scope_spans<'a>(
     mut r: Reader<'a>,
     ri: usize,
     si: usize,
-    service_name: &Option<Arc<str>>,
-    keep: &'k KeepAttributes,
+    service_name: Option<&str>,
+    keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
+    scratch: &mut Vec<(u32, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     let mut index = 0;
@@ -295,12 +294,12 @@ fn scope_spans<'a, 'k>(
 }
 
 /// One span: a wire error fails the request; a bad ID refuses this span only.
-fn span<'a, 'k>(
+fn span<'a>(
     mut r: Reader<'a>,
-    service_name: &Option<Arc<str>>,
-    keep: &'k KeepAttributes,
-    out: &mut Packed,
-    scratch: &mut Vec<(Kept<'k>, ValueRef<'a>)>,
+    service_name: Option<&str>,
+    keep: &KeepAttributes,
+    out: &mut Records,
+    scratch: &mut Vec<(u32, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<Result<(), IdError>, WireError> {
     let size = u32::try_from(r.buf.len()).unwrap_or(u32::MAX);
@@ -319,7 +318,7 @@ fn span<'a, 'k>(
             (9, LEN) => {
                 let kv = r.message()?;
                 let (key, value) = key_value(kv)?;
-                if let Some(k) = keep.lookup(key) {
+                if let Some(k) = keep.id(key) {
                     scratch.push((k, value));
                 }
             }
@@ -340,18 +339,18 @@ fn span<'a, 'k>(
             return Ok(Err(e));
         }
     };
-    out.begin(
+    let header = Header {
         trace_id,
         span_id,
-        parent_span_id,
+        parent: parent_span_id,
         start,
         end,
         name,
-        service_name.as_ref(),
-        scratch.len(),
-    );
+        service: service_name,
+    };
+    out.begin(&header, scratch.len());
     for (key, value) in scratch.iter() {
-        out.key(key.as_arc());
+        out.key(*key);
         match plain_string(*value)? {
             Some(s) => out.str_value(s),
             None => out.value(&any_value_of(*value, depth - 1)?),
@@ -508,24 +507,58 @@ mod tests {
     use super::*;
     use crate::span::Span;
 
-    /// What prost + the conversion make of the same bytes: the oracle.
-    fn oracle(buf: &[u8], keep: &KeepAttributes) -> Option<(Vec<Span>, Vec<RejectedSpan>)> {
+    /// What prost + the JSON path's record writer make of the same bytes:
+    /// the oracle.
+    fn oracle(buf: &[u8], keep: &KeepAttributes) -> Option<(Records, Vec<RejectedSpan>)> {
         let req = ExportTraceServiceRequest::decode(buf).ok()?;
-        Some(crate::span::from_resource_spans_keeping(
-            &req.resource_spans,
-            keep,
-        ))
+        Some(Records::from_otlp(&req.resource_spans, keep))
+    }
+
+    /// The same records, byte for byte, for the same spans; `sized`: with
+    /// the same sizes too (prost re-encodes merged values canonically,
+    /// while the decoder accounts what came over the wire).
+    fn same_records(ours: &Records, want: &Records, sized: bool) {
+        assert_eq!(ours.len(), want.len());
+        for i in 0..ours.len() {
+            let (a, b) = (ours.spans()[i], want.spans()[i]);
+            assert_eq!(
+                (a.trace_id, a.span_id, a.root),
+                (b.trace_id, b.span_id, b.root)
+            );
+            if sized {
+                assert_eq!(a.encoded, b.encoded);
+            }
+            assert_eq!(ours.record(i), want.record(i), "span {i}");
+        }
     }
 
     fn same(buf: &[u8], keep: &KeepAttributes) {
         let ours = decode_request(buf, keep).expect("prost-encoded input decodes");
         let (spans, rejected) = oracle(buf, keep).expect("oracle decodes");
-        let req = ExportTraceServiceRequest::decode(buf).unwrap();
-        let (_, sizes, _) = crate::span::from_resource_spans_sized(&req.resource_spans, keep);
-        let encoded: Vec<u32> = ours.spans.spans().iter().map(|s| s.encoded).collect();
-        assert_eq!(encoded, sizes);
-        assert_eq!(ours.spans.decode().unwrap(), spans);
+        same_records(&ours.spans, &spans, true);
         assert_eq!(ours.rejected, rejected);
+    }
+
+    /// Every key the request's spans carry, kept.
+    fn every_key(buf: &[u8]) -> KeepAttributes {
+        let keys = ExportTraceServiceRequest::decode(buf)
+            .map(|req| {
+                req.resource_spans
+                    .iter()
+                    .flat_map(|rs| &rs.scope_spans)
+                    .flat_map(|ss| &ss.spans)
+                    .flat_map(|s| &s.attributes)
+                    .map(|kv| kv.key.clone())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        KeepAttributes::only(keys.into_iter().chain(["deep".to_owned()]))
+    }
+
+    /// The spans of a decoded request, read back.
+    fn read_back(d: &Decoded, keep: KeepAttributes) -> Vec<Span> {
+        let traces = d.spans.traces(&std::sync::Arc::new(keep)).unwrap();
+        traces.values().flat_map(|t| t.to_spans()).collect()
     }
 
     fn any_value() -> impl Strategy<Value = AnyValue> {
@@ -653,7 +686,7 @@ mod tests {
         #[test]
         fn decodes_what_prost_and_the_conversion_make(req in requests()) {
             let buf = req.encode_to_vec();
-            same(&buf, &KeepAttributes::all());
+            same(&buf, &every_key(&buf));
             same(&buf, &keep_some());
         }
 
@@ -674,11 +707,11 @@ mod tests {
                 let i = at.index(buf.len());
                 buf[i] = byte;
             }
-            let keep = KeepAttributes::all();
+            let keep = every_key(&buf);
             let ours = decode_request(&buf, &keep);
             if let Some((spans, rejected)) = oracle(&buf, &keep) {
                 let ours = ours.expect("prost accepted it");
-                prop_assert_eq!(ours.spans.decode().unwrap(), spans);
+                same_records(&ours.spans, &spans, false);
                 prop_assert_eq!(ours.rejected, rejected);
             }
             let truncated = &buf[..cut.index(buf.len())];
@@ -724,12 +757,9 @@ mod tests {
         prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut buf);
         prost::encoding::encode_varint(body.len() as u64, &mut buf);
         buf.extend_from_slice(&body);
-        let d = decode_request(&buf, &KeepAttributes::all()).unwrap();
-        assert_eq!(
-            d.spans.decode().unwrap()[0].service_name.as_deref(),
-            Some("agent")
-        );
-        same(&buf, &KeepAttributes::all());
+        let d = decode_request(&buf, &every_key(&buf)).unwrap();
+        assert_eq!(d.spans.service_of(0), Some("agent"));
+        same(&buf, &every_key(&buf));
     }
 
     /// Values the fast path must leave to the general one: a string given
@@ -760,15 +790,11 @@ mod tests {
         field(2, &span, &mut scope);
         field(2, &scope, &mut rs);
         field(1, &rs, &mut req);
-        let spans = decode_request(&req, &KeepAttributes::all())
-            .unwrap()
-            .spans
-            .decode()
-            .unwrap();
-        // (Not `same`: the sizes differ, since prost re-encodes the merged
-        // values canonically while we account what came over the wire.)
-        let (want, _) = oracle(&req, &KeepAttributes::all()).unwrap();
-        assert_eq!(spans, want);
+        let keep = KeepAttributes::only((0..4).map(|i| format!("k{i}")));
+        let decoded = decode_request(&req, &keep).unwrap();
+        let (want, _) = oracle(&req, &keep).unwrap();
+        same_records(&decoded.spans, &want, false);
+        let spans = read_back(&decoded, keep);
         let got: Vec<&AttrValue> = spans[0].attributes.iter().map(|(_, v)| v).collect();
         assert_eq!(
             got,
@@ -783,19 +809,15 @@ mod tests {
 
     #[test]
     fn malformed_input_names_the_problem_and_where() {
-        let e = decode_request(&[0x0a, 0x05, 0x01], &KeepAttributes::all()).unwrap_err();
+        let e = decode_request(&[0x0a, 0x05, 0x01], &every_key(&[])).unwrap_err();
         assert_eq!(e.what, "length past the end of the message");
         assert_eq!(e.offset, 1);
-        let e = decode_request(&[0x10, 0x80], &KeepAttributes::all()).unwrap_err();
+        let e = decode_request(&[0x10, 0x80], &every_key(&[])).unwrap_err();
         assert_eq!(e.what, "truncated varint");
-        assert!(decode_request(&[0x00], &KeepAttributes::all()).is_err());
+        assert!(decode_request(&[0x00], &every_key(&[])).is_err());
         // A key past u32 in a field it would skip, as prost refuses it
         // (found by the wire_decode fuzz target).
-        let e = decode_request(
-            &[0xca, 0x96, 0xff, 0xff, 0x74, 0x00],
-            &KeepAttributes::all(),
-        )
-        .unwrap_err();
+        let e = decode_request(&[0xca, 0x96, 0xff, 0xff, 0x74, 0x00], &every_key(&[])).unwrap_err();
         assert_eq!(e.what, "field number too large");
         assert!(
             ExportTraceServiceRequest::decode(&[0xca, 0x96, 0xff, 0xff, 0x74, 0x00][..]).is_err()
@@ -827,7 +849,7 @@ mod tests {
                 ..ResourceSpans::default()
             }],
         };
-        let e = decode_request(&req.encode_to_vec(), &KeepAttributes::all()).unwrap_err();
+        let e = decode_request(&req.encode_to_vec(), &every_key(&[])).unwrap_err();
         assert_eq!(e.what, "nesting too deep");
         // The same attribute, not kept, is skipped without being decoded.
         assert!(decode_request(&req.encode_to_vec(), &keep_some()).is_ok());

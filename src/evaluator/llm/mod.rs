@@ -21,7 +21,7 @@ use std::future::Future;
 use serde_json::Value as Json;
 
 use crate::extract::ToolCall;
-use crate::span::{AttrValue, Span};
+use crate::record::{AttrRef, SpanRef, Spans};
 
 /// The HTTP methods the references use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,24 +102,28 @@ pub struct Endpoint {
     pub action_id: Option<String>,
 }
 
+/// The attributes `trace_to_str` reads (the reference's fixed keys): kept
+/// whatever the conventions say.
+pub const TRACE_ATTRIBUTES: [&str; 3] = ["tool.name", "input.value", "output.value"];
+
 /// What the judges read from a trace.
 #[derive(Debug, Clone, Copy)]
 pub struct TraceView<'a> {
     /// Every span of the trace, in the order received.
-    pub spans: &'a [Span],
+    pub spans: &'a Spans,
     /// The tool calls extraction made (the deterministic evaluators' input).
     pub calls: &'a [ToolCall],
     /// The root span's input attribute (`input.value` unless configured):
     /// deepeval's `LLMTestCase.input`, UiPath's `agent_input`.
-    pub input: Option<&'a AttrValue>,
+    pub input: Option<AttrRef<'a>>,
     /// The root span's output attribute (`output.value` unless configured):
     /// UiPath's `workload_output`.
-    pub output: Option<&'a AttrValue>,
+    pub output: Option<AttrRef<'a>>,
 }
 
 /// The root span: the earliest-starting span without a parent (ties: the
 /// smaller span id).
-pub fn root_span(spans: &[Span]) -> Option<&Span> {
+pub fn root_span(spans: &Spans) -> Option<SpanRef<'_>> {
     spans
         .iter()
         .filter(|s| s.is_root())

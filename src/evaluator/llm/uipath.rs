@@ -34,7 +34,7 @@ use crate::evaluator::Outcome;
 use crate::evaluator::common::{Invalid, field, join, lax_bool, lax_float};
 use crate::evaluator::llm::{Endpoint, TraceView, Transport};
 use crate::pyvalue::{Dict, Int, Value};
-use crate::span::AttrValue;
+use crate::record::AttrRef;
 use pydantic::{Errors, LineError, Loc};
 
 /// The four dispatchable `evaluatorTypeId`s.
@@ -519,9 +519,9 @@ async fn judge<T: Transport>(
 
 /// `agent_input` as the prompt shows it: `str()` of the root input parsed
 /// as a JSON object, else `None`.
-fn agent_input(input: Option<&AttrValue>) -> String {
+fn agent_input(input: Option<AttrRef<'_>>) -> String {
     match input {
-        Some(AttrValue::Str(s)) => match crate::pyvalue::json::loads(s) {
+        Some(AttrRef::Str(s)) => match crate::pyvalue::json::loads(s) {
             Ok(v @ Value::Dict(_)) => v.repr(),
             _ => "None".to_owned(),
         },
@@ -533,11 +533,11 @@ fn agent_input(input: Option<&AttrValue>) -> String {
 /// parsed as a JSON object, else the raw string; `{}` when absent or not a
 /// string. (The reference's own runtime passes the agent's output object,
 /// `{}` when it is falsy.)
-fn workload_output(output: Option<&AttrValue>) -> Value {
+fn workload_output(output: Option<AttrRef<'_>>) -> Value {
     match output {
-        Some(AttrValue::Str(s)) => match crate::pyvalue::json::loads(s) {
+        Some(AttrRef::Str(s)) => match crate::pyvalue::json::loads(s) {
             Ok(v @ Value::Dict(_)) => v,
-            _ => Value::Str(s.clone()),
+            _ => Value::Str(s.to_owned()),
         },
         _ => Value::Dict(Dict::new()),
     }
@@ -623,13 +623,13 @@ mod tests {
 
     #[test]
     fn execution_inputs() {
-        let s = |t: &str| AttrValue::Str(t.into());
-        assert_eq!(agent_input(Some(&s(r#"{"q": 1}"#))), "{'q': 1}");
-        assert_eq!(agent_input(Some(&s("[1]"))), "None");
+        let s = AttrRef::Str;
+        assert_eq!(agent_input(Some(s(r#"{"q": 1}"#))), "{'q': 1}");
+        assert_eq!(agent_input(Some(s("[1]"))), "None");
         assert_eq!(agent_input(None), "None");
-        assert_eq!(workload_output(Some(&s("plain"))).repr(), "'plain'");
-        assert_eq!(workload_output(Some(&s("[1]"))).repr(), "'[1]'");
-        assert_eq!(workload_output(Some(&s(""))).repr(), "''");
-        assert_eq!(workload_output(Some(&AttrValue::Int(3))).repr(), "{}");
+        assert_eq!(workload_output(Some(s("plain"))).repr(), "'plain'");
+        assert_eq!(workload_output(Some(s("[1]"))).repr(), "'[1]'");
+        assert_eq!(workload_output(Some(s(""))).repr(), "''");
+        assert_eq!(workload_output(Some(AttrRef::Int(3))).repr(), "{}");
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::pynum::{py_strip, timestamp_str};
-use crate::span::Span;
+use crate::record::{SpanRef, Spans};
 
 pub(super) const LLM_JUDGE_SYSTEM_PROMPT: &str = "You are an expert evaluator tasked with assessing text based on specific criteria. You will be given:\n1. An evaluation criterion or question.\n2. A text to evaluate.\nYour task is to carefully analyze the given text according to the specified criterion.\nIf the criterion asks for a degree or extent, respond with a numerical score from 0 to 100:\n0 means the text does not meet the criterion at all.\n100 means the text fully meets the criterion.\nIf the criterion is a yes/no question or can be answered with true/false, respond with a boolean: true or false.\nTo submit your evaluation, use the correct tool for the score type.\nNever answer using text. Only use the tool to submit your score.\n";
 
@@ -49,8 +49,8 @@ pub fn auto_append(prompt: &str, actual: &str, expected: &str) -> String {
 /// it the spans sorted by start time. Spans arrive here in any order, so
 /// they are sorted by (start, end, span id), as the tool-call extraction
 /// does: the prompt does not depend on arrival order.
-pub fn trace_to_str(spans: &[Span]) -> String {
-    let mut tools: Vec<&Span> = spans
+pub fn trace_to_str(spans: &Spans) -> String {
+    let mut tools: Vec<SpanRef<'_>> = spans
         .iter()
         .filter(|s| s.attr("tool.name").is_some_and(|v| v.truthy()))
         .collect();
@@ -91,7 +91,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::span::{AttrValue, SpanId, TraceId};
+    use crate::span::{AttrValue, Span, SpanId, TraceId};
 
     fn span(id: u8, attrs: Vec<(&str, AttrValue)>) -> Span {
         Span {
@@ -135,10 +135,10 @@ mod tests {
             span(1, vec![("tool.name", AttrValue::Str("dup".into()))]),
         ];
         assert_eq!(
-            trace_to_str(&spans),
+            trace_to_str(&Spans::from_spans(&spans)),
             "[2023-11-14 22:14:20] LLM Response:\n  Agent Selected 1 Tool(s):\n\n  Tool: get\n  Arguments: {}\n\n[2023-11-14 22:14:21] Tool Call Response - get:\n{}\n\n\
              [2023-11-14 22:14:20] LLM Response:\n  Agent Selected 1 Tool(s):\n\n  Tool: 7\n  Arguments: None\n\n[2023-11-14 22:14:21] Tool Call Response - 7:\nok\n"
         );
-        assert_eq!(trace_to_str(&[]), "");
+        assert_eq!(trace_to_str(&Spans::from_spans(&[])), "");
     }
 }

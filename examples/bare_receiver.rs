@@ -1,0 +1,46 @@
+//! The reference toolscore's intake is measured against: a bare OTLP/gRPC
+//! receiver (tonic + prost, the service's allocator) that decodes each
+//! request into prost's structs and drops it. `perf/ab.sh`'s `bare` variant
+//! runs it in turn with toolscore under the same load.
+//!
+//! `cargo run --release --example bare_receiver -- [address]` (default
+//! 127.0.0.1:14317).
+
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use tonic::{Request, Response, Status};
+
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+struct DecodeAndDrop;
+
+#[tonic::async_trait]
+impl TraceService for DecodeAndDrop {
+    async fn export(
+        &self,
+        request: Request<ExportTraceServiceRequest>,
+    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
+        std::hint::black_box(request.into_inner());
+        Ok(Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let address = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:14317".to_owned())
+        .parse()?;
+    // toolscore's default cap (receivers.grpc.max_recv_msg_size_bytes).
+    let service = TraceServiceServer::new(DecodeAndDrop).max_decoding_message_size(64 << 20);
+    tonic::transport::Server::builder()
+        .add_service(service)
+        .serve(address)
+        .await?;
+    Ok(())
+}
