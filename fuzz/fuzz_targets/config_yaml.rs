@@ -6,7 +6,6 @@
 //! with the configuration's extraction conventions. Never a panic.
 #![no_main]
 
-use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use libfuzzer_sys::fuzz_target;
@@ -30,9 +29,9 @@ fuzz_target!(|data: &[u8]| {
     };
     for spans in toolscore_fuzz::example_traces() {
         let ready = Ready {
-            trace_id: spans[0].trace_id,
+            trace_id: spans.trace_id(),
             complete: true,
-            spans: Arc::new(spans.clone()),
+            spans: spans.clone(),
             revision: 1,
             reason: Reason::Complete,
             root_arrived: None,

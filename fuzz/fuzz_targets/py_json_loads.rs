@@ -19,7 +19,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolscore::pyvalue::{Value, eq::eq_hash, json, literal};
-use toolscore::span::AttrValue;
+use toolscore::record::AttrRef;
 use toolscore::pyvalue::json_to_py;
 use toolscore_fuzz::{agrees_with_serde, all_finite, serde_double_for_int};
 
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     if let Some(fast) = json::dict_content_str(text) {
         assert_eq!(Some(&fast), slow.as_ref(), "dict_content_str");
     }
-    let output = toolscore::extract::output_text(Some(&AttrValue::Str(text.to_owned())));
+    let output = toolscore::extract::output_text(Some(AttrRef::Str(text)));
     assert_eq!(output, slow.unwrap_or_else(|| text.to_owned()), "output_text");
 
     let Ok(v) = loaded else { return };

@@ -1,54 +1,65 @@
-//! What several fuzz targets share: reading the protobuf decoder's compact
-//! records back as spans, and an in-process HTTP API with some results in
-//! its store.
+//! What several fuzz targets share: reading the decoders' span records back
+//! as a shard does, and an in-process HTTP API with some results in its
+//! store.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Instant, SystemTime};
 
-use toolscore::assembler::compact::{Compact, Run};
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
 use toolscore::criteria::Binder;
 use toolscore::evaluation::evaluate_ready;
 use toolscore::receiver::wire::Decoded;
-use toolscore::span::Span;
+use toolscore::record::{Held, Records, Run, Spans};
+use toolscore::span::{KeepAttributes, Span};
 use toolscore::store::{MemoryStore, ResultStore};
 
 /// The decoder's spans as the assembler reads them: each record copied into
-/// a trace buffer ([`Compact::push_record`], what a shard does) and decoded
-/// from there. `Packed::decode` would do it directly but is test-only.
-pub fn wire_spans(decoded: &Decoded) -> Vec<Span> {
-    let packed = &decoded.spans;
-    let mut out = Vec::with_capacity(packed.len());
-    for (i, p) in packed.spans().iter().enumerate() {
-        let mut c = Compact::default();
-        c.push_record(packed, i, Run::default())
-            .expect("a record the decoder wrote copies into a trace buffer");
-        let mut spans = c
-            .decode(p.trace_id)
-            .expect("a record the decoder wrote decodes");
+/// a trace buffer ([`Held::push`], what a shard does) and read back from
+/// there, checked as a due trace is.
+pub fn wire_spans(decoded: &Decoded, keep: &Arc<KeepAttributes>) -> Vec<Span> {
+    let records = &decoded.spans;
+    let mut out = Vec::with_capacity(records.len());
+    for (i, e) in records.spans().iter().enumerate() {
+        let mut held = Held::default();
+        let record = records.record(i).expect("a record for every entry");
+        held.push(record, e.span_id, Run::default());
+        let mut spans = held
+            .spans(e.trace_id, keep)
+            .expect("a record the decoder wrote reads back")
+            .to_spans();
         assert_eq!(spans.len(), 1, "one record, one span");
         let s = spans.remove(0);
-        assert_eq!(s.span_id, p.span_id, "record's span ID");
-        assert_eq!(s.parent_span_id.is_none(), p.root, "record's root flag");
-        assert_eq!(
-            packed.service_of(p).map(|a| &**a),
-            s.service_name.as_deref(),
-            "record's service"
-        );
+        assert_eq!(s.span_id, e.span_id, "record's span ID");
+        assert_eq!(s.parent_span_id.is_none(), e.root, "record's root flag");
+        assert_eq!(records.service_of(i), s.service_name.as_deref(), "record's service");
         out.push(s);
     }
     out
 }
 
-/// Spans compared through `Debug`: a NaN attribute equals a NaN (the derived
-/// `PartialEq` would call every span holding one different from itself).
-pub fn same_spans(a: &[Span], b: &[Span]) -> bool {
+/// Whether two requests' records are the same, byte for byte and entry for
+/// entry (sizes on the wire aside).
+pub fn same_records(a: &Records, b: &Records) -> bool {
     a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| format!("{x:?}") == format!("{y:?}"))
+        && (0..a.len()).all(|i| {
+            let (x, y) = (a.spans()[i], b.spans()[i]);
+            (x.trace_id, x.span_id, x.root) == (y.trace_id, y.span_id, y.root)
+                && a.record(i) == b.record(i)
+        })
+}
+
+/// Every attribute key a request's spans carry, kept.
+pub fn every_key(resource_spans: &[opentelemetry_proto::tonic::trace::v1::ResourceSpans]) -> KeepAttributes {
+    KeepAttributes::only(
+        resource_spans
+            .iter()
+            .flat_map(|rs| &rs.scope_spans)
+            .flat_map(|ss| &ss.spans)
+            .flat_map(|s| &s.attributes)
+            .map(|kv| kv.key.clone()),
+    )
 }
 
 /// The repository root (the fuzz crate is `fuzz/` in it).
@@ -90,11 +101,10 @@ pub fn api() -> &'static Api {
             16,
         ));
         for (i, spans) in example_traces().iter().enumerate() {
-            let trace_id = spans[0].trace_id;
             let ready = Ready {
-                trace_id,
-                complete: i % 3 != 2 && spans.iter().any(Span::is_root),
-                spans: Arc::new(spans.clone()),
+                trace_id: spans.trace_id(),
+                complete: i % 3 != 2 && spans.iter().any(|s| s.is_root()),
+                spans: spans.clone(),
                 revision: 1,
                 reason: Reason::Complete,
                 root_arrived: None,
@@ -133,6 +143,7 @@ pub fn api() -> &'static Api {
                 16,
                 tokio_util::sync::CancellationToken::new(),
             ),
+            keep: Arc::new(config.kept_attributes()),
         });
         let router = toolscore::api::http::router(state);
         Api { rt, router }
@@ -244,22 +255,18 @@ pub fn agrees_with_serde(py: &Value, j: &serde_json::Value) -> bool {
     }
 }
 
-/// The example traces (`examples/uipath-weather-tools/traces.jsonl`), one
-/// span list per trace.
-pub fn example_traces() -> &'static [Vec<Span>] {
-    static TRACES: OnceLock<Vec<Vec<Span>>> = OnceLock::new();
+/// The example traces (`examples/uipath-weather-tools/traces.jsonl`), with
+/// the attributes `serve` keeps under the embedded configuration.
+pub fn example_traces() -> &'static [Arc<Spans>] {
+    static TRACES: OnceLock<Vec<Arc<Spans>>> = OnceLock::new();
     TRACES.get_or_init(|| {
+        let keep = Arc::new(Config::embedded().expect("the embedded config").kept_attributes());
         let path = repo().join("examples/uipath-weather-tools/traces.jsonl");
         let text = std::fs::read_to_string(path).expect("example traces");
-        let parsed = toolscore::otlp_json::parse_file_text(&text).expect("example traces parse");
-        let mut by_trace: Vec<Vec<Span>> = Vec::new();
-        for s in parsed.spans {
-            match by_trace.iter_mut().find(|v| v[0].trace_id == s.trace_id) {
-                Some(v) => v.push(s),
-                None => by_trace.push(vec![s]),
-            }
-        }
-        by_trace
+        let parsed =
+            toolscore::otlp_json::parse_file_text(&text, &keep).expect("example traces parse");
+        let traces = parsed.spans.traces(&keep).expect("example traces read back");
+        traces.into_values().map(Arc::new).collect()
     })
 }
 

@@ -104,26 +104,37 @@ proptest! {
     }
 }
 
-#[test]
-fn values_read_in_place_as_python_sees_them() {
-    let span = Span {
+/// A root span with these attributes.
+fn root(attributes: Vec<(&str, AttrValue)>, service: Option<&str>) -> Span {
+    Span {
         trace_id: TraceId([1; 16]),
         span_id: SpanId([1; 8]),
         parent_span_id: None,
         name: "n".into(),
         start_time_unix_nano: 1,
         end_time_unix_nano: 2,
-        attributes: vec![
-            (Arc::from("tool.name"), AttrValue::Str("first".into())),
+        attributes: attributes
+            .into_iter()
+            .map(|(k, v)| (Arc::from(k), v))
+            .collect(),
+        service_name: service.map(Arc::from),
+    }
+}
+
+#[test]
+fn values_read_in_place_as_python_sees_them() {
+    let span = root(
+        vec![
+            ("tool.name", AttrValue::Str("first".into())),
             (
-                Arc::from("input.value"),
+                "input.value",
                 AttrValue::Array(vec![AttrValue::Str("x".into()), AttrValue::Int(0)]),
             ),
-            (Arc::from("tool.name"), AttrValue::Str("last".into())),
-            (Arc::from("output.value"), AttrValue::KvList(Vec::new())),
+            ("tool.name", AttrValue::Str("last".into())),
+            ("output.value", AttrValue::KvList(Vec::new())),
         ],
-        service_name: None,
-    };
+        None,
+    );
     let spans = Spans::from_spans(std::slice::from_ref(&span));
     let s = spans.iter().next().unwrap();
     assert_eq!(s.attr("tool.name").and_then(|v| v.as_str()), Some("last"));
@@ -137,16 +148,7 @@ fn values_read_in_place_as_python_sees_them() {
 #[test]
 fn records_that_do_not_read_back_are_refused_not_read() {
     let keep = keep();
-    let span = Span {
-        trace_id: TraceId([1; 16]),
-        span_id: SpanId([1; 8]),
-        parent_span_id: None,
-        name: "n".into(),
-        start_time_unix_nano: 1,
-        end_time_unix_nano: 2,
-        attributes: vec![(Arc::from("tool.name"), AttrValue::Str("v".into()))],
-        service_name: Some(Arc::from("svc")),
-    };
+    let span = root(vec![("tool.name", AttrValue::Str("v".into()))], Some("svc"));
     let batch = Records::from_spans(std::slice::from_ref(&span), &keep);
     let good = batch.record(0).unwrap().to_vec();
     assert!(Spans::parse(TraceId([1; 16]), good.clone(), keep.clone()).is_ok());
