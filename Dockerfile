@@ -67,6 +67,9 @@ LABEL org.opencontainers.image.title="toolscore" \
 
 COPY --from=build /toolscore /usr/local/bin/toolscore
 COPY LICENSE /usr/share/doc/toolscore/LICENSE
+# The crates compiled into the binary and their licences' texts
+# (cargo-about; .ci/run checks it is current).
+COPY THIRD-PARTY-LICENSES.txt /usr/share/doc/toolscore/THIRD-PARTY-LICENSES.txt
 COPY config/container.yaml /etc/toolscore/config.yaml
 # The results database (store.sqlite.path), owned by the user toolscore runs
 # as; mount a volume here to keep results across containers.
