@@ -125,8 +125,8 @@ impl Spans {
         })
     }
 
-    /// Spans built in code (the tests, `POST /v1/evaluate` fixtures), every
-    /// attribute kept, under the first span's trace ID.
+    /// Spans built in code (the tests), every attribute kept, under the
+    /// first span's trace ID.
     pub fn from_spans(spans: &[Span]) -> Spans {
         let keep = Arc::new(KeepAttributes::only(
             spans
