@@ -349,7 +349,7 @@ async fn run(
     let ingest = Arc::new(receiver::Ingest {
         handle,
         metrics: metrics.clone(),
-        keep,
+        keep: keep.clone(),
         retry_after: Duration::from_secs(a.retry_after_secs.max(1)),
         wal: wal.clone(),
         admission,
@@ -476,7 +476,7 @@ async fn run(
                 crate::api::grpc::MAX_WATCHERS,
                 shutdown.clone(),
             ),
-            keep: Arc::new(config.kept_attributes()),
+            keep,
         });
         // The UI joins before the token guard and the timeout: its pages
         // need the `read` scope and are cut off like any other request.

@@ -494,9 +494,10 @@ impl Shard {
         // Quota first: one service's new traces must not evict (or time
         // out) anyone's to make room.
         let quota = self.limits.max_traces_per_service;
-        let service: Option<Arc<str>> = match p.service_of(i) {
-            Some(s) if new_trace && quota > 0 => Some(Arc::from(s)),
-            _ => None,
+        let service: Option<Arc<str>> = if new_trace && quota > 0 {
+            p.service_of(i).map(Arc::from)
+        } else {
+            None
         };
         if let Some(s) = &service
             && self.per_service.get(s).copied().unwrap_or(0) >= quota
@@ -748,7 +749,7 @@ impl Shard {
     }
 
     /// Hands a trace to evaluation (its first evaluation or a revision); it
-    /// stays for the late-span window, compact.
+    /// stays for the late-span window, its records sealed.
     fn emit(&mut self, id: TraceId, now: Instant, revision: u32, reason: Reason) -> Option<Ready> {
         let spans = self.spans_of(id)?;
         let late_window = self.limits.late_window;
@@ -875,7 +876,7 @@ impl Shard {
     }
 }
 
-/// What a trace's compact spans hold, for the byte accounting.
+/// What a trace's records hold, for the byte accounting.
 fn held_bytes(c: &Held) -> usize {
     std::mem::size_of::<Held>() + c.heap_bytes()
 }

@@ -2,7 +2,7 @@
 //!
 //! The server is generated (build.rs) around [`RawCodec`], which hands the
 //! handler the message's bytes: the receiver decodes them straight into
-//! [`Span`](crate::span::Span)s (`wire.rs`) instead of building prost's
+//! span records (`wire.rs`) instead of building prost's
 //! `ExportTraceServiceRequest` first, and logs them as they came. Admission
 //! ([`Admitted`]) runs before the message is read.
 

@@ -339,6 +339,7 @@ impl Held {
     }
 
     /// Capacity held beyond what the spans use, in bytes (for the tests).
+    #[cfg(test)]
     pub fn spare(&self) -> usize {
         self.bytes.capacity() - self.bytes.len()
             + (self.ids.capacity() - self.ids.len()) * std::mem::size_of::<SpanId>()
