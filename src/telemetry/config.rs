@@ -13,7 +13,8 @@ pub enum LogFormat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TelemetryConfig {
-    /// A `tracing` filter (`info`, `toolscore=debug`); `RUST_LOG` overrides it.
+    /// `level` and `target=level` directives (`info`, `warn,toolscore=debug`);
+    /// `RUST_LOG` overrides it.
     pub log_level: String,
     pub log_format: LogFormat,
     /// The service's own traces and logs over OTLP/HTTP (off by default).

@@ -11,6 +11,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
+use tracing_subscriber::filter::{LevelFilter, Targets};
 
 mod config;
 mod otlp;
@@ -523,46 +524,56 @@ impl Metrics {
     }
 }
 
-/// A log filter (`info`, `toolscore=debug,h2=warn`). Refuses what is not
-/// ASCII before tracing-subscriber sees it: its directive parser (0.3.23)
-/// panics on some non-ASCII text instead of answering an error. Span field
-/// values (`[span{field=value}]`) match as plain text, not as regular
-/// expressions: compiling some of them as a regex ran for minutes. Both
-/// were found by the `config_yaml` fuzz target.
-pub fn log_filter(text: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+/// A log filter: comma-separated `level` and `target=level` directives
+/// (`info`, `toolscore=debug,h2=warn`), as `RUST_LOG` takes them.
+/// tracing-subscriber's `Targets` reads them without a regex engine; it
+/// would read an empty directive as "every target at TRACE" and has no span
+/// filters, so this skips the empty ones (as `EnvFilter` did) and refuses
+/// `[span{field}]` rather than ignoring it.
+pub fn log_filter(text: &str) -> Result<Targets, String> {
     if !text.is_ascii() {
         return Err("a log filter is ASCII (levels and Rust targets)".into());
     }
-    tracing_subscriber::EnvFilter::builder()
-        .with_regex(false)
-        .parse(text)
+    let directives: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect();
+    if directives.iter().any(|d| d.contains(['[', ']', '{', '}'])) {
+        return Err(
+            "span filters (`target[span{field}]=level`) are not supported; \
+                    use `level` and `target=level` directives"
+                .into(),
+        );
+    }
+    directives
+        .join(",")
+        .parse::<Targets>()
         .map_err(|e| e.to_string())
 }
 
 /// The log filter: `RUST_LOG` overrides the configured level.
-fn filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
+fn filter(cfg: &TelemetryConfig) -> Targets {
     std::env::var("RUST_LOG")
         .ok()
         .and_then(|v| log_filter(&v).ok())
         .or_else(|| log_filter(&cfg.log_level).ok())
-        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"))
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO))
 }
 
 /// What the OTLP layers see: the configured filter, without the HTTP
 /// client's own events (exporting them would export more of them).
-fn otlp_filter(cfg: &TelemetryConfig) -> tracing_subscriber::EnvFilter {
+fn otlp_filter(cfg: &TelemetryConfig) -> Targets {
     let mut f = filter(cfg);
     for quiet in [
-        "hyper=off",
-        "hyper_util=off",
-        "hyper_rustls=off",
-        "h2=off",
-        "opentelemetry=off",
-        "opentelemetry_sdk=off",
+        "hyper",
+        "hyper_util",
+        "hyper_rustls",
+        "h2",
+        "opentelemetry",
+        "opentelemetry_sdk",
     ] {
-        if let Ok(d) = quiet.parse() {
-            f = f.add_directive(d);
-        }
+        f = f.with_target(quiet, LevelFilter::OFF);
     }
     f
 }
@@ -611,4 +622,65 @@ pub fn init_logging(cfg: &TelemetryConfig) -> Result<SelfTelemetry, String> {
     // A second initialisation is not an error worth failing for.
     let _ = tracing::subscriber::set_global_default(subscriber);
     Ok(own)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::Level;
+
+    fn filter_of(text: &str) -> Targets {
+        match log_filter(text) {
+            Ok(f) => f,
+            Err(why) => panic!("{text:?} refused: {why}"),
+        }
+    }
+
+    #[test]
+    fn levels_and_targets_filter_as_rust_log_does() {
+        let f = filter_of("info");
+        assert!(f.would_enable("toolscore::store", &Level::INFO));
+        assert!(!f.would_enable("toolscore::store", &Level::DEBUG));
+
+        let f = filter_of("warn,toolscore=debug, h2=error");
+        assert!(f.would_enable("toolscore::store", &Level::DEBUG));
+        assert!(!f.would_enable("toolscore::store", &Level::TRACE));
+        assert!(!f.would_enable("h2::codec", &Level::WARN));
+        assert!(f.would_enable("hyper", &Level::WARN));
+        assert!(!f.would_enable("hyper", &Level::INFO));
+    }
+
+    #[test]
+    fn an_empty_directive_enables_nothing_more() {
+        // `Targets` alone would read the empty directive as every target at TRACE.
+        let f = filter_of("info,,");
+        assert!(!f.would_enable("toolscore", &Level::DEBUG));
+        assert!(f.would_enable("toolscore", &Level::INFO));
+    }
+
+    #[test]
+    fn what_is_not_a_level_or_target_directive_is_refused() {
+        for text in [
+            "info,,=[",
+            "toolscore[span{field=x}]=debug",
+            "a=b=c",
+            "toolscore=loud",
+            "\u{684}=info",
+        ] {
+            assert!(log_filter(text).is_err(), "{text:?} accepted");
+        }
+    }
+
+    #[test]
+    fn the_otlp_layers_never_see_the_http_clients_events() {
+        let cfg = TelemetryConfig {
+            log_level: "trace".into(),
+            ..TelemetryConfig::default()
+        };
+        let f = otlp_filter(&cfg);
+        assert!(f.would_enable("toolscore::exporter", &Level::TRACE));
+        for target in ["hyper::proto", "h2", "opentelemetry_sdk::trace"] {
+            assert!(!f.would_enable(target, &Level::ERROR), "{target}");
+        }
+    }
 }
