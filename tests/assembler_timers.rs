@@ -2,6 +2,7 @@
 //! handed to evaluation exactly when its timer says, with no real waiting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::BTreeSet;
 use std::num::NonZero;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,10 @@ const IDLE: Duration = Duration::from_secs(30);
 
 /// One shard behind the driver, and the evaluation queue it feeds.
 fn assembler() -> (AssemblerHandle, mpsc::Receiver<Ready>) {
+    assembler_with_queue(16)
+}
+
+fn assembler_with_queue(capacity: usize) -> (AssemblerHandle, mpsc::Receiver<Ready>) {
     let limits = Limits {
         grace: GRACE,
         idle_timeout: IDLE,
@@ -36,7 +41,7 @@ fn assembler() -> (AssemblerHandle, mpsc::Receiver<Ready>) {
         max_traces_per_service: 0,
         keys: Arc::new(Config::embedded().unwrap().kept_attributes()),
     };
-    let (ready_tx, ready_rx) = mpsc::channel(16);
+    let (ready_tx, ready_rx) = mpsc::channel(capacity);
     let (handle, _tasks) = assembler::spawn(
         vec![Shard::new(limits)],
         NonZero::new(16).unwrap(),
@@ -107,4 +112,26 @@ async fn a_rootless_trace_times_out_when_it_goes_idle() {
     assert_eq!(last.elapsed(), IDLE);
     assert_eq!((r.complete, r.spans.len()), (false, 7));
     assert!(matches!(r.reason, Reason::TimedOut), "{:?}", r.reason);
+}
+
+/// With the evaluation queue full, the shard waits for room for several
+/// traces at once (not for each slot): it still takes spans meanwhile, and
+/// every due trace is handed over once as the queue drains.
+#[tokio::test(start_paused = true)]
+async fn a_full_evaluation_queue_still_gets_every_due_trace_once() {
+    let (handle, mut ready) = assembler_with_queue(3);
+    for n in 1..=20 {
+        submit(&handle, n, 2, false).await;
+    }
+    tokio::time::sleep(GRACE * 2).await;
+    assert_eq!(ready.len(), 3, "the queue is full, the rest wait in the shard");
+    submit(&handle, 21, 2, false).await;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 21 {
+        let r = tokio::time::timeout(IDLE, ready.recv()).await.unwrap().unwrap();
+        assert!(r.complete);
+        assert!(seen.insert(r.trace_id), "{:?} twice", r.trace_id);
+    }
+    tokio::time::sleep(IDLE * 2).await;
+    assert!(ready.is_empty());
 }

@@ -206,6 +206,9 @@ async fn run_shard(
     // Some trace may be due: wait for room in the evaluation queue, not
     // for the timer. Cleared when none is.
     let mut due = false;
+    // Room waited for at once: a full queue wakes this task once per
+    // `room` traces evaluated, not once per trace.
+    let room = EMIT_PER_TURN.min(out.max_capacity());
     loop {
         let deadline = if due || !early.is_empty() {
             due = true;
@@ -234,23 +237,23 @@ async fn run_shard(
                     early.extend(shard.take_early());
                 }
             }
-            permit = out.reserve(), if due => {
-                let Ok(mut permit) = permit else { return };
+            permits = out.reserve_many(room), if due => {
+                let Ok(mut permits) = permits else { return };
                 // One `now` for the turn: it ends with the traces due at its start.
                 let now = Instant::now().into_std();
                 for _ in 0..EMIT_PER_TURN {
+                    let permit = match permits.next().map(Ok).unwrap_or_else(|| out.try_reserve()) {
+                        Ok(permit) => permit,
+                        // Full: the next turn waits for room (beside the spans).
+                        Err(mpsc::error::TrySendError::Full(())) => break,
+                        Err(mpsc::error::TrySendError::Closed(())) => return,
+                    };
                     let Some(mut ready) = early.pop_front().or_else(|| shard.expire_next(now)) else {
                         due = false;
                         break;
                     };
                     ready.ticket = backlog.ticket(ready.spans.len());
                     permit.send(ready);
-                    match out.try_reserve() {
-                        Ok(next) => permit = next,
-                        // Full: the next turn waits for room (beside the spans).
-                        Err(mpsc::error::TrySendError::Full(())) => break,
-                        Err(mpsc::error::TrySendError::Closed(())) => return,
-                    }
                 }
             }
             () = sleep_until(deadline), if !due => due = true,
