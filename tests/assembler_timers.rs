@@ -115,22 +115,49 @@ async fn a_rootless_trace_times_out_when_it_goes_idle() {
 }
 
 /// With the evaluation queue full, the shard waits for room for several
-/// traces at once (not for each slot): it still takes spans meanwhile, and
-/// every due trace is handed over once as the queue drains.
+/// traces at once (half the queue here), not for each slot: it still takes
+/// spans meanwhile, and every due trace is handed over once as the queue
+/// drains.
 #[tokio::test(start_paused = true)]
-async fn a_full_evaluation_queue_still_gets_every_due_trace_once() {
-    let (handle, mut ready) = assembler_with_queue(3);
+async fn a_full_evaluation_queue_is_refilled_by_halves_and_gets_every_due_trace_once() {
+    let (handle, mut ready) = assembler_with_queue(8);
     for n in 1..=20 {
         submit(&handle, n, 2, false).await;
     }
     tokio::time::sleep(GRACE * 2).await;
-    assert_eq!(ready.len(), 3, "the queue is full, the rest wait in the shard");
-    submit(&handle, 21, 2, false).await;
+    assert_eq!(
+        ready.len(),
+        8,
+        "the queue is full, the rest wait in the shard"
+    );
+    let settle = || async {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    };
     let mut seen = BTreeSet::new();
-    while seen.len() < 21 {
-        let r = tokio::time::timeout(IDLE, ready.recv()).await.unwrap().unwrap();
+    let take = |seen: &mut BTreeSet<TraceId>, r: Ready| {
         assert!(r.complete);
         assert!(seen.insert(r.trace_id), "{:?} twice", r.trace_id);
+    };
+    take(&mut seen, ready.recv().await.unwrap());
+    settle().await;
+    assert_eq!(ready.len(), 7, "one free slot does not wake the shard");
+    // Spans still go in while the shard waits for room.
+    tokio::time::timeout(IDLE, submit(&handle, 21, 2, false))
+        .await
+        .expect("the shard takes spans while it waits for room");
+    for _ in 0..3 {
+        take(&mut seen, ready.recv().await.unwrap());
+    }
+    settle().await;
+    assert_eq!(ready.len(), 8, "four free slots do: it fills them");
+    while seen.len() < 21 {
+        let r = tokio::time::timeout(IDLE, ready.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        take(&mut seen, r);
     }
     tokio::time::sleep(IDLE * 2).await;
     assert!(ready.is_empty());

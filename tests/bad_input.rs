@@ -380,11 +380,12 @@ fn validate_config(yaml: &str) -> (Option<i32>, String) {
     )
 }
 
-/// A log filter whose span field value tracing-subscriber would compile as a
-/// regular expression for minutes (the `config_yaml` fuzz target's
-/// finding): `validate-config` refuses it at once, naming the key.
+/// A log filter whose span field value tracing-subscriber's `EnvFilter`
+/// compiled as a regular expression for minutes (the `config_yaml` fuzz
+/// target's finding): `validate-config` refuses it at once, as the span
+/// filter it is, naming the key.
 #[test]
-fn a_log_filter_is_not_compiled_as_a_regex() {
+fn a_span_filter_in_the_log_level_is_refused_at_once() {
     let yaml = "telemetry:\n  log_level: 'ed n [[[[[[[[[[[Z[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ nn[ool grpc[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ nn[ool grpc: rs: grpc: &endpoi { 5  \"f!SalEtuv   500ed -  =       ..................................................................................................      \"!=rV U }'\n";
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -206,9 +206,13 @@ async fn run_shard(
     // Some trace may be due: wait for room in the evaluation queue, not
     // for the timer. Cleared when none is.
     let mut due = false;
-    // Room waited for at once: a full queue wakes this task once per
-    // `room` traces evaluated, not once per trace.
-    let room = EMIT_PER_TURN.min(out.max_capacity());
+    // Room waited for at once, when the queue is short of it: this task is
+    // woken once per `room` traces evaluated, not once per trace. At most
+    // half the queue, so evaluation always has the other half queued.
+    let room = EMIT_PER_TURN.min((out.max_capacity() / 2).max(1));
+    // The wait outlives the turns that spans take: the slots it has
+    // gathered stay with it, and it keeps its place among the shards'.
+    let mut room_wait = None;
     loop {
         let deadline = if due || !early.is_empty() {
             due = true;
@@ -216,6 +220,9 @@ async fn run_shard(
         } else {
             shard.next_deadline().map(Instant::from_std)
         };
+        if due && room_wait.is_none() {
+            room_wait = Some(Box::pin(out.reserve_many(room)));
+        }
         tokio::select! {
             () = drain.cancelled(), if !closed => {
                 // What is queued stays and is answered below; nothing more comes.
@@ -237,7 +244,13 @@ async fn run_shard(
                     early.extend(shard.take_early());
                 }
             }
-            permits = out.reserve_many(room), if due => {
+            permits = async {
+                match room_wait.as_mut() {
+                    Some(wait) => wait.await,
+                    None => std::future::pending().await,
+                }
+            }, if room_wait.is_some() => {
+                room_wait = None;
                 let Ok(mut permits) = permits else { return };
                 // One `now` for the turn: it ends with the traces due at its start.
                 let now = Instant::now().into_std();
@@ -266,6 +279,8 @@ async fn run_shard(
         backlog.publish(index, spans, traces);
         publish(&shard, &label, &mut seen, &metrics);
     }
+    // The slots a pending wait holds go back before the drain waits for some.
+    drop(room_wait);
     'drain: {
         for mut ready in early.into_iter().chain(shard.take_early()) {
             ready.ticket = backlog.ticket(ready.spans.len());

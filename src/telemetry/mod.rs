@@ -525,10 +525,10 @@ impl Metrics {
 }
 
 /// A log filter: comma-separated `level` and `target=level` directives
-/// (`info`, `toolscore=debug,h2=warn`), as `RUST_LOG` takes them.
-/// tracing-subscriber's `Targets` reads them without a regex engine; it
-/// would read an empty directive as "every target at TRACE" and has no span
-/// filters, so this skips the empty ones (as `EnvFilter` did) and refuses
+/// (`info`, `toolscore=debug,h2=warn`), as `RUST_LOG` takes them, read by
+/// tracing-subscriber's `Targets` (no regex engine). `Targets` reads an
+/// empty directive as the level ERROR and has no span filters, so this
+/// skips empty directives (as `EnvFilter` did) and refuses
 /// `[span{field}]` rather than ignoring it.
 pub fn log_filter(text: &str) -> Result<Targets, String> {
     if !text.is_ascii() {
@@ -542,7 +542,7 @@ pub fn log_filter(text: &str) -> Result<Targets, String> {
     if directives.iter().any(|d| d.contains(['[', ']', '{', '}'])) {
         return Err(
             "span filters (`target[span{field}]=level`) are not supported; \
-                    use `level` and `target=level` directives"
+             use `level` and `target=level` directives"
                 .into(),
         );
     }
@@ -552,30 +552,53 @@ pub fn log_filter(text: &str) -> Result<Targets, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The log filter: `RUST_LOG` overrides the configured level.
-fn filter(cfg: &TelemetryConfig) -> Targets {
-    std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|v| log_filter(&v).ok())
-        .or_else(|| log_filter(&cfg.log_level).ok())
-        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO))
+/// `RUST_LOG` when it is set and not blank: its text and what it gives.
+fn rust_log() -> Option<(String, Result<Targets, String>)> {
+    let text = std::env::var("RUST_LOG").ok()?;
+    if text.trim().is_empty() {
+        return None;
+    }
+    let filter = log_filter(&text);
+    Some((text, filter))
 }
 
-/// What the OTLP layers see: the configured filter, without the HTTP
-/// client's own events (exporting them would export more of them).
-fn otlp_filter(cfg: &TelemetryConfig) -> Targets {
-    let mut f = filter(cfg);
-    for quiet in [
-        "hyper",
-        "hyper_util",
-        "hyper_rustls",
-        "h2",
-        "opentelemetry",
-        "opentelemetry_sdk",
-    ] {
-        f = f.with_target(quiet, LevelFilter::OFF);
+/// The log filter: a valid `RUST_LOG` overrides the configured level.
+fn filter(cfg: &TelemetryConfig) -> Targets {
+    match rust_log() {
+        Some((_, Ok(f))) => f,
+        _ => log_filter(&cfg.log_level)
+            .unwrap_or_else(|_| Targets::new().with_default(LevelFilter::INFO)),
     }
-    f
+}
+
+/// Targets (and their modules) whose events the OTLP layers never see: the
+/// HTTP client's and the exporter's own, since exporting them would export
+/// more of them.
+const OTLP_QUIET: [&str; 7] = [
+    "hyper",
+    "hyper_util",
+    "hyper_rustls",
+    "h2",
+    "opentelemetry",
+    "opentelemetry_sdk",
+    "opentelemetry_otlp",
+];
+
+fn otlp_quiet(target: &str) -> bool {
+    OTLP_QUIET.iter().any(|q| {
+        target
+            .strip_prefix(q)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    })
+}
+
+/// What the OTLP layers see: the configured filter, never the targets in
+/// [`OTLP_QUIET`] (not even when a directive names one of their modules).
+fn otlp_filter(
+    cfg: &TelemetryConfig,
+) -> impl tracing_subscriber::layer::Filter<tracing_subscriber::Registry> + Send + Sync + 'static {
+    use tracing_subscriber::filter::{FilterExt as _, filter_fn};
+    filter(cfg).and(filter_fn(|meta| !otlp_quiet(meta.target())))
 }
 
 type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
@@ -621,6 +644,13 @@ pub fn init_logging(cfg: &TelemetryConfig) -> Result<SelfTelemetry, String> {
     let (subscriber, own) = subscriber(cfg)?;
     // A second initialisation is not an error worth failing for.
     let _ = tracing::subscriber::set_global_default(subscriber);
+    if let Some((text, Err(why))) = rust_log() {
+        tracing::warn!(
+            rust_log = %text,
+            error = %why,
+            "RUST_LOG is not a log filter this service reads; telemetry.log_level applies"
+        );
+    }
     Ok(own)
 }
 
@@ -651,8 +681,8 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_directive_enables_nothing_more() {
-        // `Targets` alone would read the empty directive as every target at TRACE.
+    fn empty_directives_are_skipped() {
+        // `Targets` alone would read the last, empty, directive as ERROR.
         let f = filter_of("info,,");
         assert!(!f.would_enable("toolscore", &Level::DEBUG));
         assert!(f.would_enable("toolscore", &Level::INFO));
@@ -673,14 +703,18 @@ mod tests {
 
     #[test]
     fn the_otlp_layers_never_see_the_http_clients_events() {
-        let cfg = TelemetryConfig {
-            log_level: "trace".into(),
-            ..TelemetryConfig::default()
-        };
-        let f = otlp_filter(&cfg);
-        assert!(f.would_enable("toolscore::exporter", &Level::TRACE));
-        for target in ["hyper::proto", "h2", "opentelemetry_sdk::trace"] {
-            assert!(!f.would_enable(target, &Level::ERROR), "{target}");
+        for target in [
+            "hyper",
+            "hyper::proto::h1",
+            "h2::codec",
+            "hyper_util::client",
+            "opentelemetry_sdk::trace",
+            "opentelemetry_otlp::exporter",
+        ] {
+            assert!(otlp_quiet(target), "{target}");
+        }
+        for target in ["toolscore::exporter", "h2o", "hyperion::x", "tonic"] {
+            assert!(!otlp_quiet(target), "{target}");
         }
     }
 }
