@@ -14,7 +14,10 @@
 # phase are queried over the API; default 20,000), MEMORY_SHARE (the memory
 # phase's rate as a share of the max phase's; default 0.5), SKIP_BUILD=1,
 # STORE_BACKEND (memory: every phase on the memory store instead of the
-# config's SQLite file, which is emptied before each start).
+# config's SQLite file, which is emptied before each start), HALF_RATE (the
+# second phase's spans/s instead of half the first's: the same rate for two
+# builds), TOOLSCORE_BIN (another build of toolscore; the generator is
+# still target/release's).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -49,7 +52,7 @@ start_server() {   # start_server CONFIG LOG
         -e "s|\[eval-set/|[$PWD/perf/eval-set/|" "$1" >"$WORK/backend-$(basename "$1")"
     config="$WORK/backend-$(basename "$1")"
   fi
-  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$2" 2>&1 &
+  "${SERVER_PIN[@]}" "${TOOLSCORE_BIN:-./target/release/toolscore}" serve --config "$config" >"$2" 2>&1 &
   PID=$!
   for _ in $(seq 100); do
     curl -fs "$API/readyz" >/dev/null 2>&1 && break
@@ -269,7 +272,7 @@ phase max --mode max --concurrency "$CONCURRENCY"
 # was accepted: a short run can accept faster than it evaluates while the
 # buffers fill.
 MAX_RATE=$(python3 -c "import json;print(int(json.load(open('$WORK/max.report.json'))['steady_state']['sustained_spans_per_sec']))")
-HALF=$((MAX_RATE / 2))
+HALF=${HALF_RATE:-$((MAX_RATE / 2))}
 echo "== phase 2: half rate ($HALF spans/s, ${DURATION}s)" >&2
 phase half --mode rate --spans-per-sec "$HALF"
 
