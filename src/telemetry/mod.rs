@@ -574,7 +574,7 @@ fn filter(cfg: &TelemetryConfig) -> Targets {
 /// Targets (and their modules) whose events the OTLP layers never see: the
 /// HTTP client's and the exporter's own, since exporting them would export
 /// more of them.
-const OTLP_QUIET: [&str; 7] = [
+const OTLP_QUIET: [&str; 8] = [
     "hyper",
     "hyper_util",
     "hyper_rustls",
@@ -582,6 +582,7 @@ const OTLP_QUIET: [&str; 7] = [
     "opentelemetry",
     "opentelemetry_sdk",
     "opentelemetry_otlp",
+    "opentelemetry_http",
 ];
 
 fn otlp_quiet(target: &str) -> bool {
@@ -592,13 +593,14 @@ fn otlp_quiet(target: &str) -> bool {
     })
 }
 
-/// What the OTLP layers see: the configured filter, never the targets in
+/// What the OTLP layers see: the log filter, never the targets in
 /// [`OTLP_QUIET`] (not even when a directive names one of their modules).
 fn otlp_filter(
-    cfg: &TelemetryConfig,
+    logs: &Targets,
 ) -> impl tracing_subscriber::layer::Filter<tracing_subscriber::Registry> + Send + Sync + 'static {
     use tracing_subscriber::filter::{FilterExt as _, filter_fn};
-    filter(cfg).and(filter_fn(|meta| !otlp_quiet(meta.target())))
+    logs.clone()
+        .and(filter_fn(|meta| !otlp_quiet(meta.target())))
 }
 
 type BoxedLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
@@ -612,10 +614,11 @@ pub fn subscriber(
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     let mut layers: Vec<BoxedLayer> = Vec::new();
+    let logs = filter(cfg);
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     layers.push(match cfg.log_format {
-        LogFormat::Json => fmt.json().with_filter(filter(cfg)).boxed(),
-        LogFormat::Text => fmt.with_filter(filter(cfg)).boxed(),
+        LogFormat::Json => fmt.json().with_filter(logs.clone()).boxed(),
+        LogFormat::Text => fmt.with_filter(logs.clone()).boxed(),
     });
     let own = SelfTelemetry::start(&cfg.otlp)?;
     if let Some(provider) = &own.tracer {
@@ -623,14 +626,14 @@ pub fn subscriber(
         layers.push(
             tracing_opentelemetry::layer()
                 .with_tracer(tracer)
-                .with_filter(otlp_filter(cfg))
+                .with_filter(otlp_filter(&logs))
                 .boxed(),
         );
     }
     if let Some(provider) = &own.logger {
         layers.push(
             opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge::new(provider)
-                .with_filter(otlp_filter(cfg))
+                .with_filter(otlp_filter(&logs))
                 .boxed(),
         );
     }
@@ -710,6 +713,7 @@ mod tests {
             "hyper_util::client",
             "opentelemetry_sdk::trace",
             "opentelemetry_otlp::exporter",
+            "opentelemetry_http::hyper",
         ] {
             assert!(otlp_quiet(target), "{target}");
         }
