@@ -337,7 +337,15 @@ fn bench_store(c: &mut Criterion) {
                     })
                     .collect::<Vec<_>>()
             },
-            |batch| db.write(&batch, std::time::SystemTime::now()).unwrap(),
+            |batch| {
+                let retention = toolscore::store::Retention {
+                    older_than: std::time::SystemTime::UNIX_EPOCH,
+                    max_traces: usize::MAX,
+                    chunk: 0,
+                };
+                db.write(&batch, std::time::SystemTime::now(), &retention)
+                    .unwrap()
+            },
             BatchSize::LargeInput,
         )
     });

@@ -19,6 +19,7 @@ use common::records::{filters_agree_with_the_memory_store, record};
 use common::service::test_config;
 use toolscore::config::{StoreBackend, StoreConfig};
 use toolscore::span::TraceId;
+use toolscore::store::Retention;
 use toolscore::store::sqlite::Sqlite;
 use toolscore::store::{DbStore, ResultStore, TraceRecord};
 
@@ -138,6 +139,82 @@ fn max_traces_is_enforced_in_the_database() {
     assert_eq!(reopened.count().unwrap(), 10);
 }
 
+/// Retention that deletes nothing.
+const KEEP_ALL: Retention = Retention {
+    older_than: std::time::SystemTime::UNIX_EPOCH,
+    max_traces: usize::MAX,
+    chunk: 0,
+};
+
+/// A write deletes, in its own transaction, as many of the oldest rows as
+/// it adds past `max_traces` (the table never outgrows it under load), plus
+/// a chunk of an excess or of aged rows left before, never more.
+#[test]
+fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
+    use toolscore::store::Database;
+    let dir = tempfile::tempdir().unwrap();
+    let config = toolscore::config::SqliteConfig {
+        path: dir.path().join("results.db"),
+        ..Default::default()
+    };
+    let db = Sqlite::open(&config).unwrap();
+    let t0 = std::time::SystemTime::now();
+    let at = |n: u8| t0 + Duration::from_secs(u64::from(n));
+    let scores = || -> i64 {
+        rusqlite::Connection::open(&config.path)
+            .unwrap()
+            .query_row("SELECT count(*) FROM scores", [], |r| r.get(0))
+            .unwrap()
+    };
+    let bounded = Retention {
+        older_than: std::time::SystemTime::UNIX_EPOCH,
+        max_traces: 50,
+        chunk: 10,
+    };
+    let mut pruned = 0;
+    for n in 1..=120u8 {
+        let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
+        pruned += db.write(&[r], at(n), &bounded).unwrap().pruned;
+        assert!(db.count().unwrap() <= 50, "after write {n}");
+    }
+    assert_eq!(pruned, 120 - 50);
+    assert_eq!(db.count().unwrap(), 50);
+    assert_eq!(scores(), 50 * 2);
+    assert!(db.get(&TraceId([70; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([71; 16])).unwrap().is_some());
+
+    // A backlog (the bound lowered to 20): each write deletes the row it
+    // adds and a chunk of 10 more.
+    let lowered = Retention {
+        max_traces: 20,
+        ..bounded
+    };
+    let one = |n: u8| vec![Arc::new(record(n, 1, &[("a", Some(1.0))]))];
+    assert_eq!(db.write(&one(121), at(121), &lowered).unwrap().pruned, 11);
+    assert_eq!(db.count().unwrap(), 40);
+    assert_eq!(db.write(&one(122), at(122), &lowered).unwrap().pruned, 11);
+    assert_eq!(db.write(&one(123), at(123), &lowered).unwrap().pruned, 11);
+    assert_eq!(db.count().unwrap(), 20);
+    // At its bound: one in, one out.
+    assert_eq!(db.write(&one(124), at(124), &lowered).unwrap().pruned, 1);
+    assert_eq!(db.count().unwrap(), 20);
+
+    // Aged rows (stored up to t0 + 110 s) go by the chunk as well, and only
+    // those: the count is below its bound.
+    let aged = Retention {
+        older_than: at(111),
+        max_traces: 1000,
+        chunk: 3,
+    };
+    // Rows 105..=124 are left; 105..=110 are aged: 6, by 1 + 3 a write.
+    assert_eq!(db.write(&one(125), at(125), &aged).unwrap().pruned, 4);
+    assert_eq!(db.write(&one(126), at(126), &aged).unwrap().pruned, 2);
+    assert_eq!(db.write(&one(127), at(127), &aged).unwrap().pruned, 0);
+    assert!(db.get(&TraceId([110; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([111; 16])).unwrap().is_some());
+    assert_eq!(db.count().unwrap(), 17);
+}
+
 /// Retention deletes the oldest traces with their scores, in chunks of the
 /// batch given, and a revision replaced by a newer one leaves no score rows
 /// behind (no foreign key does it for us).
@@ -153,12 +230,13 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     let t0 = std::time::SystemTime::now();
     for n in 1..=200u8 {
         let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
-        db.write(&[r], t0 + Duration::from_secs(u64::from(n)))
+        db.write(&[r], t0 + Duration::from_secs(u64::from(n)), &KEEP_ALL)
             .unwrap();
     }
     // A newer revision of the first trace: stored last, so kept.
     let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
-    db.write(&[newer], t0 + Duration::from_secs(1000)).unwrap();
+    db.write(&[newer], t0 + Duration::from_secs(1000), &KEEP_ALL)
+        .unwrap();
     let scores = |db_path: &Path| -> i64 {
         rusqlite::Connection::open(db_path)
             .unwrap()

@@ -51,17 +51,38 @@ pub enum DbError {
     Row(String),
 }
 
-/// Which records of a batch were stored (a newer revision is kept otherwise).
+/// Which records of a batch were stored (a newer revision is kept otherwise),
+/// and how many old ones retention deleted in the same transaction.
 pub struct Written {
     pub stored: Vec<bool>,
+    pub pruned: u64,
+}
+
+/// The bounds a write may enforce in its own transaction, so that the
+/// table stays at them while the writer is saturated (chunks deleted
+/// between commits only held the excess there).
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    pub older_than: SystemTime,
+    pub max_traces: usize,
+    /// Rows deleted at most beyond as many as the write adds.
+    pub chunk: usize,
 }
 
 /// A results database. Calls block: they are made on the writer thread and
 /// on blocking threads, never on the async I/O threads.
 pub trait Database: Send + Sync + 'static {
     /// Upserts the batch in one transaction: a record replaces the stored
-    /// one unless that has a newer revision.
-    fn write(&self, batch: &[Arc<TraceRecord>], now: SystemTime) -> Result<Written, DbError>;
+    /// one unless that has a newer revision. A database written by this
+    /// process alone also deletes what is past `retention` in it; a shared
+    /// one leaves that to [`prune`](Database::prune), which one replica at
+    /// a time runs.
+    fn write(
+        &self,
+        batch: &[Arc<TraceRecord>],
+        now: SystemTime,
+        retention: &Retention,
+    ) -> Result<Written, DbError>;
     fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
@@ -426,8 +447,17 @@ impl Writer {
         let mut backoff = self.backoff;
         loop {
             let started = Instant::now();
-            match s.db.write(&batch, SystemTime::now()) {
+            let now = SystemTime::now();
+            let retention = Retention {
+                older_than: now
+                    .checked_sub(self.retention)
+                    .unwrap_or(SystemTime::UNIX_EPOCH),
+                max_traces: self.max_traces,
+                chunk: PRUNE_BATCH,
+            };
+            match s.db.write(&batch, now, &retention) {
                 Ok(written) => {
+                    s.stats.pruned.fetch_add(written.pruned, Ordering::Relaxed);
                     s.stats
                         .commit_seconds
                         .observe(started.elapsed().as_secs_f64());

@@ -16,7 +16,7 @@ pub mod sqlite;
 
 pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 
-pub use db::{Database, DbError, DbStore, OnCommit, WriterStats};
+pub use db::{Database, DbError, DbStore, OnCommit, Retention, WriterStats};
 pub use memory::MemoryStore;
 
 /// Called with each record once it is stored and readable (the exporter's

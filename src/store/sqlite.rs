@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
 use super::SqliteConfig;
-use super::db::{Database, DbError, Written};
+use super::db::{Database, DbError, Retention, Written};
 use super::rows::{
     self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, status_text, unix_nanos,
 };
@@ -307,6 +307,54 @@ fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite:
     })
 }
 
+/// Deletes the oldest rows, up to `limit`: those stored before `older_than`
+/// and those past `max_traces` of the `rows` in the table; how many.
+/// `stored_at` is the rowid, so both are a range of it, bounded by the n-th
+/// oldest row's key; finding that row walks the rows before it, so the walk
+/// is over the rows being deleted (the common case) or at most `limit`.
+fn prune_in(
+    tx: &Transaction<'_>,
+    rows: i64,
+    older_than: SystemTime,
+    max_traces: usize,
+    limit: i64,
+) -> rusqlite::Result<i64> {
+    let nth_oldest = |n: i64| -> rusqlite::Result<i64> {
+        let at: Option<i64> = tx
+            .prepare_cached("SELECT stored_at FROM traces ORDER BY stored_at LIMIT 1 OFFSET ?1")?
+            .query_row([n], |r| r.get(0))
+            .optional()?;
+        Ok(at.unwrap_or(i64::MAX))
+    };
+    let oldest: Option<i64> = tx
+        .prepare_cached("SELECT min(stored_at) FROM traces")?
+        .query_row([], |r| r.get(0))?;
+    let (Some(oldest), true) = (oldest, limit > 0) else {
+        return Ok(0);
+    };
+    let excess = rows
+        .saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX))
+        .min(limit);
+    let mut bound = if excess > 0 {
+        nth_oldest(excess)?
+    } else {
+        i64::MIN
+    };
+    let aged = unix_nanos(older_than);
+    if aged > bound && aged > oldest {
+        bound = aged.min(nth_oldest(limit)?);
+    }
+    if bound <= oldest {
+        return Ok(0);
+    }
+    tx.prepare_cached("DELETE FROM scores WHERE stored_at < ?1")?
+        .execute([bound])?;
+    let deleted = tx
+        .prepare_cached("DELETE FROM traces WHERE stored_at < ?1")?
+        .execute([bound])?;
+    Ok(i64::try_from(deleted).unwrap_or(i64::MAX))
+}
+
 /// A trace row (its columns in [`TRACE_COLUMNS`]' order) and its `stored_at`,
 /// its scores' key.
 fn trace_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(TraceRowOwned, i64)> {
@@ -378,6 +426,7 @@ impl Database for Sqlite {
         &self,
         batch: &[std::sync::Arc<TraceRecord>],
         now: SystemTime,
+        retention: &Retention,
     ) -> Result<Written, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
@@ -391,10 +440,24 @@ impl Database for Sqlite {
             stored.push(written != Written1::Skipped);
             at += 1;
         }
+        // As many rows as were added go again (the count stays at its
+        // bound), plus a chunk of any excess or aged rows left before.
+        let limit = added.saturating_add(i64::try_from(retention.chunk).unwrap_or(i64::MAX));
+        let pruned = prune_in(
+            &tx,
+            w.rows.saturating_add(added),
+            retention.older_than,
+            retention.max_traces,
+            limit,
+        )
+        .map_err(err)?;
         tx.commit().map_err(err)?;
         w.last = at - 1;
-        w.rows += added;
-        Ok(Written { stored })
+        w.rows = w.rows.saturating_add(added).saturating_sub(pruned);
+        Ok(Written {
+            stored,
+            pruned: pruned.max(0) as u64,
+        })
     }
 
     fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError> {
@@ -472,40 +535,12 @@ impl Database for Sqlite {
     ) -> Result<u64, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
-        // The oldest rows go, up to `batch`: those stored before
-        // `older_than` and those past `max_traces`. `stored_at` is the rowid,
-        // so both are a range of it, bounded by the n-th oldest row's key.
-        let nth_oldest = |n: i64| -> Result<i64, DbError> {
-            let at: Option<i64> = w
-                .conn
-                .prepare_cached("SELECT stored_at FROM traces ORDER BY stored_at LIMIT 1 OFFSET ?1")
-                .map_err(err)?
-                .query_row([n], |r| r.get(0))
-                .optional()
-                .map_err(err)?;
-            Ok(at.unwrap_or(i64::MAX))
-        };
-        let mut bound = unix_nanos(older_than);
-        let excess = w
-            .rows
-            .saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX));
-        if excess > 0 {
-            bound = bound.max(nth_oldest(excess)?);
-        }
-        bound = bound.min(nth_oldest(i64::try_from(batch).unwrap_or(i64::MAX))?);
+        let limit = i64::try_from(batch).unwrap_or(i64::MAX);
         let tx = w.conn.transaction().map_err(err)?;
-        tx.prepare_cached("DELETE FROM scores WHERE stored_at < ?1")
-            .map_err(err)?
-            .execute([bound])
-            .map_err(err)?;
-        let deleted = tx
-            .prepare_cached("DELETE FROM traces WHERE stored_at < ?1")
-            .map_err(err)?
-            .execute([bound])
-            .map_err(err)?;
+        let deleted = prune_in(&tx, w.rows, older_than, max_traces, limit).map_err(err)?;
         tx.commit().map_err(err)?;
-        w.rows -= deleted as i64;
-        Ok(deleted as u64)
+        w.rows = w.rows.saturating_sub(deleted);
+        Ok(deleted.max(0) as u64)
     }
 
     fn count(&self) -> Result<u64, DbError> {

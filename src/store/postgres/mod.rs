@@ -21,7 +21,7 @@ mod pool;
 
 use pool::Pool;
 
-use super::db::{Database, DbError, Written};
+use super::db::{Database, DbError, Retention, Written};
 use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
 use super::{ListFilter, TraceRecord};
 use crate::span::TraceId;
@@ -596,7 +596,12 @@ impl Postgres {
 }
 
 impl Database for Postgres {
-    fn write(&self, batch: &[Arc<TraceRecord>], now: SystemTime) -> Result<Written, DbError> {
+    fn write(
+        &self,
+        batch: &[Arc<TraceRecord>],
+        now: SystemTime,
+        _retention: &Retention,
+    ) -> Result<Written, DbError> {
         let mut guard = lock(&self.writer);
         let (client, last) = &mut *guard;
         let c = match client {
@@ -613,7 +618,7 @@ impl Database for Postgres {
         match Postgres::write_batch(c, batch, &keep, first) {
             Ok(stored) => {
                 *last = first + keep.len() as i64 - 1;
-                Ok(Written { stored })
+                Ok(Written { stored, pruned: 0 })
             }
             Err(e) => {
                 // Reconnect on the next try: the connection may be the fault.
