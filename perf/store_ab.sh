@@ -12,6 +12,11 @@
 #   perf/store_ab.sh                       # 3 rounds of 20 s runs (8 s warm-up)
 #   ROUNDS=5 DURATION=30 perf/store_ab.sh
 #   BACKENDS="memory sqlite" perf/store_ab.sh
+#   OTHER=/tmp/old/toolscore BACKENDS="other sqlite" perf/store_ab.sh
+#
+# `other` is sqlite served by the toolscore binary at OTHER (another build,
+# for a before/after of the store in the same run); BASE names the variant
+# the ratios are to (memory).
 #
 # postgres runs on a server this script starts (initdb/pg_ctl from
 # /usr/lib/postgresql/<version>/bin, as the postgres user when root; a temp
@@ -65,7 +70,7 @@ config_for() {   # config_for BACKEND → path
   local out="$WORK/config-$1.yaml"
   rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
   case $1 in
-    sqlite) sed -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
+    sqlite|other) sed -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     memory) sed -e "s|^  backend: sqlite|  backend: memory|" \
                 -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     postgres)
@@ -81,7 +86,9 @@ completed() { curl -fs "$API/metrics" | awk '/^toolscore_traces_total\{outcome="
 run() {   # run BACKEND ROUND
   local config
   config=$(config_for "$1")
-  "${SERVER_PIN[@]}" ./target/release/toolscore serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  local bin=./target/release/toolscore
+  [[ $1 == other ]] && bin=${OTHER:?OTHER names the other build}
+  "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
@@ -103,5 +110,5 @@ run() {   # run BACKEND ROUND
 for round in $(seq "$ROUNDS"); do
   for b in $BACKENDS; do run "$b" "$round"; done
 done
-python3 perf/ab_summary.py "$WORK/results.txt" memory
+python3 perf/ab_summary.py "$WORK/results.txt" "${BASE:-memory}"
 echo "runs in $WORK" >&2
