@@ -15,7 +15,8 @@
 # Closed loop first (toolscore-loadgen --mode max, 16 in flight, 512-span
 # requests of 9.5-span agent traces, the five evaluators on every trace) for
 # DURATION s after WARMUP s; then, with ONE_CPU_OPEN=1 (the default), an
-# open-loop run at 80 % of that run's mean. Per run: accepted spans per
+# open-loop run at 80 % of that run's mean (OPEN_RATE spans/s instead: the
+# same rate for both binaries). Per run: accepted spans per
 # second (min, mean, min/mean), spans evaluated per second in the same
 # window (traces stored × 503/53), request latency p50/p99/max, refusals, and
 # whether every trace of an accepted request was evaluated and stored
@@ -133,7 +134,7 @@ run() {   # run NAME BINARY MODE ROUND
   curl -fs "$API/metrics" >"$WORK/$tag.max.metrics" || true
   if [[ $mode == quota && $ONE_CPU_OPEN == 1 ]]; then
     local rate
-    rate=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["accepted_spans_per_sec"] * 0.8))' "$WORK/$tag.max.json")
+    rate=${OPEN_RATE:-$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["accepted_spans_per_sec"] * 0.8))' "$WORK/$tag.max.json")}
     gen "$mode" "$WORK/$tag.open.json" --mode rate --spans-per-sec "$rate" --max-in-flight 256
   fi
   stop_server
