@@ -110,7 +110,8 @@ fn list_filters_agree_with_the_memory_store() {
     filters_agree_with_the_memory_store(|| sqlite_store(dir.path(), 1000));
 }
 
-/// `max_traces` is enforced in the database by the writer's retention pass.
+/// `max_traces` is enforced in the database (by each commit, and by the
+/// writer's once-a-second pass).
 #[test]
 fn max_traces_is_enforced_in_the_database() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,7 +119,7 @@ fn max_traces_is_enforced_in_the_database() {
     for n in 1..=50u8 {
         store.put(record(n, 1, &[("a", Some(1.0))]), Instant::now());
     }
-    // The retention pass runs every second; wait for it with a deadline.
+    // Wait for the commits (and the pass) with a deadline.
     let deadline = Instant::now() + WAIT;
     while store.evicted() < 40 {
         assert!(Instant::now() < deadline, "{} pruned", store.evicted());
@@ -213,6 +214,50 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     assert!(db.get(&TraceId([110; 16])).unwrap().is_none());
     assert!(db.get(&TraceId([111; 16])).unwrap().is_some());
     assert_eq!(db.count().unwrap(), 17);
+
+    // A batch that replaces a revision (not added) and adds two: past a bound
+    // of 16 by three, which also covers the rows aged before 113.
+    let batch = [
+        Arc::new(record(120, 2, &[("a", Some(0.0))])),
+        Arc::new(record(128, 1, &[("a", Some(1.0))])),
+        Arc::new(record(129, 1, &[("a", Some(1.0))])),
+    ];
+    let both = Retention {
+        older_than: at(113),
+        max_traces: 16,
+        chunk: 1,
+    };
+    let written = db.write(&batch, at(129), &both).unwrap();
+    assert_eq!(written.stored, [true, true, true]);
+    assert_eq!(written.pruned, 3);
+    assert_eq!(db.get(&TraceId([120; 16])).unwrap().unwrap().revision, 2);
+    assert!(db.get(&TraceId([113; 16])).unwrap().is_none());
+    assert_eq!(db.count().unwrap(), 16);
+    // Aged rows past the excess: one over the bound, two aged (114, 115),
+    // and a limit of 1 + 1.
+    let aged_more = Retention {
+        older_than: at(116),
+        ..both
+    };
+    assert_eq!(db.write(&one(130), at(130), &aged_more).unwrap().pruned, 2);
+    assert!(db.get(&TraceId([115; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([116; 16])).unwrap().is_some());
+
+    // The kept count is the table's, and no score outlives its trace.
+    let conn = rusqlite::Connection::open(&config.path).unwrap();
+    let in_table: i64 = conn
+        .query_row("SELECT count(*) FROM traces", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(db.count().unwrap(), 15);
+    assert_eq!(in_table, 15);
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM scores WHERE stored_at NOT IN (SELECT stored_at FROM traces)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
 }
 
 /// Retention deletes the oldest traces with their scores, in chunks of the

@@ -52,7 +52,9 @@ pub enum DbError {
 }
 
 /// Which records of a batch were stored (a newer revision is kept otherwise),
-/// and how many old ones retention deleted in the same transaction.
+/// and how many old ones retention deleted in the same transaction. A
+/// record stored and deleted at once (a batch larger than `max_traces`)
+/// counts as stored: it was, and retention evicted it.
 pub struct Written {
     pub stored: Vec<bool>,
     pub pruned: u64,
@@ -86,8 +88,9 @@ pub trait Database: Send + Sync + 'static {
     fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError>;
     /// Newest first.
     fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
-    /// Deletes up to `batch` records stored before `older_than`, then up to
-    /// `batch` of the oldest beyond `max_traces`; how many.
+    /// Deletes up to `batch` of the oldest records: those stored before
+    /// `older_than` and those beyond `max_traces` (PostgreSQL: up to `batch`
+    /// of each); how many.
     fn prune(
         &self,
         older_than: SystemTime,
@@ -113,9 +116,10 @@ pub trait Database: Send + Sync + 'static {
 /// See [`Database::listen`]; false once the store is gone.
 pub type OnCommit = Box<dyn Fn(Option<(TraceId, u32)>) -> bool + Send>;
 
-/// Rows deleted per retention transaction, at most and at least: a pass
-/// deletes chunk after chunk, with the writer's commits between them, until
-/// nothing is past the bounds; a transaction stays short.
+/// Rows deleted per retention transaction, at most and at least (beyond
+/// those a commit adds past `max_traces`): a pass deletes chunk after chunk,
+/// with the writer's commits between them, until nothing is past the
+/// bounds; a transaction stays short.
 const PRUNE_BATCH: usize = 1_000;
 const PRUNE_MIN: usize = 64;
 /// How often the writer enforces retention (between batches).
@@ -453,7 +457,7 @@ impl Writer {
                     .checked_sub(self.retention)
                     .unwrap_or(SystemTime::UNIX_EPOCH),
                 max_traces: self.max_traces,
-                chunk: PRUNE_BATCH,
+                chunk: batch.len().clamp(PRUNE_MIN, PRUNE_BATCH),
             };
             match s.db.write(&batch, now, &retention) {
                 Ok(written) => {

@@ -310,8 +310,9 @@ fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite:
 /// Deletes the oldest rows, up to `limit`: those stored before `older_than`
 /// and those past `max_traces` of the `rows` in the table; how many.
 /// `stored_at` is the rowid, so both are a range of it, bounded by the n-th
-/// oldest row's key; finding that row walks the rows before it, so the walk
-/// is over the rows being deleted (the common case) or at most `limit`.
+/// oldest row's key; finding that row walks the rows before it, so each
+/// walk is bounded by the rows it may delete (the excess, the aged rows)
+/// and by `limit`.
 fn prune_in(
     tx: &Transaction<'_>,
     rows: i64,
@@ -319,12 +320,17 @@ fn prune_in(
     max_traces: usize,
     limit: i64,
 ) -> rusqlite::Result<i64> {
-    let nth_oldest = |n: i64| -> rusqlite::Result<i64> {
+    // The key of the n-th oldest row stored before `before`: the bound that
+    // deletes n rows. `before` when fewer are.
+    let nth_oldest = |n: i64, before: i64| -> rusqlite::Result<i64> {
         let at: Option<i64> = tx
-            .prepare_cached("SELECT stored_at FROM traces ORDER BY stored_at LIMIT 1 OFFSET ?1")?
-            .query_row([n], |r| r.get(0))
+            .prepare_cached(
+                "SELECT stored_at FROM traces WHERE stored_at < ?1
+                 ORDER BY stored_at LIMIT 1 OFFSET ?2",
+            )?
+            .query_row([before, n], |r| r.get(0))
             .optional()?;
-        Ok(at.unwrap_or(i64::MAX))
+        Ok(at.unwrap_or(before))
     };
     let oldest: Option<i64> = tx
         .prepare_cached("SELECT min(stored_at) FROM traces")?
@@ -336,13 +342,13 @@ fn prune_in(
         .saturating_sub(i64::try_from(max_traces).unwrap_or(i64::MAX))
         .min(limit);
     let mut bound = if excess > 0 {
-        nth_oldest(excess)?
+        nth_oldest(excess, i64::MAX)?
     } else {
         i64::MIN
     };
     let aged = unix_nanos(older_than);
     if aged > bound && aged > oldest {
-        bound = aged.min(nth_oldest(limit)?);
+        bound = nth_oldest(limit, aged)?;
     }
     if bound <= oldest {
         return Ok(0);
