@@ -14,7 +14,8 @@
 #   BACKENDS="memory sqlite" perf/store_ab.sh
 #   OTHER=/tmp/old/toolscore BACKENDS="other sqlite" perf/store_ab.sh
 #
-# `other` is sqlite served by the toolscore binary at OTHER (another build,
+# `other` is sqlite served by the toolscore binary at OTHER (a path from the
+# repository's root, which the script runs in: another build,
 # for a before/after of the store in the same run); BASE names the variant
 # the ratios are to (memory).
 #
@@ -37,6 +38,9 @@ WORK=$(mktemp -d /tmp/toolscore-store-ab.XXXXXX)
 # Spans a trace in the generator's requests (503 spans of 53 traces).
 SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
 
+if [[ " $BACKENDS " == *" other "* && ! -x "${OTHER:-}" ]]; then
+  echo "store_ab.sh: the other backend needs OTHER=<a toolscore binary>" >&2; exit 2
+fi
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
 fi
@@ -87,7 +91,7 @@ run() {   # run BACKEND ROUND
   local config
   config=$(config_for "$1")
   local bin=./target/release/toolscore
-  [[ $1 == other ]] && bin=${OTHER:?OTHER names the other build}
+  [[ $1 == other ]] && bin=$OTHER
   "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
