@@ -154,19 +154,10 @@ const KEEP_ALL: Retention = Retention {
 fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     use toolscore::store::Database;
     let dir = tempfile::tempdir().unwrap();
-    let config = toolscore::config::SqliteConfig {
-        path: dir.path().join("results.db"),
-        ..Default::default()
-    };
-    let db = Sqlite::open(&config).unwrap();
+    let (path, db) = open_sqlite(dir.path());
     let t0 = std::time::SystemTime::now();
     let at = |n: u8| t0 + Duration::from_secs(u64::from(n));
-    let scores = || -> i64 {
-        rusqlite::Connection::open(&config.path)
-            .unwrap()
-            .query_row("SELECT count(*) FROM scores", [], |r| r.get(0))
-            .unwrap()
-    };
+    let scores = || count_rows(&path, "SELECT count(*) FROM scores");
     let bounded = Retention {
         older_than: std::time::SystemTime::UNIX_EPOCH,
         max_traces: 50,
@@ -244,20 +235,28 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     assert!(db.get(&TraceId([116; 16])).unwrap().is_some());
 
     // The kept count is the table's, and no score outlives its trace.
-    let conn = rusqlite::Connection::open(&config.path).unwrap();
-    let in_table: i64 = conn
-        .query_row("SELECT count(*) FROM traces", [], |r| r.get(0))
-        .unwrap();
     assert_eq!(db.count().unwrap(), 15);
-    assert_eq!(in_table, 15);
-    let orphans: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM scores WHERE stored_at NOT IN (SELECT stored_at FROM traces)",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(orphans, 0);
+    assert_eq!(count_rows(&path, "SELECT count(*) FROM traces"), 15);
+    let orphans =
+        "SELECT count(*) FROM scores WHERE stored_at NOT IN (SELECT stored_at FROM traces)";
+    assert_eq!(count_rows(&path, orphans), 0);
+}
+
+/// A new SQLite database in `dir`: its path and the backend.
+fn open_sqlite(dir: &Path) -> (std::path::PathBuf, Sqlite) {
+    let config = toolscore::config::SqliteConfig {
+        path: dir.join("results.db"),
+        ..Default::default()
+    };
+    (config.path.clone(), Sqlite::open(&config).unwrap())
+}
+
+/// The one number `query` gives, read on a connection of its own.
+fn count_rows(path: &Path, query: &str) -> i64 {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(query, [], |r| r.get(0))
+        .unwrap()
 }
 
 /// Retention deletes the oldest traces with their scores, in chunks of the
@@ -267,11 +266,7 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
 fn pruning_deletes_the_oldest_traces_with_their_scores() {
     use toolscore::store::Database;
     let dir = tempfile::tempdir().unwrap();
-    let config = toolscore::config::SqliteConfig {
-        path: dir.path().join("results.db"),
-        ..Default::default()
-    };
-    let db = Sqlite::open(&config).unwrap();
+    let (path, db) = open_sqlite(dir.path());
     let t0 = std::time::SystemTime::now();
     for n in 1..=200u8 {
         let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
@@ -282,19 +277,14 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
     db.write(&[newer], t0 + Duration::from_secs(1000), &KEEP_ALL)
         .unwrap();
-    let scores = |db_path: &Path| -> i64 {
-        rusqlite::Connection::open(db_path)
-            .unwrap()
-            .query_row("SELECT count(*) FROM scores", [], |r| r.get(0))
-            .unwrap()
-    };
-    assert_eq!(scores(&config.path), 199 * 2 + 1);
+    let scores = || count_rows(&path, "SELECT count(*) FROM scores");
+    assert_eq!(scores(), 199 * 2 + 1);
     // Past max_traces (50): 150 to delete, 100 at most a call.
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 100);
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 0);
     assert_eq!(db.count().unwrap(), 50);
-    assert_eq!(scores(&config.path), 49 * 2 + 1);
+    assert_eq!(scores(), 49 * 2 + 1);
     assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap().revision, 2);
     assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
     assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
@@ -305,7 +295,7 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     );
     assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
     assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
-    assert_eq!(scores(&config.path), 30 * 2 + 1);
+    assert_eq!(scores(), 30 * 2 + 1);
 }
 
 #[test]
