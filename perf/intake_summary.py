@@ -14,6 +14,10 @@ import re
 import statistics
 import sys
 
+# The open-loop runs' rate: OPEN_RATE for both binaries (perf/intake_ab.sh),
+# or each closed-loop run's own mean × 0.8.
+OPEN = f"{os.environ['OPEN_RATE']} spans/s" if os.environ.get("OPEN_RATE") else "80 %"
+
 
 def run(name, mode, rnd, prefix, evaluated, evaluated_rate):
     g = json.load(open(prefix + ".max.json"))
@@ -79,7 +83,7 @@ def summary(path):
             f"worst max {t['max']:.0f} ms, refused {t['refused']}, "
             f"every accepted trace evaluated: {t['all evaluated']}"
             + (
-                f"; open loop at 80 %: worst p99 {t['open p99']:.0f} ms, refused {t['open refused']}"
+                f"; open loop at {OPEN}: worst p99 {t['open p99']:.0f} ms, refused {t['open refused']}"
                 if "open p99" in t
                 else ""
             )
