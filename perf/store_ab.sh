@@ -14,10 +14,10 @@
 #   BACKENDS="memory sqlite" perf/store_ab.sh
 #   OTHER=/tmp/old/toolscore BACKENDS="other sqlite" perf/store_ab.sh
 #
-# `other` is sqlite served by the toolscore binary at OTHER (a path from the
-# repository's root, which the script runs in: another build,
-# for a before/after of the store in the same run); BASE names the variant
-# the ratios are to (memory).
+# `other` is OTHER_BACKEND (sqlite unless set) served by the toolscore
+# binary at OTHER (a path from the repository's root, which the script runs
+# in: another build, for a before/after of the store in the same run); BASE
+# names the variant the ratios are to (memory).
 #
 # postgres runs on a server this script starts (initdb/pg_ctl from
 # /usr/lib/postgresql/<version>/bin, as the postgres user when root; a temp
@@ -64,17 +64,20 @@ stop_pg() {
   rm -rf "$PG_PID_DIR"   # its data directory: gigabytes after a run
 }
 empty_pg() { psql "$PG_URL" -qc 'DROP TABLE IF EXISTS toolscore_scores, toolscore_traces, toolscore_schema' >/dev/null 2>&1; }
-if [[ " $BACKENDS " == *" postgres "* && -z "${PG_URL:-}" ]]; then start_pg; fi
+OTHER_BACKEND=${OTHER_BACKEND:-sqlite}
+if [[ ( " $BACKENDS " == *" postgres "* || ( " $BACKENDS " == *" other "* && $OTHER_BACKEND == postgres ) ) \
+      && -z "${PG_URL:-}" ]]; then start_pg; fi
 
 PID=
 stop_server() { [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=; }
 trap 'stop_server; stop_pg' EXIT
 
 config_for() {   # config_for BACKEND → path
-  local out="$WORK/config-$1.yaml"
+  local out="$WORK/config-$1.yaml" backend=$1
+  [[ $backend == other ]] && backend=$OTHER_BACKEND
   rm -f target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  case $1 in
-    sqlite|other) sed -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
+  case $backend in
+    sqlite) sed -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     memory) sed -e "s|^  backend: sqlite|  backend: memory|" \
                 -e "s|\[eval-set/|[$PWD/perf/eval-set/|" perf/config.yaml >"$out" ;;
     postgres)

@@ -1,5 +1,6 @@
 //! [`DbStore`]: results in a database, written by one writer thread that
-//! commits what evaluation hands it in batches (one transaction each).
+//! commits what evaluation hands it in batches (one transaction each); a
+//! shared database's retention runs on a thread of its own beside it.
 //!
 //! A result becomes visible (to the API, long polls, watchers and the
 //! exporter) once committed. A [`MemoryStore`] beside the database keeps
@@ -259,7 +260,10 @@ struct Shared {
 pub struct DbStore {
     shared: Arc<Shared>,
     queue: Mutex<Option<SyncSender<Queued>>>,
-    done: Mutex<Option<Receiver<()>>>,
+    /// Dropped at close: stops the pruner thread (a shared database's).
+    stop_pruner: Mutex<Option<SyncSender<()>>>,
+    /// One message from each thread when it has finished.
+    done: Mutex<Option<(Receiver<()>, usize)>>,
 }
 
 impl DbStore {
@@ -299,25 +303,47 @@ impl DbStore {
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(config.writer.queue_capacity.get());
         let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let bounds = Bounds {
+            retention: Duration::from_secs(config.retention_secs.get()),
+            max_traces: config.max_traces.get(),
+        };
+        // A shared database is pruned on a connection of its own, beside the
+        // writer's commits instead of between them (perf/README.md).
+        let (stop_tx, stop_rx) = std::sync::mpsc::sync_channel(0);
+        let concurrent = shared.db.shared();
         let writer = Writer {
             shared: shared.clone(),
             rx,
             max_batch: config.writer.max_batch.get(),
             backoff: Duration::from_millis(config.writer.retry_backoff_ms.get()),
-            retention: Duration::from_secs(config.retention_secs.get()),
-            max_traces: config.max_traces.get(),
+            bounds,
+            prunes: !concurrent,
         };
+        let writer_done = done_tx.clone();
         std::thread::Builder::new()
             .name("toolscore-store-writer".into())
             .spawn(move || {
                 writer.run();
-                let _ = done_tx.send(());
+                let _ = writer_done.send(());
             })
             .map_err(|e| DbError::Query(format!("cannot start the writer thread: {e}")))?;
+        let mut threads = 1;
+        if concurrent {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("toolscore-store-prune".into())
+                .spawn(move || {
+                    prune_until_stopped(&shared, bounds, &stop_rx);
+                    let _ = done_tx.send(());
+                })
+                .map_err(|e| DbError::Query(format!("cannot start the pruner thread: {e}")))?;
+            threads += 1;
+        }
         Ok(DbStore {
             shared,
             queue: Mutex::new(Some(tx)),
-            done: Mutex::new(Some(done_rx)),
+            stop_pruner: Mutex::new(Some(stop_tx)),
+            done: Mutex::new(Some((done_rx, threads))),
         })
     }
 
@@ -372,13 +398,34 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The database's bounds: `store.retention_secs` and `store.max_traces`.
+#[derive(Clone, Copy)]
+struct Bounds {
+    retention: Duration,
+    max_traces: usize,
+}
+
 struct Writer {
     shared: Arc<Shared>,
     rx: Receiver<Queued>,
     max_batch: usize,
     backoff: Duration,
-    retention: Duration,
-    max_traces: usize,
+    bounds: Bounds,
+    /// Whether this thread enforces the bounds between commits (a database
+    /// of this process's own) or a pruner thread does (a shared one).
+    prunes: bool,
+}
+
+/// A shared database's retention: a pass a second, chunk after chunk on a
+/// connection of its own, until `stop` is dropped.
+fn prune_until_stopped(shared: &Shared, bounds: Bounds, stop: &Receiver<()>) {
+    while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(PRUNE_EVERY) {
+        while shared.prune_chunk(bounds, PRUNE_BATCH) {
+            if shared.closing.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+    }
 }
 
 impl Writer {
@@ -415,7 +462,7 @@ impl Writer {
                 committed = batch.len();
                 batch.clear();
             }
-            if !pruning && last_prune.elapsed() >= PRUNE_EVERY {
+            if self.prunes && !pruning && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
                 pruning = true;
             }
@@ -425,7 +472,7 @@ impl Writer {
                     0 => PRUNE_BATCH,
                     n => n.clamp(PRUNE_MIN, PRUNE_BATCH),
                 };
-                pruning = self.prune_chunk(rows);
+                pruning = self.shared.prune_chunk(self.bounds, rows);
                 committed = 0;
             }
         }
@@ -454,9 +501,9 @@ impl Writer {
             let now = SystemTime::now();
             let retention = Retention {
                 older_than: now
-                    .checked_sub(self.retention)
+                    .checked_sub(self.bounds.retention)
                     .unwrap_or(SystemTime::UNIX_EPOCH),
-                max_traces: self.max_traces,
+                max_traces: self.bounds.max_traces,
                 chunk: batch.len().clamp(PRUNE_MIN, PRUNE_BATCH),
             };
             match s.db.write(&batch, now, &retention) {
@@ -508,17 +555,18 @@ impl Writer {
             }
         }
     }
+}
 
+impl Shared {
     /// Deletes one chunk of what is past retention or `max_traces`; whether
     /// more is left.
-    fn prune_chunk(&self, rows: usize) -> bool {
-        let s = &self.shared;
+    fn prune_chunk(&self, bounds: Bounds, rows: usize) -> bool {
         let older = SystemTime::now()
-            .checked_sub(self.retention)
+            .checked_sub(bounds.retention)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        let more = match s.db.prune(older, self.max_traces, rows) {
+        let more = match self.db.prune(older, bounds.max_traces, rows) {
             Ok(n) => {
-                s.stats.pruned.fetch_add(n, Ordering::Relaxed);
+                self.stats.pruned.fetch_add(n, Ordering::Relaxed);
                 n >= rows as u64
             }
             Err(e) => {
@@ -526,8 +574,8 @@ impl Writer {
                 false
             }
         };
-        if !more && let Ok(n) = s.db.count() {
-            s.stats.rows.store(n, Ordering::Relaxed);
+        if !more && let Ok(n) = self.db.count() {
+            self.stats.rows.store(n, Ordering::Relaxed);
         }
         more
     }
@@ -694,9 +742,14 @@ impl ResultStore for DbStore {
         self.shared.closing.store(true, Ordering::Relaxed);
         // Dropping the last sender ends the writer once the queue is empty.
         drop(lock(&self.queue).take());
-        let Some(done) = lock(&self.done).take() else {
+        drop(lock(&self.stop_pruner).take());
+        let Some((done, threads)) = lock(&self.done).take() else {
             return true;
         };
-        done.recv_timeout(timeout).is_ok()
+        let deadline = Instant::now() + timeout;
+        (0..threads).all(|_| {
+            done.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .is_ok()
+        })
     }
 }

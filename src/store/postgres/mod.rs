@@ -114,8 +114,16 @@ pub struct Postgres {
     readers: Pool,
 }
 
-/// The server process serving `client`.
-fn backend_pid(client: &mut Client) -> Result<i32, DbError> {
+/// Readies the writer's connection; the server process serving it.
+///
+/// The rows' text (tool calls, details) is compressed with lz4 where the
+/// server has it (PostgreSQL 14 and later, built with lz4): `pglz` took a
+/// tenth of the server's time for the writer (perf/README.md). Elsewhere
+/// the server's default stays.
+fn writer_session(client: &mut Client) -> Result<i32, DbError> {
+    if let Err(e) = client.batch_execute("SET default_toast_compression = lz4") {
+        tracing::debug!(error = %describe(&e), "the results database compresses with its default");
+    }
     Ok(client
         .query_one("SELECT pg_backend_pid()", &[])
         .map_err(err)?
@@ -160,7 +168,7 @@ impl Postgres {
             message: describe(&e),
         })?;
         migrate(&mut client, &what)?;
-        let writer_pid = Arc::new(AtomicI32::new(backend_pid(&mut client)?));
+        let writer_pid = Arc::new(AtomicI32::new(writer_session(&mut client)?));
         let last: i64 = client
             .query_one(
                 "SELECT coalesce(max(stored_at), 0)::bigint FROM toolscore_traces",
@@ -609,7 +617,7 @@ impl Database for Postgres {
             _ => {
                 let mut new = self.config.connect().map_err(err)?;
                 self.writer_pid
-                    .store(backend_pid(&mut new)?, Ordering::Relaxed);
+                    .store(writer_session(&mut new)?, Ordering::Relaxed);
                 client.insert(new)
             }
         };
