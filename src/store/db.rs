@@ -119,11 +119,11 @@ pub type OnCommit = Box<dyn Fn(Option<(TraceId, u32)>) -> bool + Send>;
 
 /// Rows deleted per retention transaction, at most and at least (beyond
 /// those a commit adds past `max_traces`): a pass deletes chunk after chunk,
-/// with the writer's commits between them, until nothing is past the
+/// between the writer's commits or beside them, until nothing is past the
 /// bounds; a transaction stays short.
 const PRUNE_BATCH: usize = 1_000;
 const PRUNE_MIN: usize = 64;
-/// How often the writer enforces retention (between batches).
+/// How often retention runs a pass.
 const PRUNE_EVERY: Duration = Duration::from_secs(1);
 
 /// The writer's figures, scraped as `toolscore_store_*`.
@@ -262,9 +262,12 @@ pub struct DbStore {
     queue: Mutex<Option<SyncSender<Queued>>>,
     /// Dropped at close: stops the pruner thread (a shared database's).
     stop_pruner: Mutex<Option<SyncSender<()>>>,
-    /// One message from each thread when it has finished.
-    done: Mutex<Option<(Receiver<()>, usize)>>,
+    /// A message when the writer, and the pruner if any, have finished.
+    done: Mutex<Option<Finished>>,
 }
+
+/// The writer's end, and the pruner's if there is one.
+type Finished = (Receiver<()>, Option<Receiver<()>>);
 
 impl DbStore {
     /// Starts the writer thread over `db`.
@@ -307,8 +310,8 @@ impl DbStore {
             retention: Duration::from_secs(config.retention_secs.get()),
             max_traces: config.max_traces.get(),
         };
-        // A shared database is pruned on a connection of its own, beside the
-        // writer's commits instead of between them (perf/README.md).
+        // A shared database is pruned on one of the read pool's connections,
+        // beside the writer's commits instead of between them (perf/README.md).
         let (stop_tx, stop_rx) = std::sync::mpsc::sync_channel(0);
         let concurrent = shared.db.shared();
         let writer = Writer {
@@ -319,17 +322,17 @@ impl DbStore {
             bounds,
             prunes: !concurrent,
         };
-        let writer_done = done_tx.clone();
         std::thread::Builder::new()
             .name("toolscore-store-writer".into())
             .spawn(move || {
                 writer.run();
-                let _ = writer_done.send(());
+                let _ = done_tx.send(());
             })
             .map_err(|e| DbError::Query(format!("cannot start the writer thread: {e}")))?;
-        let mut threads = 1;
+        let mut pruner_done = None;
         if concurrent {
             let shared = shared.clone();
+            let (done_tx, done_rx) = std::sync::mpsc::channel();
             std::thread::Builder::new()
                 .name("toolscore-store-prune".into())
                 .spawn(move || {
@@ -337,13 +340,13 @@ impl DbStore {
                     let _ = done_tx.send(());
                 })
                 .map_err(|e| DbError::Query(format!("cannot start the pruner thread: {e}")))?;
-            threads += 1;
+            pruner_done = Some(done_rx);
         }
         Ok(DbStore {
             shared,
             queue: Mutex::new(Some(tx)),
             stop_pruner: Mutex::new(Some(stop_tx)),
-            done: Mutex::new(Some((done_rx, threads))),
+            done: Mutex::new(Some((done_rx, pruner_done))),
         })
     }
 
@@ -417,7 +420,7 @@ struct Writer {
 }
 
 /// A shared database's retention: a pass a second, chunk after chunk on a
-/// connection of its own, until `stop` is dropped.
+/// read connection, until `stop` is dropped.
 fn prune_until_stopped(shared: &Shared, bounds: Bounds, stop: &Receiver<()>) {
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(PRUNE_EVERY) {
         while shared.prune_chunk(bounds, PRUNE_BATCH) {
@@ -711,7 +714,8 @@ impl ResultStore for DbStore {
     }
 
     fn evict_expired(&self, now: Instant) -> usize {
-        // The database's retention is the writer's; this ages the local part.
+        // The database's retention is the writer's or the pruner's; this
+        // ages the local part.
         self.shared.local.evict_expired(now)
     }
 
@@ -743,13 +747,19 @@ impl ResultStore for DbStore {
         // Dropping the last sender ends the writer once the queue is empty.
         drop(lock(&self.queue).take());
         drop(lock(&self.stop_pruner).take());
-        let Some((done, threads)) = lock(&self.done).take() else {
+        let Some((writer, pruner)) = lock(&self.done).take() else {
             return true;
         };
-        let deadline = Instant::now() + timeout;
-        (0..threads).all(|_| {
-            done.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .is_ok()
-        })
+        let deadline = Instant::now().checked_add(timeout);
+        let left = || deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
+        let committed = writer.recv_timeout(left()).is_ok();
+        // Only the writer's end says whether every result was committed: a
+        // retention chunk still running is bounded by the statement timeout.
+        if let Some(pruner) = pruner
+            && pruner.recv_timeout(left()).is_err()
+        {
+            tracing::warn!("a retention chunk was still running at shutdown");
+        }
+        committed
     }
 }

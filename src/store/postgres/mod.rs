@@ -117,9 +117,9 @@ pub struct Postgres {
 /// Readies the writer's connection; the server process serving it.
 ///
 /// The rows' text (tool calls, details) is compressed with lz4 where the
-/// server has it (PostgreSQL 14 and later, built with lz4): `pglz` took a
-/// tenth of the server's time for the writer (perf/README.md). Elsewhere
-/// the server's default stays.
+/// server has it (PostgreSQL 14 and later, built with lz4), which costs the
+/// server much less than `pglz` (perf/README.md); elsewhere the server's
+/// default stays.
 fn writer_session(client: &mut Client) -> Result<i32, DbError> {
     if let Err(e) = client.batch_execute("SET default_toast_compression = lz4") {
         tracing::debug!(error = %describe(&e), "the results database compresses with its default");
@@ -713,11 +713,14 @@ impl Database for Postgres {
             if !locked {
                 return Ok(0);
             }
+            // Rows a writer holds (a newer revision being stored) are
+            // skipped, not waited for: no lock cycle with a writer's batch,
+            // and a row stored anew meanwhile is not deleted as old.
             let aged = tx
                 .execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
                      (SELECT trace_id FROM toolscore_traces WHERE stored_at < $1
-                      ORDER BY stored_at LIMIT $2)",
+                      ORDER BY stored_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
                     &[&unix_nanos(older_than), &limit],
                 )
                 .map_err(err)?;
@@ -729,7 +732,8 @@ impl Database for Postgres {
             let over = if excess > 0 {
                 tx.execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
-                     (SELECT trace_id FROM toolscore_traces ORDER BY stored_at LIMIT $1)",
+                     (SELECT trace_id FROM toolscore_traces ORDER BY stored_at LIMIT $1
+                      FOR UPDATE SKIP LOCKED)",
                     &[&excess.min(limit)],
                 )
                 .map_err(err)?
