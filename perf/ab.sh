@@ -30,6 +30,7 @@
 #   ROUNDS=5 VARIANTS="off tls" perf/ab.sh
 #   VARIANTS="bare off" BASE=bare perf/ab.sh  # toolscore's share of a bare receiver
 #   OTHER=/tmp/old/toolscore VARIANTS="bare other off" BASE=bare perf/ab.sh
+#   LOADGEN=/tmp/old/toolscore-loadgen VARIANTS="bare off" BASE=bare perf/ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +44,8 @@ BASE=${BASE:-off}
 MODEL=127.0.0.1:19090
 MODEL_DELAY_MS=${MODEL_DELAY_MS:-500}
 RATE=${RATE:-}
+# The generator: another build's for a before/after of the load's shape.
+LOADGEN=${LOADGEN:-./target/release/toolscore-loadgen}
 if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
 GRPC=127.0.0.1:14317
 API=http://127.0.0.1:18080
@@ -117,7 +120,7 @@ run_bare() {   # run_bare ROUND
   "${SERVER_PIN[@]}" ./target/release/examples/bare_receiver "$GRPC" >"$WORK/bare-$1.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do (exec 3<>"/dev/tcp/${GRPC%:*}/${GRPC#*:}") 2>/dev/null && break; sleep 0.1; done
-  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen --endpoint "http://$GRPC" --mode max \
+  "${GEN_PIN[@]}" "$LOADGEN" --endpoint "http://$GRPC" --mode max \
     --concurrency "$CONCURRENCY" --duration-secs "$DURATION" --warmup-secs "$WARMUP" --json >"$WORK/bare-$1.json"
   stop_server
   python3 - "$1" "$WORK/bare-$1.json" <<'PY' | tee -a "$WORK/results.txt"
@@ -143,7 +146,7 @@ run() {   # run VARIANT ROUND
   local target=(--endpoint "http://$GRPC")
   [[ $1 == tls ]] && target=(--endpoint "https://$GRPC" --ca-file "$WORK/ca.crt")
   [[ $1 == judges ]] && target+=(--model-stub "$MODEL" --model-delay-ms "$MODEL_DELAY_MS")
-  "${GEN_PIN[@]}" ./target/release/toolscore-loadgen "${target[@]}" "${mode[@]}" \
+  "${GEN_PIN[@]}" "$LOADGEN" "${target[@]}" "${mode[@]}" \
     --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
   local gen=$!
   sleep "$WARMUP"

@@ -16,9 +16,10 @@ pub const TOOLS: [&str; 6] = [
     "get_alerts",
 ];
 
-/// One agent run: an LLM `chat` span, `tools` `execute_tool` spans (GenAI
-/// conventions, JSON `input.value` and `output.value`), the other LLM
-/// spans, and the root `invoke_agent` span last, as an SDK ends them.
+/// One agent run: an LLM `chat` span (with its prompt and completion), `tools`
+/// `execute_tool` spans (GenAI conventions, JSON `input.value` and
+/// `output.value`), the other LLM spans, and the root `invoke_agent` span
+/// last, as an SDK ends them.
 #[derive(Debug, Clone)]
 pub struct AgentTrace<'a> {
     pub trace_id: [u8; 16],
@@ -46,11 +47,29 @@ impl AgentTrace<'_> {
             end_time_unix_nano: t + took,
             ..Span::default()
         };
+        let city = self.city;
+        // 180-230 bytes of prompt and completion, which toolscore receives
+        // and does not keep (no convention or judge reads them).
         let llm = |i: usize, t: u64| Span {
             attributes: vec![
                 kv("gen_ai.operation.name", "chat"),
                 kv("gen_ai.system", "openai"),
                 kv("gen_ai.request.model", "gpt-4o"),
+                kv(
+                    "gen_ai.prompt.0.content",
+                    &format!(
+                        "You are a weather assistant for {city}. Plan step {i}: answer the \
+                         user's question about today's temperature, conditions, humidity, \
+                         wind and alerts."
+                    ),
+                ),
+                kv(
+                    "gen_ai.completion.0.content",
+                    &format!(
+                        "Calling the weather tools for {city}{}.",
+                        ", then summarising".repeat(i % 3)
+                    ),
+                ),
             ],
             ..span(i, "chat gpt-4o".into(), SpanKind::Client, t, 400_000_000)
         };
@@ -59,7 +78,6 @@ impl AgentTrace<'_> {
         let mut t = self.start_ns;
         spans.push(llm(1, t));
         t += 401_000_000;
-        let city = self.city;
         for i in 0..self.tools {
             let tool = TOOLS[i % TOOLS.len()];
             let input = format!(
