@@ -1,6 +1,6 @@
 //! The streaming pipeline end to end: the real service on ephemeral ports,
-//! spans sent by the OpenTelemetry SDK's OTLP exporters (gRPC and
-//! HTTP/protobuf) and by raw tonic/HTTP clients, results read from the store.
+//! spans sent by the OpenTelemetry SDK's OTLP exporters (gRPC, HTTP/protobuf
+//! and HTTP/JSON) and by raw tonic/HTTP clients, results read from the store.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -25,7 +25,15 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Cases whose criteria the reference refuses must be refused at load time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_cases_through_the_live_pipeline() {
-    conformance_through(test_config()).await;
+    conformance_through(test_config(), service::grpc_exporter).await;
+}
+
+/// The same exported over OTLP/HTTP, as protobuf and as JSON: each
+/// receiver's decoder writes the records the evaluators read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_cases_through_the_live_pipeline_over_http() {
+    conformance_through(test_config(), service::http_exporter).await;
+    conformance_through(test_config(), service::http_json_exporter).await;
 }
 
 /// The same with results in SQLite: every case's result read back from the
@@ -38,7 +46,7 @@ async fn conformance_cases_through_the_live_pipeline_on_sqlite() {
     config.store.sqlite.path = dir.path().join("results.db");
     // The local part holds almost nothing: reads go to the database.
     config.store.max_bytes = NonZero::new(1).unwrap();
-    conformance_through(config).await;
+    conformance_through(config, service::grpc_exporter).await;
 }
 
 /// The same with results in PostgreSQL (a real server the test starts).
@@ -51,10 +59,13 @@ async fn conformance_cases_through_the_live_pipeline_on_postgres() {
     config.store.backend = toolscore::config::StoreBackend::Postgres;
     config.store.postgres.url = pg.database("conformance");
     config.store.max_bytes = NonZero::new(1).unwrap();
-    conformance_through(config).await;
+    conformance_through(config, service::grpc_exporter).await;
 }
 
-async fn conformance_through(mut config: Config) {
+async fn conformance_through(
+    mut config: Config,
+    exporter: fn(&toolscore::app::Running) -> opentelemetry_otlp::SpanExporter,
+) {
     let cases = conformance::load_cases();
     let mut live = Vec::new();
     let (mut passed, mut failed) = (0, Vec::new());
@@ -76,7 +87,7 @@ async fn conformance_through(mut config: Config) {
         }
     }
     let running = service::start(config).await;
-    let exporter = service::grpc_exporter(&running);
+    let exporter = exporter(&running);
     for chunk in live.chunks(25) {
         let spans: Vec<SpanSpec> = chunk.iter().flat_map(|c| case_spans(c)).collect();
         export(&exporter, &spans).await;

@@ -144,12 +144,24 @@ pub fn grpc_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
 
 /// The real OTLP/HTTP (protobuf) exporter.
 pub fn http_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
+    http_exporter_with(running, opentelemetry_otlp::Protocol::HttpBinary)
+}
+
+/// The real OTLP/HTTP exporter sending JSON.
+pub fn http_json_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
+    http_exporter_with(running, opentelemetry_otlp::Protocol::HttpJson)
+}
+
+fn http_exporter_with(
+    running: &Running,
+    protocol: opentelemetry_otlp::Protocol,
+) -> opentelemetry_otlp::SpanExporter {
     use opentelemetry_otlp::WithExportConfig;
     // Its reqwest client needs a crypto provider (see `super::http`).
     toolscore::tls::install_default_provider();
     let mut e = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
-        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+        .with_protocol(protocol)
         .with_endpoint(format!("http://{}/v1/traces", running.http_addr.unwrap()))
         .with_timeout(Duration::from_secs(10))
         .build()
