@@ -11,8 +11,8 @@
 //! must agree. The ports' documented deviations (src/pyvalue/json.rs,
 //! literal.rs, repr.rs) are accepted only in their exact form and counted.
 //!
-//! `hash()` is not compared: the port's CPython hash (`pyvalue::hash`) is
-//! crate-private; it shows here only through sets' iteration order.
+//! Where both parse to a value, the `hash()` of each hashable value must
+//! agree too (tests/python/differential.py reports CPython's).
 //!
 //! `TOOLSCORE_DIFF_SEED` replays a run (the seed is printed), and
 //! `TOOLSCORE_DIFF_CASES` sets the number of texts (100,000 by default).

@@ -65,10 +65,9 @@ const MIN_RETRY_AFTER: Duration = Duration::from_millis(250);
 /// How often the drain rate is measured and the gauges are set.
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
-/// The drain rate is the spans evaluated over this window: short windows
-/// (a 100 ms sample on one CPU swings by half) made the limit jump by a
-/// large share of the backlog, and held every waiting request until
-/// evaluation caught up with the jump.
+/// The drain rate is the spans evaluated over this window: a short window's
+/// rate swings, which made the limit jump by a large share of the backlog
+/// and held every waiting request until evaluation caught up.
 const RATE_WINDOW: Duration = Duration::from_secs(2);
 
 /// The admission metrics, registered under the service's prefix.

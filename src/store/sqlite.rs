@@ -66,7 +66,7 @@ const MIGRATIONS: &[&str] = &[
     );
 ",
     // 2: the LLM judges' scores still pending, found at start-up without
-    // reading every score (a scan took 1.2 s on a cold 420 MB file).
+    // reading every score (a scan of a large cold file takes seconds).
     "CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
 ];
 
