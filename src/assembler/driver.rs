@@ -21,7 +21,7 @@ use super::core::{Counts, Push, Ready, Shard};
 use super::shard_of;
 use crate::record::{Records, Run};
 use crate::span::TraceId;
-use crate::telemetry::{Metrics, ShardLabel};
+use crate::telemetry::{Metrics, ShardLabel, TraceOutcome};
 use crate::wal::Wal;
 
 /// Where a shard reports the traces it starts, one call per request's
@@ -380,19 +380,29 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// Moves the shard's counters and gauges into the metrics.
 fn publish(shard: &Shard, label: &ShardLabel, seen: &mut Counts, metrics: &Metrics) {
     let c = &shard.counts;
-    metrics.trace_outcome("completed", c.completed - seen.completed);
-    metrics.trace_outcome("timed_out", c.timed_out - seen.timed_out);
-    metrics.trace_outcome(
-        "timed_out_dropped",
-        c.timed_out_dropped - seen.timed_out_dropped,
-    );
-    metrics.trace_outcome("revised", c.revised - seen.revised);
-    metrics.trace_outcome(
-        "evicted_after_evaluation",
-        c.evicted_emitted - seen.evicted_emitted,
-    );
-    metrics.trace_outcome("evicted_idle", c.evicted_idle - seen.evicted_idle);
-    metrics.trace_outcome("dropped_corrupt", c.corrupt_dropped - seen.corrupt_dropped);
+    for (outcome, now, before) in [
+        (TraceOutcome::Completed, c.completed, seen.completed),
+        (TraceOutcome::TimedOut, c.timed_out, seen.timed_out),
+        (
+            TraceOutcome::TimedOutDropped,
+            c.timed_out_dropped,
+            seen.timed_out_dropped,
+        ),
+        (TraceOutcome::Revised, c.revised, seen.revised),
+        (
+            TraceOutcome::EvictedAfterEvaluation,
+            c.evicted_emitted,
+            seen.evicted_emitted,
+        ),
+        (TraceOutcome::EvictedIdle, c.evicted_idle, seen.evicted_idle),
+        (
+            TraceOutcome::DroppedCorrupt,
+            c.corrupt_dropped,
+            seen.corrupt_dropped,
+        ),
+    ] {
+        metrics.trace_outcome(outcome, now - before);
+    }
     *seen = c.clone();
     for (gauge, value) in [
         (&metrics.buffered_traces, shard.traces()),

@@ -20,7 +20,7 @@ use crate::assembler::{AssemblerHandle, Push};
 use crate::record::Records;
 use crate::span::{KeepAttributes, TraceId};
 use crate::store::{ResultStore, TraceStatus};
-use crate::telemetry::{Metrics, OutcomeLabel};
+use crate::telemetry::{Metrics, ReplayOutcome, ReplayOutcomeLabel};
 use crate::wal::{Replay, Wal, WalError};
 
 /// How long replay waits before offering again spans the assembler refused
@@ -88,13 +88,13 @@ pub async fn replay(
                     Some((revision, spans)) => {
                         handle.restore(id, revision, spans).await;
                         done.already_stored += 1;
-                        "already_stored"
+                        ReplayOutcome::AlreadyStored
                     }
-                    None => "reassembled",
+                    None => ReplayOutcome::Reassembled,
                 };
                 metrics
                     .wal_replayed_traces
-                    .get_or_create(&OutcomeLabel { outcome })
+                    .get_or_create(&ReplayOutcomeLabel { outcome })
                     .inc();
             }
             if packed.is_empty() {

@@ -20,7 +20,10 @@ mod reasons;
 pub use config::{LogFormat, TelemetryConfig};
 
 pub use otlp::{SelfTelemetry, SelfTelemetryConfig, points_at};
-pub use reasons::{Refusal, RefusalLabel, Rejection, RejectionLabel};
+pub use reasons::{
+    Refusal, RefusalLabel, Rejection, RejectionLabel, ReplayOutcome, ReplayOutcomeLabel,
+    TraceOutcome, TraceOutcomeLabel,
+};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReceiverLabel {
@@ -54,11 +57,6 @@ pub struct ResultLabel {
     pub status: &'static str,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct OutcomeLabel {
-    pub outcome: &'static str,
-}
-
 /// The stages in `toolscore_stage_panics_total`.
 pub const STAGES: [&str; 6] = [
     "otlp_grpc",
@@ -86,7 +84,7 @@ pub struct Metrics {
     /// Duplicate spans (exporter retries) acknowledged without storing.
     pub spans_duplicate: Counter,
     /// Traces leaving the assembler, by outcome.
-    pub traces: Family<OutcomeLabel, Counter>,
+    pub traces: Family<TraceOutcomeLabel, Counter>,
     pub buffered_traces: Family<ShardLabel, Gauge>,
     pub buffered_bytes: Family<ShardLabel, Gauge>,
     pub buffered_spans: Family<ShardLabel, Gauge>,
@@ -134,7 +132,7 @@ pub struct Metrics {
     /// Spans read back from the log at start and handed to the assembler.
     pub wal_replayed_spans: Counter,
     /// Traces in the log at start, by what replay did with them.
-    pub wal_replayed_traces: Family<OutcomeLabel, Counter>,
+    pub wal_replayed_traces: Family<ReplayOutcomeLabel, Counter>,
     /// Damaged log bytes (a torn or corrupt tail) set aside at start.
     pub wal_quarantined_bytes: Counter,
 }
@@ -374,10 +372,10 @@ impl Metrics {
             Unit::Bytes,
             m.wal_quarantined_bytes.clone(),
         );
-        for outcome in ["reassembled", "already_stored"] {
+        for &outcome in ReplayOutcome::ALL {
             let _ = m
                 .wal_replayed_traces
-                .get_or_create(&OutcomeLabel { outcome });
+                .get_or_create(&ReplayOutcomeLabel { outcome });
         }
         for stage in STAGES {
             let _ = m.stage_panics.get_or_create(&StageLabel { stage });
@@ -401,16 +399,8 @@ impl Metrics {
         for &reason in Refusal::ALL {
             let _ = m.requests_refused.get_or_create(&RefusalLabel { reason });
         }
-        for outcome in [
-            "completed",
-            "timed_out",
-            "timed_out_dropped",
-            "revised",
-            "evicted_after_evaluation",
-            "evicted_idle",
-            "dropped_corrupt",
-        ] {
-            let _ = m.traces.get_or_create(&OutcomeLabel { outcome });
+        for &outcome in TraceOutcome::ALL {
+            let _ = m.traces.get_or_create(&TraceOutcomeLabel { outcome });
         }
         Metrics { registry, ..m }
     }
@@ -471,10 +461,10 @@ impl Metrics {
             .inc();
     }
 
-    pub fn trace_outcome(&self, outcome: &'static str, n: u64) {
+    pub fn trace_outcome(&self, outcome: TraceOutcome, n: u64) {
         if n > 0 {
             self.traces
-                .get_or_create(&OutcomeLabel { outcome })
+                .get_or_create(&TraceOutcomeLabel { outcome })
                 .inc_by(n);
         }
     }

@@ -1,6 +1,6 @@
-//! The receivers' refusal and rejection reasons, as label values: one enum
-//! each, written once below, so a reason cannot be misspelt and every one
-//! is registered at zero from the start (`ALL`).
+//! The receivers' refusal and rejection reasons and the traces' outcomes, as
+//! label values: one enum each, written once below, so a value cannot be
+//! misspelt and every one is registered at zero from the start (`ALL`).
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 
@@ -68,6 +68,48 @@ reasons! {
         /// The span could not be buffered: a bug, logged with the trace's ID.
         InternalError => "internal_error",
     }
+}
+
+reasons! {
+    /// How a trace left the assembler, or was revised
+    /// (`toolscore_traces_total`).
+    TraceOutcome {
+        /// Its root closed and the grace period passed: evaluated.
+        Completed => "completed",
+        /// No root within the idle timeout: evaluated as it is.
+        TimedOut => "timed_out",
+        /// No root within the idle timeout: dropped (`on_timeout: drop`).
+        TimedOutDropped => "timed_out_dropped",
+        /// A late span made a new revision of an evaluated trace.
+        Revised => "revised",
+        /// Evaluated and kept for late spans, forgotten early to make room.
+        EvictedAfterEvaluation => "evicted_after_evaluation",
+        /// Of the timed-out ones, those timed out early to make room.
+        EvictedIdle => "evicted_idle",
+        /// Its buffer was found corrupt (a bug, logged): dropped.
+        DroppedCorrupt => "dropped_corrupt",
+    }
+}
+
+reasons! {
+    /// What the write-ahead log's replay did with a trace at start
+    /// (`toolscore_wal_replayed_traces_total`).
+    ReplayOutcome {
+        /// Buffered again, to be evaluated.
+        Reassembled => "reassembled",
+        /// Its result was stored: kept for late spans only.
+        AlreadyStored => "already_stored",
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TraceOutcomeLabel {
+    pub outcome: TraceOutcome,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReplayOutcomeLabel {
+    pub outcome: ReplayOutcome,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
