@@ -48,8 +48,8 @@ impl AgentTrace<'_> {
             ..Span::default()
         };
         let city = self.city;
-        // 180-230 bytes of prompt and completion, which toolscore receives
-        // and does not keep (no convention or judge reads them).
+        // A prompt and a completion, which toolscore receives and does not
+        // keep (no convention or judge reads them).
         let llm = |i: usize, t: u64| Span {
             attributes: vec![
                 kv("gen_ai.operation.name", "chat"),

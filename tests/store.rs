@@ -140,13 +140,6 @@ fn max_traces_is_enforced_in_the_database() {
     assert_eq!(reopened.count().unwrap(), 10);
 }
 
-/// Retention that deletes nothing.
-const KEEP_ALL: Retention = Retention {
-    older_than: std::time::SystemTime::UNIX_EPOCH,
-    max_traces: usize::MAX,
-    chunk: 0,
-};
-
 /// A write deletes, in its own transaction, as many of the oldest rows as
 /// it adds past `max_traces` (the table never outgrows it under load), plus
 /// a chunk of an excess or of aged rows left before, never more.
@@ -259,43 +252,15 @@ fn count_rows(path: &Path, query: &str) -> i64 {
         .unwrap()
 }
 
-/// Retention deletes the oldest traces with their scores, in chunks of the
-/// batch given, and a revision replaced by a newer one leaves no score rows
-/// behind (no foreign key does it for us).
+/// Retention deletes the oldest traces with their scores, and a replaced
+/// revision leaves no score rows behind (no foreign key does it for us).
 #[test]
 fn pruning_deletes_the_oldest_traces_with_their_scores() {
-    use toolscore::store::Database;
     let dir = tempfile::tempdir().unwrap();
     let (path, db) = open_sqlite(dir.path());
-    let t0 = std::time::SystemTime::now();
-    for n in 1..=200u8 {
-        let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
-        db.write(&[r], t0 + Duration::from_secs(u64::from(n)), &KEEP_ALL)
-            .unwrap();
-    }
-    // A newer revision of the first trace: stored last, so kept.
-    let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
-    db.write(&[newer], t0 + Duration::from_secs(1000), &KEEP_ALL)
-        .unwrap();
-    let scores = || count_rows(&path, "SELECT count(*) FROM scores");
-    assert_eq!(scores(), 199 * 2 + 1);
-    // Past max_traces (50): 150 to delete, 100 at most a call.
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 100);
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 0);
-    assert_eq!(db.count().unwrap(), 50);
-    assert_eq!(scores(), 49 * 2 + 1);
-    assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap().revision, 2);
-    assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
-    assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
-    // Stored before the retention cut (trace 170 at t0 + 170 s): gone.
-    assert_eq!(
-        db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(),
-        19
-    );
-    assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
-    assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
-    assert_eq!(scores(), 30 * 2 + 1);
+    common::records::pruning_deletes_the_oldest_traces_with_their_scores(&db, || {
+        count_rows(&path, "SELECT count(*) FROM scores")
+    });
 }
 
 #[test]

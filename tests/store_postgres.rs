@@ -178,99 +178,37 @@ async fn each_commit_is_published_once_on_every_replica() {
     .unwrap();
 }
 
-/// One number from a query on database `url` (the client blocks: a thread).
-fn count(url: &str, query: &str) -> i64 {
-    let (url, query) = (url.to_owned(), query.to_owned());
-    std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        c.query_one(&query, &[]).unwrap().get(0)
-    })
-    .join()
-    .unwrap()
-}
-
-/// Retention deletes the oldest traces with their scores, each bound up to
-/// the chunk given per call, and a replaced revision leaves no score behind.
+/// Retention deletes the oldest traces with their scores, and a replaced
+/// revision leaves no score rows behind.
 #[test]
 fn pruning_deletes_the_oldest_traces_with_their_scores() {
-    use toolscore::store::{Database, Retention};
     let Some(pg) = Pg::start() else { return };
     let url = pg.database("pruning");
-    let db = Postgres::open(&store_config(url.clone()).postgres).unwrap();
-    let keep_all = Retention {
-        older_than: std::time::SystemTime::UNIX_EPOCH,
-        max_traces: usize::MAX,
-        chunk: 1,
-    };
-    let t0 = std::time::SystemTime::now();
-    for n in 1..=200u8 {
-        let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
-        db.write(&[r], t0 + Duration::from_secs(u64::from(n)), &keep_all)
-            .unwrap();
-    }
-    let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
-    db.write(&[newer], t0 + Duration::from_secs(1000), &keep_all)
-        .unwrap();
-    let scores = || count(&url, "SELECT count(*) FROM toolscore_scores");
-    assert_eq!(scores(), 199 * 2 + 1);
-    // Past max_traces (50): 150 to delete, 100 at most a call.
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 100);
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
-    assert_eq!(db.prune(t0, 50, 100).unwrap(), 0);
-    assert_eq!(db.count().unwrap(), 50);
-    assert_eq!(scores(), 49 * 2 + 1);
-    assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap().revision, 2);
-    assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
-    assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
-    // Stored before the retention cut (trace 170 at t0 + 170 s): gone.
-    assert_eq!(
-        db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(),
-        19
-    );
-    assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
-    assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
-    assert_eq!(scores(), 30 * 2 + 1);
+    let db = Postgres::open(&store_config(url).postgres).unwrap();
+    common::records::pruning_deletes_the_oldest_traces_with_their_scores(&db, || {
+        pg.number("pruning", "SELECT count(*) FROM toolscore_scores")
+    });
 }
 
 /// Retention skips a row another transaction holds (a writer storing a new
 /// revision of it) instead of waiting for it, and takes it on a later pass.
 #[test]
 fn pruning_skips_a_row_a_writer_holds() {
-    use toolscore::store::{Database, Retention};
+    use toolscore::store::Database;
     let Some(pg) = Pg::start() else { return };
     let url = pg.database("skiplocked");
-    let db = Postgres::open(&store_config(url.clone()).postgres).unwrap();
-    let keep_all = Retention {
-        older_than: std::time::SystemTime::UNIX_EPOCH,
-        max_traces: usize::MAX,
-        chunk: 1,
-    };
+    let db = Postgres::open(&store_config(url).postgres).unwrap();
     let t0 = std::time::SystemTime::now();
-    for n in 1..=10u8 {
-        let r = Arc::new(record(n, 1, &[("a", Some(1.0))]));
-        db.write(&[r], t0 + Duration::from_secs(u64::from(n)), &keep_all)
-            .unwrap();
-    }
-    let (held_tx, held) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let holder = std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        let mut tx = c.transaction().unwrap();
-        tx.query(
-            "SELECT 1 FROM toolscore_traces WHERE trace_id = $1 FOR UPDATE",
-            &[&&[1u8; 16][..]],
-        )
-        .unwrap();
-        held_tx.send(()).unwrap();
-        let _ = released.recv();
-        tx.rollback().unwrap();
-    });
-    held.recv().unwrap();
+    common::records::write_in_order(&db, t0, 10, &[("a", Some(1.0))]);
+    let held = pg.hold(
+        "skiplocked",
+        "SELECT 1 FROM toolscore_traces WHERE trace_id = $1 FOR UPDATE",
+        [1; 16],
+    );
     let later = t0 + Duration::from_secs(100);
     assert_eq!(db.prune(later, usize::MAX, 100).unwrap(), 9);
     assert!(db.get(&TraceId([1; 16])).unwrap().is_some());
-    release.send(()).unwrap();
-    holder.join().unwrap();
+    held.release();
     assert_eq!(db.prune(later, usize::MAX, 100).unwrap(), 1);
     assert_eq!(db.count().unwrap(), 0);
 }
@@ -279,10 +217,10 @@ fn pruning_skips_a_row_a_writer_holds() {
 /// it (else with the server's default), and reads it back unchanged.
 #[test]
 fn large_text_is_compressed_with_lz4_where_the_server_has_it() {
-    use toolscore::store::{Database, Retention};
+    use toolscore::store::Database;
     let Some(pg) = Pg::start() else { return };
     let url = pg.database("compression");
-    let db = Postgres::open(&store_config(url.clone()).postgres).unwrap();
+    let db = Postgres::open(&store_config(url).postgres).unwrap();
     let mut r = record(1, 1, &[("a", Some(1.0))]);
     let text: String = (0..4000)
         .map(|i| char::from(b'a' + (i % 7) as u8))
@@ -290,29 +228,25 @@ fn large_text_is_compressed_with_lz4_where_the_server_has_it() {
     let mut outcome = r.scores[0].outcome.to_outcome();
     outcome.details = serde_json::json!({ "text": text }).into();
     r.scores[0].outcome = outcome.into();
-    let keep_all = Retention {
-        older_than: std::time::SystemTime::UNIX_EPOCH,
-        max_traces: usize::MAX,
-        chunk: 1,
-    };
-    db.write(
-        &[Arc::new(r.clone())],
-        std::time::SystemTime::now(),
-        &keep_all,
-    )
-    .unwrap();
+    let now = std::time::SystemTime::now();
+    db.write(&[Arc::new(r.clone())], now, &common::records::KEEP_ALL)
+        .unwrap();
     assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap(), r);
     // Before PostgreSQL 14 there is one method, and no way to ask for it.
-    if count(&url, "SELECT current_setting('server_version_num')::bigint") < 140_000 {
+    if pg.number(
+        "compression",
+        "SELECT current_setting('server_version_num')::bigint",
+    ) < 140_000
+    {
         return;
     }
-    let has_lz4 = count(
-        &url,
+    let has_lz4 = pg.number(
+        "compression",
         "SELECT count(*) FROM pg_settings
          WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)",
     ) == 1;
-    let lz4 = count(
-        &url,
+    let lz4 = pg.number(
+        "compression",
         "SELECT count(*) FROM toolscore_scores WHERE pg_column_compression(details) = 'lz4'",
     );
     assert_eq!(lz4, i64::from(has_lz4));
@@ -325,37 +259,24 @@ fn large_text_is_compressed_with_lz4_where_the_server_has_it() {
 fn retention_runs_while_the_writer_waits() {
     let Some(pg) = Pg::start() else { return };
     let url = pg.database("retention");
-    let mut config = store_config(url.clone());
+    let mut config = store_config(url);
     config.retention_secs = NonZero::new(1).unwrap();
     let store =
         DbStore::start(Arc::new(Postgres::open(&config.postgres).unwrap()), &config).unwrap();
     // Another transaction inserts trace 99 and holds it uncommitted: the
     // writer's upsert of trace 99 waits for it.
-    let (held_tx, held) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let holder = {
-        let url = url.clone();
-        std::thread::spawn(move || {
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            let mut tx = c.transaction().unwrap();
-            tx.execute(
-                "INSERT INTO toolscore_traces (trace_id, revision, status, complete, stored_at,
-                   tool_calls, content_captured, span_count)
-                 VALUES ($1, 1, 'evaluated', true, 0, '[]', true, 1)",
-                &[&&[99u8; 16][..]],
-            )
-            .unwrap();
-            held_tx.send(()).unwrap();
-            let _ = released.recv();
-            tx.rollback().unwrap();
-        })
-    };
-    held.recv().unwrap();
+    let held = pg.hold(
+        "retention",
+        "INSERT INTO toolscore_traces (trace_id, revision, status, complete, stored_at,
+           tool_calls, content_captured, span_count)
+         VALUES ($1, 1, 'evaluated', true, 0, '[]', true, 1)",
+        [99; 16],
+    );
     store.put(record(99, 1, &[("a", Some(0.5))]), Instant::now());
     let deadline = Instant::now() + WAIT;
     let waiting = "SELECT count(*) FROM pg_stat_activity
                    WHERE datname = 'retention' AND wait_event_type = 'Lock'";
-    while count(&url, waiting) == 0 {
+    while pg.number("retention", waiting) == 0 {
         assert!(
             Instant::now() < deadline,
             "the writer never waited on the lock"
@@ -382,18 +303,23 @@ fn retention_runs_while_the_writer_waits() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(count(&url, waiting), 1, "the writer still waits");
-    assert_eq!(count(&url, "SELECT count(*) FROM toolscore_scores"), 0);
-    release.send(()).unwrap();
-    holder.join().unwrap();
+    assert_eq!(pg.number("retention", waiting), 1, "the writer still waits");
+    assert_eq!(
+        pg.number("retention", "SELECT count(*) FROM toolscore_scores"),
+        0
+    );
+    held.release();
     assert!(store.close(WAIT), "every result committed in time");
-    let stored = count(&url, "SELECT count(*) FROM toolscore_traces");
+    let stored = pg.number("retention", "SELECT count(*) FROM toolscore_traces");
     assert_eq!(
         stored + store.evicted() as i64,
         21,
         "trace 99 was committed"
     );
-    assert_eq!(count(&url, "SELECT count(*) FROM toolscore_scores"), stored);
+    assert_eq!(
+        pg.number("retention", "SELECT count(*) FROM toolscore_scores"),
+        stored
+    );
 }
 
 #[test]

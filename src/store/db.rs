@@ -750,8 +750,8 @@ impl ResultStore for DbStore {
         let Some((writer, pruner)) = lock(&self.done).take() else {
             return true;
         };
-        let deadline = Instant::now().checked_add(timeout);
-        let left = || deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
+        let deadline = Instant::now() + timeout;
+        let left = || deadline.saturating_duration_since(Instant::now());
         let committed = writer.recv_timeout(left()).is_ok();
         // Only the writer's end says whether every result was committed: a
         // retention chunk still running is bounded by the statement timeout.

@@ -232,6 +232,37 @@ impl Pg {
         .unwrap();
     }
 
+    /// The number one query gives on database `db` (on a thread of its own,
+    /// as [`sql`](Pg::sql)).
+    pub fn number(&self, db: &str, query: &str) -> i64 {
+        let (url, query) = (self.url(db), query.to_owned());
+        std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.query_one(&query, &[]).unwrap().get(0)
+        })
+        .join()
+        .unwrap()
+    }
+
+    /// Runs `sql` (with trace ID `id` as `$1`) in a transaction on database
+    /// `db` that stays open, holding its locks, until the returned
+    /// [`Held`] is released; then it is rolled back.
+    pub fn hold(&self, db: &str, sql: &'static str, id: [u8; 16]) -> Held {
+        let url = self.url(db);
+        let (held_tx, held) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            let mut tx = c.transaction().unwrap();
+            tx.execute(sql, &[&&id[..]]).unwrap();
+            held_tx.send(()).unwrap();
+            let _ = released.recv();
+            tx.rollback().unwrap();
+        });
+        held.recv().unwrap();
+        Held { release, thread }
+    }
+
     pub fn url(&self, db: &str) -> String {
         format!("postgres://toolscore@127.0.0.1:{}/{db}", self.port)
     }
@@ -254,4 +285,18 @@ impl Drop for Pg {
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
+}
+
+/// A transaction left open by [`Pg::hold`].
+pub struct Held {
+    release: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Held {
+    /// Rolls the transaction back, and waits for it.
+    pub fn release(self) {
+        let _ = self.release.send(());
+        self.thread.join().unwrap();
+    }
 }

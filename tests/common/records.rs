@@ -6,7 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 use toolscore::evaluator::{EvaluatorType, Outcome, Status};
 use toolscore::span::{SpanId, TraceId};
 use toolscore::store::{
-    DbStore, ListFilter, MemoryStore, ResultStore, RootSummary, Score, TraceRecord, TraceStatus,
+    Database, DbStore, ListFilter, MemoryStore, ResultStore, Retention, RootSummary, Score,
+    TraceRecord, TraceStatus,
 };
 
 use super::process::WAIT;
@@ -243,4 +244,54 @@ pub fn a_judged_update_replaces_its_revision(open: impl Fn() -> DbStore) {
     assert_eq!(*db.get(&TraceId([9; 16])).unwrap(), update);
     assert_eq!(*db.get(&TraceId([10; 16])).unwrap(), skipped);
     assert!(db.close(WAIT));
+}
+
+/// Retention that deletes nothing.
+pub const KEEP_ALL: Retention = Retention {
+    older_than: SystemTime::UNIX_EPOCH,
+    max_traces: usize::MAX,
+    chunk: 0,
+};
+
+/// Writes traces 1 to `n` one commit each, trace `k` at `t0 + k` s, with
+/// these scores.
+pub fn write_in_order(db: &dyn Database, t0: SystemTime, n: u8, scores: &[(&str, Option<f64>)]) {
+    for k in 1..=n {
+        let r = Arc::new(record(k, 1, scores));
+        db.write(&[r], t0 + Duration::from_secs(u64::from(k)), &KEEP_ALL)
+            .unwrap();
+    }
+}
+
+/// Retention deletes the oldest traces with their scores (`scores` counts
+/// the score rows), up to the chunk given per call for each bound, and a
+/// revision replaced by a newer one leaves no score rows behind.
+pub fn pruning_deletes_the_oldest_traces_with_their_scores(
+    db: &dyn Database,
+    scores: impl Fn() -> i64,
+) {
+    let t0 = SystemTime::now();
+    write_in_order(db, t0, 200, &[("a", Some(1.0)), ("b", Some(0.5))]);
+    // A newer revision of the first trace: stored last, so kept.
+    let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
+    db.write(&[newer], t0 + Duration::from_secs(1000), &KEEP_ALL)
+        .unwrap();
+    assert_eq!(scores(), 199 * 2 + 1);
+    // Past max_traces (50): 150 to delete, 100 at most a call.
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 100);
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
+    assert_eq!(db.prune(t0, 50, 100).unwrap(), 0);
+    assert_eq!(db.count().unwrap(), 50);
+    assert_eq!(scores(), 49 * 2 + 1);
+    assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap().revision, 2);
+    assert!(db.get(&TraceId([151; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([152; 16])).unwrap().is_some());
+    // Stored before the retention cut (trace 170 at t0 + 170 s): gone.
+    assert_eq!(
+        db.prune(t0 + Duration::from_secs(171), 1000, 100).unwrap(),
+        19
+    );
+    assert!(db.get(&TraceId([170; 16])).unwrap().is_none());
+    assert!(db.get(&TraceId([171; 16])).unwrap().is_some());
+    assert_eq!(scores(), 30 * 2 + 1);
 }

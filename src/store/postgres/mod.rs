@@ -714,8 +714,10 @@ impl Database for Postgres {
                 return Ok(0);
             }
             // Rows a writer holds (a newer revision being stored) are
-            // skipped, not waited for: no lock cycle with a writer's batch,
-            // and a row stored anew meanwhile is not deleted as old.
+            // skipped, not waited for: no lock cycle with a writer's batch.
+            // A row stored anew meanwhile is not deleted as old: each cut is
+            // checked again on the row as locked (the bound's cut is the
+            // newest row the statement saw).
             let aged = tx
                 .execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
@@ -732,8 +734,9 @@ impl Database for Postgres {
             let over = if excess > 0 {
                 tx.execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
-                     (SELECT trace_id FROM toolscore_traces ORDER BY stored_at LIMIT $1
-                      FOR UPDATE SKIP LOCKED)",
+                     (SELECT trace_id FROM toolscore_traces
+                      WHERE stored_at <= (SELECT max(stored_at) FROM toolscore_traces)
+                      ORDER BY stored_at LIMIT $1 FOR UPDATE SKIP LOCKED)",
                     &[&excess.min(limit)],
                 )
                 .map_err(err)?
