@@ -111,6 +111,7 @@ impl SelfTelemetry {
         if cfg.traces {
             let exporter = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
+                .with_protocol(PROTOCOL)
                 .with_shared_http_client(client.clone())
                 .with_endpoint(format!("{base}/v1/traces"))
                 .with_timeout(EXPORT_TIMEOUT)
@@ -126,6 +127,7 @@ impl SelfTelemetry {
         if cfg.logs {
             let exporter = opentelemetry_otlp::LogExporter::builder()
                 .with_http()
+                .with_protocol(PROTOCOL)
                 .with_shared_http_client(client)
                 .with_endpoint(format!("{base}/v1/logs"))
                 .with_timeout(EXPORT_TIMEOUT)
@@ -154,6 +156,11 @@ impl SelfTelemetry {
 
 /// How long one export request may take, connect to last byte.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Protobuf, named rather than left to the crate's default, which a build
+/// with its `http-json` feature (the tests') or `OTEL_EXPORTER_OTLP_PROTOCOL`
+/// would change.
+const PROTOCOL: opentelemetry_otlp::Protocol = opentelemetry_otlp::Protocol::HttpBinary;
 
 /// The largest answer read from the collector: an OTLP answer holds at most
 /// a partial-success message.
