@@ -260,14 +260,17 @@ struct Shared {
 pub struct DbStore {
     shared: Arc<Shared>,
     queue: Mutex<Option<SyncSender<Queued>>>,
-    /// Dropped at close: stops the pruner thread (a shared database's).
-    stop_pruner: Mutex<Option<SyncSender<()>>>,
-    /// A message when the writer, and the pruner if any, have finished.
-    done: Mutex<Option<Finished>>,
+    /// A message when the writer has finished.
+    done: Mutex<Option<Receiver<()>>>,
+    /// A shared database's pruner thread.
+    pruner: Mutex<Option<Pruner>>,
 }
 
-/// The writer's end, and the pruner's if there is one.
-type Finished = (Receiver<()>, Option<Receiver<()>>);
+/// Dropping `stop` ends the pruner thread, which then sends on `done`.
+struct Pruner {
+    stop: SyncSender<()>,
+    done: Receiver<()>,
+}
 
 impl DbStore {
     /// Starts the writer thread over `db`.
@@ -310,17 +313,12 @@ impl DbStore {
             retention: Duration::from_secs(config.retention_secs.get()),
             max_traces: config.max_traces.get(),
         };
-        // A shared database is pruned on one of the read pool's connections,
-        // beside the writer's commits instead of between them (perf/README.md).
-        let (stop_tx, stop_rx) = std::sync::mpsc::sync_channel(0);
-        let concurrent = shared.db.shared();
         let writer = Writer {
             shared: shared.clone(),
             rx,
             max_batch: config.writer.max_batch.get(),
             backoff: Duration::from_millis(config.writer.retry_backoff_ms.get()),
             bounds,
-            prunes: !concurrent,
         };
         std::thread::Builder::new()
             .name("toolscore-store-writer".into())
@@ -329,10 +327,13 @@ impl DbStore {
                 let _ = done_tx.send(());
             })
             .map_err(|e| DbError::Query(format!("cannot start the writer thread: {e}")))?;
-        let mut pruner_done = None;
-        if concurrent {
+        // A shared database is pruned on one of the read pool's connections,
+        // beside the writer's commits instead of between them (perf/README.md).
+        let mut pruner = None;
+        if shared.db.shared() {
             let shared = shared.clone();
-            let (done_tx, done_rx) = std::sync::mpsc::channel();
+            let (stop, stop_rx) = std::sync::mpsc::sync_channel(0);
+            let (done_tx, done) = std::sync::mpsc::channel();
             std::thread::Builder::new()
                 .name("toolscore-store-prune".into())
                 .spawn(move || {
@@ -340,13 +341,13 @@ impl DbStore {
                     let _ = done_tx.send(());
                 })
                 .map_err(|e| DbError::Query(format!("cannot start the pruner thread: {e}")))?;
-            pruner_done = Some(done_rx);
+            pruner = Some(Pruner { stop, done });
         }
         Ok(DbStore {
             shared,
             queue: Mutex::new(Some(tx)),
-            stop_pruner: Mutex::new(Some(stop_tx)),
-            done: Mutex::new(Some((done_rx, pruner_done))),
+            done: Mutex::new(Some(done_rx)),
+            pruner: Mutex::new(pruner),
         })
     }
 
@@ -414,9 +415,6 @@ struct Writer {
     max_batch: usize,
     backoff: Duration,
     bounds: Bounds,
-    /// Whether this thread enforces the bounds between commits (a database
-    /// of this process's own) or a pruner thread does (a shared one).
-    prunes: bool,
 }
 
 /// A shared database's retention: a pass a second, chunk after chunk on a
@@ -441,6 +439,8 @@ impl Writer {
         // the results queued behind them.
         let mut pruning = false;
         let mut committed = 0;
+        // A shared database has a pruner thread of its own.
+        let prunes = !self.shared.db.shared();
         loop {
             let wait = if pruning { Duration::ZERO } else { PRUNE_EVERY };
             match self.rx.recv_timeout(wait) {
@@ -465,7 +465,7 @@ impl Writer {
                 committed = batch.len();
                 batch.clear();
             }
-            if self.prunes && !pruning && last_prune.elapsed() >= PRUNE_EVERY {
+            if prunes && !pruning && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
                 pruning = true;
             }
@@ -746,8 +746,11 @@ impl ResultStore for DbStore {
         self.shared.closing.store(true, Ordering::Relaxed);
         // Dropping the last sender ends the writer once the queue is empty.
         drop(lock(&self.queue).take());
-        drop(lock(&self.stop_pruner).take());
-        let Some((writer, pruner)) = lock(&self.done).take() else {
+        let pruner = lock(&self.pruner).take().map(|p| {
+            drop(p.stop);
+            p.done
+        });
+        let Some(writer) = lock(&self.done).take() else {
             return true;
         };
         let deadline = Instant::now() + timeout;
