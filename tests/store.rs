@@ -21,7 +21,7 @@ use toolscore::config::{StoreBackend, StoreConfig};
 use toolscore::span::TraceId;
 use toolscore::store::Retention;
 use toolscore::store::sqlite::Sqlite;
-use toolscore::store::{DbStore, ResultStore, TraceRecord};
+use toolscore::store::{DbStore, Prepared, ResultStore, TraceRecord};
 
 /// Every conformance case through live OTLP into `toolscore serve` on
 /// SQLite, `kill -9`, a restart on the same file: the same bytes
@@ -158,7 +158,11 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     };
     let mut pruned = 0;
     for n in 1..=120u8 {
-        let r = Arc::new(record(n, 1, &[("a", Some(1.0)), ("b", Some(0.5))]));
+        let r = Prepared::new(Arc::new(record(
+            n,
+            1,
+            &[("a", Some(1.0)), ("b", Some(0.5))],
+        )));
         pruned += db.write(&[r], at(n), &bounded).unwrap().pruned;
         assert!(db.count().unwrap() <= 50, "after write {n}");
     }
@@ -174,7 +178,7 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
         max_traces: 20,
         ..bounded
     };
-    let one = |n: u8| vec![Arc::new(record(n, 1, &[("a", Some(1.0))]))];
+    let one = |n: u8| vec![Prepared::new(Arc::new(record(n, 1, &[("a", Some(1.0))])))];
     assert_eq!(db.write(&one(121), at(121), &lowered).unwrap().pruned, 11);
     assert_eq!(db.count().unwrap(), 40);
     assert_eq!(db.write(&one(122), at(122), &lowered).unwrap().pruned, 11);
@@ -202,9 +206,9 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     // A batch that replaces a revision (not added) and adds two: past a bound
     // of 16 by three, which also covers the rows aged before 113.
     let batch = [
-        Arc::new(record(120, 2, &[("a", Some(0.0))])),
-        Arc::new(record(128, 1, &[("a", Some(1.0))])),
-        Arc::new(record(129, 1, &[("a", Some(1.0))])),
+        Prepared::new(Arc::new(record(120, 2, &[("a", Some(0.0))]))),
+        Prepared::new(Arc::new(record(128, 1, &[("a", Some(1.0))]))),
+        Prepared::new(Arc::new(record(129, 1, &[("a", Some(1.0))]))),
     ];
     let both = Retention {
         older_than: at(113),

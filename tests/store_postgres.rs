@@ -29,7 +29,7 @@ use toolscore::api::grpc::pb::scores_service_client::ScoresServiceClient;
 use toolscore::config::{PostgresConfig, StoreBackend, StoreConfig};
 use toolscore::span::TraceId;
 use toolscore::store::postgres::Postgres;
-use toolscore::store::{DbStore, ResultStore};
+use toolscore::store::{DbStore, Prepared, ResultStore};
 
 fn store_config(url: String) -> StoreConfig {
     let mut config = StoreConfig {
@@ -229,8 +229,12 @@ fn large_text_is_compressed_with_lz4_where_the_server_has_it() {
     outcome.details = serde_json::json!({ "text": text }).into();
     r.scores[0].outcome = outcome.into();
     let now = std::time::SystemTime::now();
-    db.write(&[Arc::new(r.clone())], now, &common::records::KEEP_ALL)
-        .unwrap();
+    db.write(
+        &[Prepared::new(Arc::new(r.clone()))],
+        now,
+        &common::records::KEEP_ALL,
+    )
+    .unwrap();
     assert_eq!(db.get(&TraceId([1; 16])).unwrap().unwrap(), r);
     // Before PostgreSQL 14 there is one method, and no way to ask for it.
     if pg.number(

@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 
 use super::StoreConfig;
 use super::{
-    ListFilter, MemoryStore, OnStored, ReadError, ResultOrWait, ResultStore, TraceRecord,
+    ListFilter, MemoryStore, OnStored, Prepared, ReadError, ResultOrWait, ResultStore, TraceRecord,
     TraceStatus,
 };
 use crate::span::TraceId;
@@ -82,7 +82,7 @@ pub trait Database: Send + Sync + 'static {
     /// a time runs.
     fn write(
         &self,
-        batch: &[Arc<TraceRecord>],
+        batch: &[Prepared],
         now: SystemTime,
         retention: &Retention,
     ) -> Result<Written, DbError>;
@@ -241,7 +241,7 @@ impl Collector for WriterStats {
 
 /// A result handed to the writer, when, and the write-ahead log segments
 /// its spans are in (released once it is committed).
-type Queued = (Arc<TraceRecord>, Instant, Pin);
+type Queued = (Prepared, Instant, Pin);
 
 /// What the writer thread shares with the store.
 struct Shared {
@@ -432,6 +432,8 @@ fn prune_until_stopped(shared: &Shared, bounds: Bounds, stop: &Receiver<()>) {
 impl Writer {
     fn run(self) {
         let mut batch = Vec::with_capacity(self.max_batch);
+        // Each result's hand-off time and log segments, beside `batch`.
+        let mut handed = Vec::with_capacity(self.max_batch);
         let mut last_prune = Instant::now();
         // A retention pass owes more chunks: they alternate with commits, each
         // as large as the commit before it (PRUNE_MIN to PRUNE_BATCH), so a second's
@@ -444,13 +446,19 @@ impl Writer {
         loop {
             let wait = if pruning { Duration::ZERO } else { PRUNE_EVERY };
             match self.rx.recv_timeout(wait) {
-                Ok(r) => batch.push(r),
+                Ok((r, since, pin)) => {
+                    batch.push(r);
+                    handed.push((since, pin));
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             while batch.len() < self.max_batch {
                 match self.rx.try_recv() {
-                    Ok(r) => batch.push(r),
+                    Ok((r, since, pin)) => {
+                        batch.push(r);
+                        handed.push((since, pin));
+                    }
                     Err(_) => break,
                 }
             }
@@ -459,11 +467,12 @@ impl Writer {
                     .stats
                     .queued
                     .fetch_sub(batch.len(), Ordering::Relaxed);
-                if !self.commit(&batch) {
+                if !self.commit(&batch, &handed) {
                     break;
                 }
                 committed = batch.len();
                 batch.clear();
+                handed.clear();
             }
             if prunes && !pruning && last_prune.elapsed() >= PRUNE_EVERY {
                 last_prune = Instant::now();
@@ -495,9 +504,8 @@ impl Writer {
 
     /// Commits `batch`, retrying with backoff until it succeeds; false when
     /// the shutdown deadline passed first.
-    fn commit(&self, queued: &[Queued]) -> bool {
+    fn commit(&self, batch: &[Prepared], handed: &[(Instant, Pin)]) -> bool {
         let s = &self.shared;
-        let batch: Vec<Arc<TraceRecord>> = queued.iter().map(|(r, ..)| r.clone()).collect();
         let mut backoff = self.backoff;
         loop {
             let started = Instant::now();
@@ -509,7 +517,7 @@ impl Writer {
                 max_traces: self.bounds.max_traces,
                 chunk: batch.len().clamp(PRUNE_MIN, PRUNE_BATCH),
             };
-            match s.db.write(&batch, now, &retention) {
+            match s.db.write(batch, now, &retention) {
                 Ok(written) => {
                     s.stats.pruned.fetch_add(written.pruned, Ordering::Relaxed);
                     s.stats
@@ -522,17 +530,17 @@ impl Writer {
                         *lock(&s.last_error) = None;
                     }
                     let now = Instant::now();
-                    for (_, since, _) in queued {
+                    for (since, _) in handed {
                         s.stats
                             .commit_wait
                             .observe(now.saturating_duration_since(*since).as_secs_f64());
                     }
-                    for (r, stored) in batch.iter().zip(written.stored) {
+                    for (p, stored) in batch.iter().zip(written.stored) {
                         if !stored {
                             continue;
                         }
                         s.stats.committed.fetch_add(1, Ordering::Relaxed);
-                        if let Some(r) = s.local.put_shared(r.clone(), now)
+                        if let Some(r) = s.local.put_shared(p.record.clone(), now)
                             && let Some(hook) = s.on_stored.get()
                         {
                             hook(r);
@@ -610,7 +618,7 @@ impl ResultStore for DbStore {
             return None;
         };
         self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
-        let record = (Arc::new(record), Instant::now(), pin);
+        let record = (Prepared::new(Arc::new(record)), Instant::now(), pin);
         let sent = match tx.try_send(record) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(r)) => tx.send(r).map_err(|e| e.0),
@@ -622,7 +630,7 @@ impl ResultStore for DbStore {
                 .stats
                 .dropped_shutdown
                 .fetch_add(1, Ordering::Relaxed);
-            tracing::error!(trace_id = %r.0.trace_id, "the store's writer has stopped; a result is lost");
+            tracing::error!(trace_id = %r.0.record.trace_id, "the store's writer has stopped; a result is lost");
         }
         None
     }

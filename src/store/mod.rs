@@ -18,6 +18,7 @@ pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, Writer
 
 pub use db::{Database, DbError, DbStore, OnCommit, Retention, WriterStats};
 pub use memory::MemoryStore;
+pub use rows::Prepared;
 
 /// Called with each record once it is stored and readable (the exporter's
 /// offer); it must not block.

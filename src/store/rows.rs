@@ -55,8 +55,27 @@ fn time_of(ns: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(u64::try_from(ns).unwrap_or(0))
 }
 
+/// A record with the text of its trace row already made, by the thread
+/// that hands it to the writer: every commit waits on the one writer
+/// thread, so it only binds and executes (perf/README.md).
+pub struct Prepared {
+    pub record: Arc<TraceRecord>,
+    tool_calls: String,
+    binding: Option<String>,
+}
+
+impl Prepared {
+    pub fn new(record: Arc<TraceRecord>) -> Prepared {
+        Prepared {
+            tool_calls: tool_calls_text(&record.tool_calls),
+            binding: record.binding.as_ref().map(|b| binding_json(b).to_string()),
+            record,
+        }
+    }
+}
+
 /// The trace row's columns, in the order of [`TRACE_COLUMNS`].
-pub(crate) struct TraceRow {
+pub(crate) struct TraceRow<'a> {
     pub trace_id: [u8; 16],
     pub revision: i64,
     pub status: &'static str,
@@ -64,13 +83,13 @@ pub(crate) struct TraceRow {
     pub evaluated_at: Option<i64>,
     pub stored_at: i64,
     pub root_span_id: Option<[u8; 8]>,
-    pub root_name: Option<String>,
-    pub root_service: Option<String>,
+    pub root_name: Option<&'a str>,
+    pub root_service: Option<&'a str>,
     /// Span times are the client's u64 nanoseconds, bit-cast.
     pub root_start: Option<i64>,
     pub root_end: Option<i64>,
-    pub binding: Option<String>,
-    pub tool_calls: String,
+    pub binding: Option<&'a str>,
+    pub tool_calls: &'a str,
     pub content_captured: bool,
     pub span_count: i64,
 }
@@ -100,7 +119,8 @@ pub(crate) struct ScoreRow<'a> {
 pub(crate) const SCORE_COLUMNS: &str = "idx, evaluator_id, evaluator_type, status, score, \
      score_bits, score_is_int, passed, threshold_bits, details, error";
 
-pub(crate) fn trace_row(r: &TraceRecord, stored_at: i64) -> TraceRow {
+pub(crate) fn trace_row(p: &Prepared, stored_at: i64) -> TraceRow<'_> {
+    let r = &p.record;
     let root = r.root.as_ref();
     TraceRow {
         trace_id: r.trace_id.0,
@@ -110,12 +130,12 @@ pub(crate) fn trace_row(r: &TraceRecord, stored_at: i64) -> TraceRow {
         evaluated_at: r.evaluated_at.map(unix_nanos),
         stored_at,
         root_span_id: root.map(|x| x.span_id.0),
-        root_name: root.map(|x| x.name.clone()),
-        root_service: root.and_then(|x| x.service.clone()),
+        root_name: root.map(|x| x.name.as_str()),
+        root_service: root.and_then(|x| x.service.as_deref()),
         root_start: root.map(|x| x.start_time_unix_nano as i64),
         root_end: root.map(|x| x.end_time_unix_nano as i64),
-        binding: r.binding.as_ref().map(|b| binding_json(b).to_string()),
-        tool_calls: tool_calls_text(&r.tool_calls),
+        binding: p.binding.as_deref(),
+        tool_calls: &p.tool_calls,
         content_captured: r.content_captured,
         span_count: i64::try_from(r.span_count).unwrap_or(i64::MAX),
     }

@@ -15,7 +15,7 @@ use super::db::{Database, DbError, Retention, Written};
 use super::rows::{
     self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, status_text, unix_nanos,
 };
-use super::{ListFilter, TraceRecord};
+use super::{ListFilter, Prepared, TraceRecord};
 use crate::span::TraceId;
 
 /// The schema, one migration per version (`PRAGMA user_version`). A
@@ -244,8 +244,8 @@ enum Written1 {
 
 /// Stores one record, replacing its trace's older revision (rows and
 /// scores, under the new `stored_at`), unless a newer revision is stored.
-fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite::Result<Written1> {
-    let row = rows::trace_row(r, stored_at);
+fn write_one(tx: &Transaction<'_>, p: &Prepared, stored_at: i64) -> rusqlite::Result<Written1> {
+    let row = rows::trace_row(p, stored_at);
     let stored: Option<(i64, i64)> = tx
         .prepare_cached("SELECT stored_at, revision FROM traces WHERE trace_id = ?1")?
         .query_row([&row.trace_id[..]], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -284,7 +284,7 @@ fn write_one(tx: &Transaction<'_>, r: &TraceRecord, stored_at: i64) -> rusqlite:
         "INSERT INTO scores (stored_at, {SCORE_COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?;
-    for s in rows::score_rows(r) {
+    for s in rows::score_rows(&p.record) {
         insert.execute(params![
             stored_at,
             s.idx,
@@ -430,7 +430,7 @@ fn load_scores(
 impl Database for Sqlite {
     fn write(
         &self,
-        batch: &[std::sync::Arc<TraceRecord>],
+        batch: &[Prepared],
         now: SystemTime,
         retention: &Retention,
     ) -> Result<Written, DbError> {

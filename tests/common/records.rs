@@ -6,8 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 use toolscore::evaluator::{EvaluatorType, Outcome, Status};
 use toolscore::span::{SpanId, TraceId};
 use toolscore::store::{
-    Database, DbStore, ListFilter, MemoryStore, ResultStore, Retention, RootSummary, Score,
-    TraceRecord, TraceStatus,
+    Database, DbStore, ListFilter, MemoryStore, Prepared, ResultStore, Retention, RootSummary,
+    Score, TraceRecord, TraceStatus,
 };
 
 use super::process::WAIT;
@@ -257,7 +257,7 @@ pub const KEEP_ALL: Retention = Retention {
 /// these scores.
 pub fn write_in_order(db: &dyn Database, t0: SystemTime, n: u8, scores: &[(&str, Option<f64>)]) {
     for k in 1..=n {
-        let r = Arc::new(record(k, 1, scores));
+        let r = Prepared::new(Arc::new(record(k, 1, scores)));
         db.write(&[r], t0 + Duration::from_secs(u64::from(k)), &KEEP_ALL)
             .unwrap();
     }
@@ -273,7 +273,7 @@ pub fn pruning_deletes_the_oldest_traces_with_their_scores(
     let t0 = SystemTime::now();
     write_in_order(db, t0, 200, &[("a", Some(1.0)), ("b", Some(0.5))]);
     // A newer revision of the first trace: stored last, so kept.
-    let newer = Arc::new(record(1, 2, &[("a", Some(0.0))]));
+    let newer = Prepared::new(Arc::new(record(1, 2, &[("a", Some(0.0))])));
     db.write(&[newer], t0 + Duration::from_secs(1000), &KEEP_ALL)
         .unwrap();
     assert_eq!(scores(), 199 * 2 + 1);

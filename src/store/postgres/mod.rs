@@ -23,7 +23,7 @@ use pool::Pool;
 
 use super::db::{Database, DbError, Retention, Written};
 use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
-use super::{ListFilter, TraceRecord};
+use super::{ListFilter, Prepared, TraceRecord};
 use crate::span::TraceId;
 use crate::store::PostgresConfig;
 
@@ -410,12 +410,13 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceReco
 
 /// Each trace's last record in the batch with its highest revision: one
 /// statement cannot upsert a row twice, and the newer revision wins anyway.
-fn newest_per_trace(batch: &[Arc<TraceRecord>]) -> Vec<usize> {
+fn newest_per_trace(batch: &[Prepared]) -> Vec<usize> {
     let mut at: std::collections::HashMap<TraceId, usize> =
         std::collections::HashMap::with_capacity(batch.len());
-    for (i, r) in batch.iter().enumerate() {
+    for (i, p) in batch.iter().enumerate() {
+        let r = &p.record;
         match at.get(&r.trace_id) {
-            Some(&j) if batch[j].revision > r.revision => {}
+            Some(&j) if batch[j].record.revision > r.revision => {}
             _ => {
                 at.insert(r.trace_id, i);
             }
@@ -429,7 +430,7 @@ fn newest_per_trace(batch: &[Arc<TraceRecord>]) -> Vec<usize> {
 impl Postgres {
     fn write_batch(
         client: &mut Client,
-        batch: &[Arc<TraceRecord>],
+        batch: &[Prepared],
         keep: &[usize],
         first_stored_at: i64,
     ) -> Result<Vec<bool>, postgres::Error> {
@@ -450,16 +451,16 @@ impl Postgres {
             .collect();
         let root_name: Vec<Option<&[u8]>> = trace_rows
             .iter()
-            .map(|r| r.root_name.as_deref().map(str::as_bytes))
+            .map(|r| r.root_name.map(str::as_bytes))
             .collect();
         let root_service: Vec<Option<&[u8]>> = trace_rows
             .iter()
-            .map(|r| r.root_service.as_deref().map(str::as_bytes))
+            .map(|r| r.root_service.map(str::as_bytes))
             .collect();
         let root_start: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_start).collect();
         let root_end: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_end).collect();
-        let binding: Vec<Option<&str>> = trace_rows.iter().map(|r| r.binding.as_deref()).collect();
-        let tool_calls: Vec<&str> = trace_rows.iter().map(|r| r.tool_calls.as_str()).collect();
+        let binding: Vec<Option<&str>> = trace_rows.iter().map(|r| r.binding).collect();
+        let tool_calls: Vec<&str> = trace_rows.iter().map(|r| r.tool_calls).collect();
         let content_captured: Vec<bool> = trace_rows.iter().map(|r| r.content_captured).collect();
         let span_count: Vec<i64> = trace_rows.iter().map(|r| r.span_count).collect();
 
@@ -539,7 +540,7 @@ impl Postgres {
             let mut s_details: Vec<&str> = Vec::new();
             let mut s_error: Vec<Option<&[u8]>> = Vec::new();
             for &i in keep {
-                let r = &batch[i];
+                let r = &*batch[i].record;
                 if !changed.contains_key(&r.trace_id.0[..]) {
                     continue;
                 }
@@ -585,7 +586,7 @@ impl Postgres {
             // Delivered to every listening replica when the commit is.
             let payloads: Vec<String> = keep
                 .iter()
-                .map(|&i| &batch[i])
+                .map(|&i| &*batch[i].record)
                 .filter(|r| changed.contains_key(&r.trace_id.0[..]))
                 .map(|r| format!("{}:{}", r.trace_id.to_hex(), r.revision))
                 .collect();
@@ -598,7 +599,9 @@ impl Postgres {
         Ok(batch
             .iter()
             .enumerate()
-            .map(|(i, r)| keep.binary_search(&i).is_ok() && changed.contains_key(&r.trace_id.0[..]))
+            .map(|(i, p)| {
+                keep.binary_search(&i).is_ok() && changed.contains_key(&p.record.trace_id.0[..])
+            })
             .collect())
     }
 }
@@ -606,7 +609,7 @@ impl Postgres {
 impl Database for Postgres {
     fn write(
         &self,
-        batch: &[Arc<TraceRecord>],
+        batch: &[Prepared],
         now: SystemTime,
         _retention: &Retention,
     ) -> Result<Written, DbError> {
@@ -799,7 +802,7 @@ mod tests {
         let rec = |id: u8, revision: u32| {
             let mut r = TraceRecord::pending(TraceId([id; 16]));
             r.revision = revision;
-            Arc::new(r)
+            Prepared::new(Arc::new(r))
         };
         let batch = [rec(1, 1), rec(2, 1), rec(1, 2), rec(1, 1)];
         assert_eq!(newest_per_trace(&batch), vec![1, 2]);
