@@ -333,7 +333,8 @@ fn bench_store(c: &mut Criterion) {
                         next += 1;
                         let mut r = record.clone();
                         r.trace_id.0[..8].copy_from_slice(&next.to_be_bytes());
-                        std::sync::Arc::new(r)
+                        // The row's text is made by the evaluation worker, not the writer.
+                        toolscore::store::Prepared::new(std::sync::Arc::new(r))
                     })
                     .collect::<Vec<_>>()
             },
