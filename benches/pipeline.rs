@@ -302,10 +302,11 @@ fn bench_evaluate_ready(c: &mut Criterion) {
     g.finish();
 }
 
-/// The SQLite writer's cost a result: batches of 512 of the bench trace's
-/// record (five evaluators) committed into a growing database, as the
-/// writer does; beside `evaluate_ready` above, it tells how much of a
-/// trace's CPU the store takes.
+/// The SQLite writer thread's cost a result: batches of 512 of the bench
+/// trace's record (five evaluators), their rows' text made outside the timed
+/// part as the evaluation worker makes it, committed into a growing
+/// database, as the writer does; beside `evaluate_ready` above, it tells
+/// how much of a trace's CPU the writer thread takes.
 fn bench_store(c: &mut Criterion) {
     use toolscore::store::Database;
     let (config, binder, ready) = bench_ready();
@@ -333,7 +334,6 @@ fn bench_store(c: &mut Criterion) {
                         next += 1;
                         let mut r = record.clone();
                         r.trace_id.0[..8].copy_from_slice(&next.to_be_bytes());
-                        // The row's text is made by the evaluation worker, not the writer.
                         toolscore::store::Prepared::new(std::sync::Arc::new(r))
                     })
                     .collect::<Vec<_>>()

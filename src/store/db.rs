@@ -617,8 +617,8 @@ impl ResultStore for DbStore {
             }
             return None;
         };
-        self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
         let record = (Prepared::new(Arc::new(record)), Instant::now(), pin);
+        self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
         let sent = match tx.try_send(record) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(r)) => tx.send(r).map_err(|e| e.0),

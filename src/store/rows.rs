@@ -55,9 +55,10 @@ fn time_of(ns: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(u64::try_from(ns).unwrap_or(0))
 }
 
-/// A record with the text of its trace row already made, by the thread
-/// that hands it to the writer: every commit waits on the one writer
-/// thread, so it only binds and executes (perf/README.md).
+/// A record with the JSON text of its trace row (tool calls, binding)
+/// already made, by the thread that hands it to the writer: every commit
+/// waits on the one writer thread, so it does not format JSON too
+/// (perf/README.md).
 pub struct Prepared {
     pub record: Arc<TraceRecord>,
     tool_calls: String,
@@ -191,8 +192,8 @@ struct ToolCallColumns<'a> {
     end: u64,
 }
 
-/// Serialized straight from the calls: building a `Value` of the whole
-/// list first and formatting it took half the writer's CPU.
+/// Serialized straight from the calls, not through a `Value` of the whole
+/// list, which costs a second copy of every argument.
 fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
     let columns: Vec<ToolCallColumns<'_>> = calls
         .iter()

@@ -440,8 +440,8 @@ impl Database for Sqlite {
         let tx = w.conn.transaction().map_err(err)?;
         let mut stored = Vec::with_capacity(batch.len());
         let mut added = 0;
-        for r in batch {
-            let written = write_one(&tx, r, at).map_err(err)?;
+        for p in batch {
+            let written = write_one(&tx, p, at).map_err(err)?;
             added += i64::from(written == Written1::Added);
             stored.push(written != Written1::Skipped);
             at += 1;

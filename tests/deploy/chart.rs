@@ -814,7 +814,7 @@ fn the_chart_refuses_a_grace_period_within_the_drain_deadline() {
 /// the need; every quantity form Kubernetes users write is read.
 #[test]
 fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
-    // The defaults: 80 + 64 + 64 + 1.5 x 256 + 1.5 x 64 + 1024 x 16 KiB = 704 MiB.
+    // The defaults: 80 + 64 + 64 + 1.5 x 256 + 1.5 x 64 + (1024 + 512) x 16 KiB = 712 MiB.
     let docs = render(&[]);
     assert_eq!(container(&docs)["resources"]["limits"]["memory"], "1Gi");
     let config = config_of(&docs);
@@ -827,15 +827,16 @@ fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
     );
 
     for (values, need) in [
-        ("resources: {limits: {memory: 512Mi}}", 704),
-        ("resources: {limits: {memory: 703Mi}}", 704),
+        ("resources: {limits: {memory: 512Mi}}", 712),
+        ("resources: {limits: {memory: 711Mi}}", 712),
         // toolscore's own defaults: 512 MiB of spans.
-        ("config: {assembler: {max_buffered_bytes: null}}", 1088),
-        ("config: {store: {max_bytes: 536870912}}", 1376),
-        ("config: {store: {writer: {queue_capacity: 65536}}}", 1712),
+        ("config: {assembler: {max_buffered_bytes: null}}", 1096),
+        ("config: {store: {max_bytes: 536870912}}", 1384),
+        ("config: {store: {writer: {queue_capacity: 65536}}}", 1720),
+        ("config: {store: {writer: {max_batch: 65536}}}", 1728),
         (
             "config: {receivers: {grpc: {max_recv_msg_size_bytes: 536870912}}}",
-            1152,
+            1160,
         ),
     ] {
         for err in refused(&[values]) {
@@ -848,7 +849,7 @@ fn the_chart_refuses_memory_bounds_that_cannot_fit_the_limit() {
         }
     }
     for memory in [
-        "704Mi",
+        "712Mi",
         "1G",
         "0.9Gi",
         "1e9",

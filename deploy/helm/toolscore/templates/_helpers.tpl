@@ -217,7 +217,8 @@ values.yaml's `resources` comment explains).
 {{- $spans := include "toolscore.configValue" (list $c (list "assembler" "max_buffered_bytes") 536870912) | float64 }}
 {{- $results := include "toolscore.configValue" (list $c (list "store" "max_bytes") 67108864) | float64 }}
 {{- $queue := include "toolscore.configValue" (list $c (list "store" "writer" "queue_capacity") 1024) | float64 }}
-{{- addf 83886080.0 $grpc $http (mulf 1.5 $spans) (mulf 1.5 $results) (mulf 16384.0 $queue) | int64 }}
+{{- $batch := include "toolscore.configValue" (list $c (list "store" "writer" "max_batch") 512) | float64 }}
+{{- addf 83886080.0 $grpc $http (mulf 1.5 $spans) (mulf 1.5 $results) (mulf 16384.0 (addf $queue $batch)) | int64 }}
 {{- end }}
 
 {{/*
@@ -238,7 +239,7 @@ failed check stops `helm install` with its message.
 {{- $limit := include "toolscore.quantityBytes" $memoryLimit | int64 }}
 {{- $need := include "toolscore.memoryNeedBytes" . | int64 }}
 {{- if gt $need $limit }}
-{{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (80 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 1.5 x store.max_bytes + 16 KiB x store.writer.queue_capacity): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
+{{- fail (printf "resources.limits.memory (%s = %d MiB) is below the %d MiB that config's memory bounds need (80 MiB + receivers.grpc.max_recv_msg_size_bytes + receivers.http.max_decompressed_body_bytes + 1.5 x assembler.max_buffered_bytes + 1.5 x store.max_bytes + 16 KiB x (store.writer.queue_capacity + store.writer.max_batch)): lower those bounds or raise the limit, or the pod is OOM-killed under load and loses what it holds" (toString $memoryLimit) (div $limit 1048576) (div $need 1048576)) }}
 {{- end }}
 {{- end }}
 {{- $backend := include "toolscore.backend" . }}
