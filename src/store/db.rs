@@ -132,6 +132,7 @@ pub struct WriterStats {
     committed: AtomicU64,
     commits: AtomicU64,
     errors: AtomicU64,
+    prune_errors: AtomicU64,
     pruned: AtomicU64,
     rows: AtomicU64,
     dropped_shutdown: AtomicU64,
@@ -147,6 +148,7 @@ impl Default for WriterStats {
             committed: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            prune_errors: AtomicU64::new(0),
             pruned: AtomicU64::new(0),
             rows: AtomicU64::new(0),
             dropped_shutdown: AtomicU64::new(0),
@@ -185,6 +187,11 @@ impl Collector for WriterStats {
                 "store_write_errors",
                 "Failed database writes (each retried)",
                 &self.errors,
+            ),
+            (
+                "store_prune_errors",
+                "Failed retention chunks (retried on the next pass)",
+                &self.prune_errors,
             ),
             (
                 "store_pruned",
@@ -251,6 +258,8 @@ struct Shared {
     stats: Arc<WriterStats>,
     /// False from a failed write until the next one succeeds.
     healthy: AtomicBool,
+    /// True from a failed retention chunk until the next one succeeds.
+    prune_failing: AtomicBool,
     last_error: Mutex<Option<String>>,
     /// Set at shutdown: a writer still retrying gives up at `deadline`.
     closing: AtomicBool,
@@ -291,6 +300,7 @@ impl DbStore {
             on_stored: OnceLock::new(),
             stats,
             healthy: AtomicBool::new(true),
+            prune_failing: AtomicBool::new(false),
             last_error: Mutex::new(None),
             closing: AtomicBool::new(false),
             deadline: Mutex::new(None),
@@ -409,6 +419,14 @@ struct Bounds {
     max_traces: usize,
 }
 
+impl Bounds {
+    /// Results stored before this are past `store.retention_secs`.
+    fn older_than(&self, now: SystemTime) -> SystemTime {
+        now.checked_sub(self.retention)
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+}
+
 struct Writer {
     shared: Arc<Shared>,
     rx: Receiver<Queued>,
@@ -463,11 +481,13 @@ impl Writer {
                 }
             }
             if !batch.is_empty() {
+                let done = self.commit(&batch, &handed);
+                // Waiting until committed: the batch is held as the queue is.
                 self.shared
                     .stats
                     .queued
                     .fetch_sub(batch.len(), Ordering::Relaxed);
-                if !self.commit(&batch, &handed) {
+                if !done {
                     break;
                 }
                 committed = batch.len();
@@ -489,7 +509,12 @@ impl Writer {
             }
         }
         // Closing past the deadline: what is left is lost, and counted.
-        let left = batch.len() as u64 + self.rx.try_iter().count() as u64;
+        let queued = self.rx.try_iter().count();
+        self.shared
+            .stats
+            .queued
+            .fetch_sub(queued, Ordering::Relaxed);
+        let left = (batch.len() + queued) as u64;
         if left > 0 {
             self.shared
                 .stats
@@ -511,9 +536,7 @@ impl Writer {
             let started = Instant::now();
             let now = SystemTime::now();
             let retention = Retention {
-                older_than: now
-                    .checked_sub(self.bounds.retention)
-                    .unwrap_or(SystemTime::UNIX_EPOCH),
+                older_than: self.bounds.older_than(now),
                 max_traces: self.bounds.max_traces,
                 chunk: batch.len().clamp(PRUNE_MIN, PRUNE_BATCH),
             };
@@ -572,16 +595,21 @@ impl Shared {
     /// Deletes one chunk of what is past retention or `max_traces`; whether
     /// more is left.
     fn prune_chunk(&self, bounds: Bounds, rows: usize) -> bool {
-        let older = SystemTime::now()
-            .checked_sub(bounds.retention)
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let older = bounds.older_than(SystemTime::now());
         let more = match self.db.prune(older, bounds.max_traces, rows) {
             Ok(n) => {
                 self.stats.pruned.fetch_add(n, Ordering::Relaxed);
+                if self.prune_failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!("enforcing retention works again");
+                }
                 n >= rows as u64
             }
             Err(e) => {
-                tracing::warn!(error = %e, "enforcing retention failed; retried in a second");
+                self.stats.prune_errors.fetch_add(1, Ordering::Relaxed);
+                // Once per outage: the pass is retried every second.
+                if !self.prune_failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(error = %e, "enforcing retention failed; retried every second (counted in toolscore_store_prune_errors_total)");
+                }
                 false
             }
         };
@@ -765,7 +793,7 @@ impl ResultStore for DbStore {
         let left = || deadline.saturating_duration_since(Instant::now());
         let committed = writer.recv_timeout(left()).is_ok();
         // Only the writer's end says whether every result was committed: a
-        // retention chunk still running is bounded by the statement timeout.
+        // retention chunk still running is waited for until the deadline.
         if let Some(pruner) = pruner
             && pruner.recv_timeout(left()).is_err()
         {

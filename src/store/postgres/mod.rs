@@ -122,7 +122,7 @@ pub struct Postgres {
 /// default stays.
 fn writer_session(client: &mut Client) -> Result<i32, DbError> {
     if let Err(e) = client.batch_execute("SET default_toast_compression = lz4") {
-        tracing::debug!(error = %describe(&e), "the results database compresses with its default");
+        tracing::info!(error = %describe(&e), "the results database compresses stored text with its default method (lz4 needs PostgreSQL 14 or later, built with it)");
     }
     Ok(client
         .query_one("SELECT pg_backend_pid()", &[])
