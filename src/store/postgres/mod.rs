@@ -112,6 +112,10 @@ pub struct Postgres {
     /// commits it announces (this process has them already).
     writer_pid: Arc<AtomicI32>,
     readers: Pool,
+    /// Within a retention pass, the rows counted at its first chunk less
+    /// those its chunks deleted since: counting is a scan of the table, so
+    /// it is done once a pass, not once a chunk. `None` between passes.
+    pass_rows: Mutex<Option<i64>>,
 }
 
 /// Readies the writer's connection; the server process serving it.
@@ -186,6 +190,7 @@ impl Postgres {
             what,
             writer: Mutex::new((Some(client), last)),
             writer_pid,
+            pass_rows: Mutex::new(None),
         })
     }
 }
@@ -706,7 +711,9 @@ impl Database for Postgres {
     ) -> Result<u64, DbError> {
         let limit = i64::try_from(batch).unwrap_or(i64::MAX);
         let max = i64::try_from(max_traces).unwrap_or(i64::MAX);
-        self.readers.with(|c| {
+        // A failed chunk leaves `None`: the next one counts again.
+        let counted = lock(&self.pass_rows).take();
+        let (deleted, left) = self.readers.with(|c| {
             let mut tx = c.transaction().map_err(err)?;
             // One replica prunes at a time; the others skip this pass.
             let locked: bool = tx
@@ -714,8 +721,15 @@ impl Database for Postgres {
                 .map_err(err)?
                 .get(0);
             if !locked {
-                return Ok(0);
+                return Ok((0, 0));
             }
+            let rows = match counted {
+                Some(n) => n,
+                None => tx
+                    .query_one("SELECT count(*) FROM toolscore_traces", &[])
+                    .map_err(err)?
+                    .get(0),
+            };
             // Rows a writer holds (a newer revision being stored) are
             // skipped, not waited for: no lock cycle with a writer's batch.
             // A row stored anew meanwhile is not deleted as old: each cut is
@@ -729,11 +743,8 @@ impl Database for Postgres {
                     &[&unix_nanos(older_than), &limit],
                 )
                 .map_err(err)?;
-            let count: i64 = tx
-                .query_one("SELECT count(*) FROM toolscore_traces", &[])
-                .map_err(err)?
-                .get(0);
-            let excess = count.saturating_sub(max);
+            let aged = i64::try_from(aged).unwrap_or(i64::MAX);
+            let excess = rows.saturating_sub(aged).saturating_sub(max);
             let over = if excess > 0 {
                 tx.execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
@@ -746,9 +757,20 @@ impl Database for Postgres {
             } else {
                 0
             };
+            let over = i64::try_from(over).unwrap_or(i64::MAX);
             tx.commit().map_err(err)?;
-            Ok(aged + over)
-        })
+            Ok((
+                aged.saturating_add(over),
+                rows.saturating_sub(aged).saturating_sub(over),
+            ))
+        })?;
+        // The pass goes on while a chunk deletes as many as asked (see
+        // `prune_chunk`); the rows other replicas add meanwhile are counted
+        // by the next pass.
+        if deleted >= limit {
+            *lock(&self.pass_rows) = Some(left);
+        }
+        Ok(deleted.max(0) as u64)
     }
 
     fn count(&self) -> Result<u64, DbError> {
