@@ -615,3 +615,49 @@ fn a_retention_pass_counts_the_table_once() {
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 10);
     assert_eq!(db.count().unwrap(), 50);
 }
+
+/// A database of schema version 1 (scores tied to their trace by a
+/// cascading foreign key) is migrated: its results are kept, the key gives
+/// way to the trigger, and deleting a trace, as retention does, still
+/// takes its scores.
+#[test]
+fn schema_1_is_migrated_keeping_its_results() {
+    use toolscore::store::Database;
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("upgrade");
+    let t0 = std::time::SystemTime::now();
+    let db = Postgres::open(&store_config(url.clone()).postgres).unwrap();
+    let scores = [("a", Some(1.0)), ("b", Some(0.5))];
+    common::records::write_in_order(&db, t0, 3, &scores);
+    let stored: Vec<_> = (1..=3)
+        .map(|k| db.get(&TraceId([k; 16])).unwrap().unwrap())
+        .collect();
+    drop(db);
+    // Back to version 1's form (the tables are the same).
+    pg.sql(
+        "upgrade",
+        "DROP TRIGGER toolscore_traces_deleted ON toolscore_traces;
+         DROP FUNCTION toolscore_delete_scores();
+         ALTER TABLE toolscore_scores ADD FOREIGN KEY (trace_id)
+             REFERENCES toolscore_traces (trace_id) ON DELETE CASCADE;
+         UPDATE toolscore_schema SET version = 1",
+    );
+    let foreign_keys = "SELECT count(*) FROM pg_constraint
+                        WHERE conrelid = 'toolscore_scores'::regclass AND contype = 'f'";
+    assert_eq!(pg.number("upgrade", foreign_keys), 1);
+    let db = Postgres::open(&store_config(url).postgres).unwrap();
+    assert_eq!(pg.number("upgrade", foreign_keys), 0);
+    assert_eq!(
+        pg.number("upgrade", "SELECT max(version) FROM toolscore_schema"),
+        2
+    );
+    for (k, before) in (1..=3).zip(&stored) {
+        assert_eq!(db.get(&TraceId([k; 16])).unwrap().as_ref(), Some(before));
+    }
+    let later = t0 + Duration::from_secs(3);
+    assert_eq!(db.prune(later, usize::MAX, 100).unwrap(), 2);
+    assert_eq!(
+        pg.number("upgrade", "SELECT count(*) FROM toolscore_scores"),
+        2
+    );
+}

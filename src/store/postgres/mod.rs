@@ -66,6 +66,20 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (trace_id, idx)
     );
     CREATE INDEX toolscore_scores_by_evaluator ON toolscore_scores (evaluator_id, score);",
+    // 2: a trace's deletion takes its scores by one statement-level trigger
+    // instead of the foreign key, whose check on every score row inserted
+    // was a third of the writer's server process. Every version deletes
+    // scores through traces, so the rows stay consistent during a rolling
+    // upgrade; scores are only ever inserted beside their trace's row.
+    "CREATE OR REPLACE FUNCTION toolscore_delete_scores() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+         DELETE FROM toolscore_scores s USING gone WHERE s.trace_id = gone.trace_id;
+         RETURN NULL;
+     END $$;
+    CREATE TRIGGER toolscore_traces_deleted AFTER DELETE ON toolscore_traces
+        REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION toolscore_delete_scores();
+    ALTER TABLE toolscore_scores DROP CONSTRAINT IF EXISTS toolscore_scores_trace_id_fkey;",
 ];
 
 /// The channel commits are announced on; the payload is
