@@ -1,6 +1,7 @@
 //! The PostgreSQL store, on a real server each test starts
 //! (tests/common/pg.rs): results survive `kill -9`; `GET /traces` filters
-//! agree with the memory store's; a newer schema is refused; three
+//! agree with the memory store's; a newer schema is refused, an older one
+//! migrated; retention's passes delete what they should; three
 //! replicas on one database answer for each other's traces, wake each
 //! other's long polls and watchers; an outage of the database makes the
 //! receivers refuse and loses nothing acknowledged.
@@ -592,12 +593,15 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
 }
 
 /// A retention pass counts the table once, at its first chunk: rows added
-/// during the pass are left to the next one, which counts again.
+/// during the pass are left to the next one, which counts again; and when
+/// another replica's chunks delete rows between this pass's, this pass
+/// does not delete on as if they were still there.
 #[test]
 fn a_retention_pass_counts_the_table_once() {
     use toolscore::store::Database;
     let Some(pg) = Pg::start() else { return };
-    let db = Postgres::open(&store_config(pg.database("passcount")).postgres).unwrap();
+    let url = pg.database("passcount");
+    let db = Postgres::open(&store_config(url.clone()).postgres).unwrap();
     let t0 = std::time::SystemTime::now();
     common::records::write_in_order(&db, t0, 200, &[("a", Some(1.0))]);
     // 150 past the bound of 50: a full chunk, so the pass goes on.
@@ -608,18 +612,29 @@ fn a_retention_pass_counts_the_table_once() {
         let at = t0 + Duration::from_secs(u64::from(k));
         db.write(&[r], at, &common::records::KEEP_ALL).unwrap();
     }
-    // The pass's count less its deletes: 50 left past the bound; the pass ends.
+    // The rest of what the pass's count found past the bound; the pass ends.
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 50);
     assert_eq!(db.count().unwrap(), 60);
     // The next pass counts again.
     assert_eq!(db.prune(t0, 50, 100).unwrap(), 10);
     assert_eq!(db.count().unwrap(), 50);
+
+    // Two replicas' passes, chunk after chunk.
+    let other = Postgres::open(&store_config(url).postgres).unwrap();
+    let t1 = t0 + Duration::from_secs(1000);
+    common::records::write_in_order(&db, t1, 100, &[("a", Some(1.0))]);
+    // 150 rows, 100 past a bound of 50.
+    assert_eq!(db.prune(t0, 50, 60).unwrap(), 60);
+    assert_eq!(other.prune(t0, 50, 60).unwrap(), 40);
+    // What this pass found past the bound is gone: nothing more.
+    assert_eq!(db.prune(t0, 50, 60).unwrap(), 0);
+    assert_eq!(db.count().unwrap(), 50);
 }
 
 /// A database of schema version 1 (scores tied to their trace by a
-/// cascading foreign key) is migrated: its results are kept, the key gives
-/// way to the trigger, and deleting a trace, as retention does, still
-/// takes its scores.
+/// cascading foreign key, here under a name of its own) is migrated: its
+/// results are kept, the key gives way to triggers, and deleting a trace,
+/// as retention does, or emptying the table still takes the scores.
 #[test]
 fn schema_1_is_migrated_keeping_its_results() {
     use toolscore::store::Database;
@@ -637,8 +652,10 @@ fn schema_1_is_migrated_keeping_its_results() {
     pg.sql(
         "upgrade",
         "DROP TRIGGER toolscore_traces_deleted ON toolscore_traces;
+         DROP TRIGGER toolscore_traces_truncated ON toolscore_traces;
          DROP FUNCTION toolscore_delete_scores();
-         ALTER TABLE toolscore_scores ADD FOREIGN KEY (trace_id)
+         DROP FUNCTION toolscore_truncate_scores();
+         ALTER TABLE toolscore_scores ADD CONSTRAINT renamed_by_hand FOREIGN KEY (trace_id)
              REFERENCES toolscore_traces (trace_id) ON DELETE CASCADE;
          UPDATE toolscore_schema SET version = 1",
     );
@@ -647,10 +664,7 @@ fn schema_1_is_migrated_keeping_its_results() {
     assert_eq!(pg.number("upgrade", foreign_keys), 1);
     let db = Postgres::open(&store_config(url).postgres).unwrap();
     assert_eq!(pg.number("upgrade", foreign_keys), 0);
-    assert_eq!(
-        pg.number("upgrade", "SELECT max(version) FROM toolscore_schema"),
-        2
-    );
+    assert!(pg.number("upgrade", "SELECT max(version) FROM toolscore_schema") >= 2);
     for (k, before) in (1..=3).zip(&stored) {
         assert_eq!(db.get(&TraceId([k; 16])).unwrap().as_ref(), Some(before));
     }
@@ -660,4 +674,40 @@ fn schema_1_is_migrated_keeping_its_results() {
         pg.number("upgrade", "SELECT count(*) FROM toolscore_scores"),
         2
     );
+    // Emptying the traces, by hand, empties their scores: none is left to
+    // collide with a trace stored again.
+    pg.sql("upgrade", "TRUNCATE toolscore_traces");
+    assert_eq!(
+        pg.number("upgrade", "SELECT count(*) FROM toolscore_scores"),
+        0
+    );
+    common::records::write_in_order(&db, t0, 3, &scores);
+    assert_eq!(db.count().unwrap(), 3);
+}
+
+/// Tables in a schema of their own (the URL's search path): a trace deleted
+/// from a session with another search path, by hand, still takes its scores.
+#[test]
+fn a_schema_of_its_own_keeps_its_triggers_on_its_tables() {
+    use toolscore::store::Database;
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("schemas");
+    pg.sql("schemas", "CREATE SCHEMA team");
+    let db = Postgres::open(&store_config(format!("{url}?options=-csearch_path%3Dteam")).postgres)
+        .unwrap();
+    let t0 = std::time::SystemTime::now();
+    common::records::write_in_order(&db, t0, 2, &[("a", Some(1.0))]);
+    assert_eq!(
+        pg.number("schemas", "SELECT count(*) FROM team.toolscore_scores"),
+        2
+    );
+    pg.sql(
+        "schemas",
+        "DELETE FROM team.toolscore_traces WHERE trace_id = '\\x01010101010101010101010101010101'",
+    );
+    assert_eq!(
+        pg.number("schemas", "SELECT count(*) FROM team.toolscore_scores"),
+        1
+    );
+    assert_eq!(db.count().unwrap(), 1);
 }

@@ -91,7 +91,10 @@ pub trait Database: Send + Sync + 'static {
     fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
     /// Deletes up to `batch` of the oldest records: those stored before
     /// `older_than` and those beyond `max_traces` (PostgreSQL: up to `batch`
-    /// of each); how many.
+    /// of each); how many. A call that deletes `batch` or more is followed
+    /// by the same pass's next chunk: PostgreSQL counts the table (a scan)
+    /// only at a pass's first chunk, and its later ones delete up to the
+    /// row that count found the newest past `max_traces`.
     fn prune(
         &self,
         older_than: SystemTime,

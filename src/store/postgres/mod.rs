@@ -70,16 +70,36 @@ const MIGRATIONS: &[&str] = &[
     // instead of the foreign key, whose check on every score row inserted
     // was a third of the writer's server process. Every version deletes
     // scores through traces, so the rows stay consistent during a rolling
-    // upgrade; scores are only ever inserted beside their trace's row.
-    "CREATE OR REPLACE FUNCTION toolscore_delete_scores() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN
-         DELETE FROM toolscore_scores s USING gone WHERE s.trace_id = gone.trace_id;
-         RETURN NULL;
-     END $$;
+    // upgrade; scores are only ever inserted beside their trace's row. The
+    // tables are locked first, in the order reads take them, so a read
+    // cannot deadlock with the migration; the functions keep the search
+    // path they were made with, so they name this schema's tables.
+    "LOCK TABLE toolscore_traces, toolscore_scores IN ACCESS EXCLUSIVE MODE;
+    CREATE OR REPLACE FUNCTION toolscore_delete_scores() RETURNS trigger
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+        DELETE FROM toolscore_scores s USING gone WHERE s.trace_id = gone.trace_id;
+        RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION toolscore_truncate_scores() RETURNS trigger
+    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+        TRUNCATE toolscore_scores;
+        RETURN NULL;
+    END $$;
     CREATE TRIGGER toolscore_traces_deleted AFTER DELETE ON toolscore_traces
         REFERENCING OLD TABLE AS gone
         FOR EACH STATEMENT EXECUTE FUNCTION toolscore_delete_scores();
-    ALTER TABLE toolscore_scores DROP CONSTRAINT IF EXISTS toolscore_scores_trace_id_fkey;",
+    CREATE TRIGGER toolscore_traces_truncated AFTER TRUNCATE ON toolscore_traces
+        FOR EACH STATEMENT EXECUTE FUNCTION toolscore_truncate_scores();
+    DO $$
+    DECLARE key text;
+    BEGIN
+        FOR key IN SELECT conname FROM pg_constraint
+                   WHERE conrelid = 'toolscore_scores'::regclass AND contype = 'f' LOOP
+            EXECUTE format('ALTER TABLE toolscore_scores DROP CONSTRAINT %I', key);
+        END LOOP;
+    END $$;",
 ];
 
 /// The channel commits are announced on; the payload is
@@ -126,10 +146,13 @@ pub struct Postgres {
     /// commits it announces (this process has them already).
     writer_pid: Arc<AtomicI32>,
     readers: Pool,
-    /// Within a retention pass, the rows counted at its first chunk less
-    /// those its chunks deleted since: counting is a scan of the table, so
-    /// it is done once a pass, not once a chunk. `None` between passes.
-    pass_rows: Mutex<Option<i64>>,
+    /// Within a retention pass, where its first chunk found `max_traces`
+    /// exceeded: the `stored_at` of the newest row past it then (`None`:
+    /// nothing was). Counting is a scan of the table, so it is done once a
+    /// pass, not once a chunk; and a cut, unlike a count, stays true when
+    /// another replica's chunks delete rows between this pass's. `None`
+    /// between passes.
+    pass_cut: Mutex<Option<Option<i64>>>,
 }
 
 /// Readies the writer's connection; the server process serving it.
@@ -204,7 +227,7 @@ impl Postgres {
             what,
             writer: Mutex::new((Some(client), last)),
             writer_pid,
-            pass_rows: Mutex::new(None),
+            pass_cut: Mutex::new(None),
         })
     }
 }
@@ -726,29 +749,21 @@ impl Database for Postgres {
         let limit = i64::try_from(batch).unwrap_or(i64::MAX);
         let max = i64::try_from(max_traces).unwrap_or(i64::MAX);
         // A failed chunk leaves `None`: the next one counts again.
-        let counted = lock(&self.pass_rows).take();
-        let (deleted, left) = self.readers.with(|c| {
+        let known = lock(&self.pass_cut).take();
+        let (deleted, cut) = self.readers.with(|c| {
             let mut tx = c.transaction().map_err(err)?;
-            // One replica prunes at a time; the others skip this pass.
+            // One replica prunes at a time; the others skip this chunk.
             let locked: bool = tx
                 .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&PRUNE_LOCK])
                 .map_err(err)?
                 .get(0);
             if !locked {
-                return Ok((0, 0));
+                return Ok((0, None));
             }
-            let rows = match counted {
-                Some(n) => n,
-                None => tx
-                    .query_one("SELECT count(*) FROM toolscore_traces", &[])
-                    .map_err(err)?
-                    .get(0),
-            };
             // Rows a writer holds (a newer revision being stored) are
             // skipped, not waited for: no lock cycle with a writer's batch.
             // A row stored anew meanwhile is not deleted as old: each cut is
-            // checked again on the row as locked (the bound's cut is the
-            // newest row the statement saw).
+            // checked again on the row as locked.
             let aged = tx
                 .execute(
                     "DELETE FROM toolscore_traces WHERE trace_id IN
@@ -757,34 +772,46 @@ impl Database for Postgres {
                     &[&unix_nanos(older_than), &limit],
                 )
                 .map_err(err)?;
-            let aged = i64::try_from(aged).unwrap_or(i64::MAX);
-            let excess = rows.saturating_sub(aged).saturating_sub(max);
-            let over = if excess > 0 {
-                tx.execute(
-                    "DELETE FROM toolscore_traces WHERE trace_id IN
-                     (SELECT trace_id FROM toolscore_traces
-                      WHERE stored_at <= (SELECT max(stored_at) FROM toolscore_traces)
-                      ORDER BY stored_at LIMIT $1 FOR UPDATE SKIP LOCKED)",
-                    &[&excess.min(limit)],
-                )
-                .map_err(err)?
-            } else {
-                0
+            let cut = match known {
+                Some(cut) => cut,
+                None => {
+                    let rows: i64 = tx
+                        .query_one("SELECT count(*) FROM toolscore_traces", &[])
+                        .map_err(err)?
+                        .get(0);
+                    match rows.saturating_sub(max) {
+                        excess if excess > 0 => tx
+                            .query_opt(
+                                "SELECT stored_at FROM toolscore_traces
+                                 ORDER BY stored_at OFFSET $1 LIMIT 1",
+                                &[&(excess - 1)],
+                            )
+                            .map_err(err)?
+                            .map(|r| r.get(0)),
+                        _ => None,
+                    }
+                }
             };
-            let over = i64::try_from(over).unwrap_or(i64::MAX);
+            let over = match cut {
+                Some(cut) => tx
+                    .execute(
+                        "DELETE FROM toolscore_traces WHERE trace_id IN
+                         (SELECT trace_id FROM toolscore_traces WHERE stored_at <= $1
+                          ORDER BY stored_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                        &[&cut, &limit],
+                    )
+                    .map_err(err)?,
+                None => 0,
+            };
             tx.commit().map_err(err)?;
-            Ok((
-                aged.saturating_add(over),
-                rows.saturating_sub(aged).saturating_sub(over),
-            ))
+            Ok((aged.saturating_add(over), cut))
         })?;
         // The pass goes on while a chunk deletes as many as asked (see
-        // `prune_chunk`); the rows other replicas add meanwhile are counted
-        // by the next pass.
-        if deleted >= limit {
-            *lock(&self.pass_rows) = Some(left);
+        // `prune_chunk`); rows added meanwhile are the next pass's to count.
+        if deleted >= batch as u64 {
+            *lock(&self.pass_cut) = Some(cut);
         }
-        Ok(deleted.max(0) as u64)
+        Ok(deleted)
     }
 
     fn count(&self) -> Result<u64, DbError> {
