@@ -683,16 +683,28 @@ fn schema_1_is_migrated_keeping_its_results() {
     );
     common::records::write_in_order(&db, t0, 3, &scores);
     assert_eq!(db.count().unwrap(), 3);
+    // Both at once, as version 1 needed.
+    pg.sql("upgrade", "TRUNCATE toolscore_traces, toolscore_scores");
+    assert_eq!(
+        pg.number("upgrade", "SELECT count(*) FROM toolscore_scores"),
+        0
+    );
 }
 
 /// Tables in a schema of their own (the URL's search path): a trace deleted
-/// from a session with another search path, by hand, still takes its scores.
+/// from a session with another search path, by hand, still takes its
+/// scores, and only its own (not those of a same-named table on that path).
 #[test]
 fn a_schema_of_its_own_keeps_its_triggers_on_its_tables() {
     use toolscore::store::Database;
     let Some(pg) = Pg::start() else { return };
     let url = pg.database("schemas");
-    pg.sql("schemas", "CREATE SCHEMA team");
+    pg.sql(
+        "schemas",
+        "CREATE SCHEMA team;
+         CREATE TABLE public.toolscore_scores (trace_id bytea);
+         INSERT INTO public.toolscore_scores VALUES ('\\x01010101010101010101010101010101')",
+    );
     let db = Postgres::open(&store_config(format!("{url}?options=-csearch_path%3Dteam")).postgres)
         .unwrap();
     let t0 = std::time::SystemTime::now();
@@ -710,4 +722,8 @@ fn a_schema_of_its_own_keeps_its_triggers_on_its_tables() {
         1
     );
     assert_eq!(db.count().unwrap(), 1);
+    assert_eq!(
+        pg.number("schemas", "SELECT count(*) FROM public.toolscore_scores"),
+        1
+    );
 }

@@ -72,20 +72,30 @@ const MIGRATIONS: &[&str] = &[
     // scores through traces, so the rows stay consistent during a rolling
     // upgrade; scores are only ever inserted beside their trace's row. The
     // tables are locked first, in the order reads take them, so a read
-    // cannot deadlock with the migration; the functions keep the search
-    // path they were made with, so they name this schema's tables.
+    // cannot deadlock with the migration; the functions' search path is
+    // the tables' schema, so they name these tables from any session. A
+    // `TRUNCATE` of both tables leaves the scores to that statement.
     "LOCK TABLE toolscore_traces, toolscore_scores IN ACCESS EXCLUSIVE MODE;
     CREATE OR REPLACE FUNCTION toolscore_delete_scores() RETURNS trigger
-    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    LANGUAGE plpgsql AS $$
     BEGIN
         DELETE FROM toolscore_scores s USING gone WHERE s.trace_id = gone.trace_id;
         RETURN NULL;
     END $$;
     CREATE OR REPLACE FUNCTION toolscore_truncate_scores() RETURNS trigger
-    LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    LANGUAGE plpgsql AS $$
     BEGIN
-        TRUNCATE toolscore_scores;
+        IF EXISTS (SELECT FROM toolscore_scores) THEN
+            TRUNCATE toolscore_scores;
+        END IF;
         RETURN NULL;
+    END $$;
+    DO $$
+    DECLARE tables text := (SELECT relnamespace::regnamespace::text FROM pg_class
+                            WHERE oid = 'toolscore_traces'::regclass);
+    BEGIN
+        EXECUTE format('ALTER FUNCTION toolscore_delete_scores() SET search_path = %s', tables);
+        EXECUTE format('ALTER FUNCTION toolscore_truncate_scores() SET search_path = %s', tables);
     END $$;
     CREATE TRIGGER toolscore_traces_deleted AFTER DELETE ON toolscore_traces
         REFERENCING OLD TABLE AS gone
