@@ -631,6 +631,40 @@ fn a_retention_pass_counts_the_table_once() {
     assert_eq!(db.count().unwrap(), 50);
 }
 
+/// Scores left behind by a trace row deleted with its triggers disabled
+/// (no toolscore does that) do not hold the writer: storing a trace of that
+/// ID again replaces them, and the rest of the batch is stored with it.
+#[test]
+fn scores_left_behind_by_a_deleted_trace_are_replaced() {
+    use toolscore::store::Database;
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("orphans");
+    let db = Postgres::open(&store_config(url).postgres).unwrap();
+    let t0 = std::time::SystemTime::now();
+    let three = [("a", Some(1.0)), ("b", Some(0.5)), ("c", None)];
+    common::records::write_in_order(&db, t0, 2, &three);
+    pg.sql(
+        "orphans",
+        "ALTER TABLE toolscore_traces DISABLE TRIGGER toolscore_traces_deleted;
+         DELETE FROM toolscore_traces WHERE trace_id = '\\x01010101010101010101010101010101';
+         ALTER TABLE toolscore_traces ENABLE TRIGGER toolscore_traces_deleted",
+    );
+    let scores = "SELECT count(*) FROM toolscore_scores";
+    assert_eq!(pg.number("orphans", scores), 6);
+    let batch = [
+        Prepared::new(Arc::new(record(1, 1, &[("a", Some(0.0))]))),
+        Prepared::new(Arc::new(record(3, 1, &three))),
+    ];
+    let later = t0 + Duration::from_secs(10);
+    let written = db.write(&batch, later, &common::records::KEEP_ALL).unwrap();
+    assert_eq!(written.stored, [true, true]);
+    let again = db.get(&TraceId([1; 16])).unwrap().unwrap();
+    assert_eq!(again.scores.len(), 1);
+    assert_eq!(again.scores[0].outcome.score, Some(0.0));
+    assert_eq!(db.get(&TraceId([3; 16])).unwrap().unwrap().scores.len(), 3);
+    assert_eq!(pg.number("orphans", scores), 1 + 3 + 3);
+}
+
 /// A database of schema version 1 (scores tied to their trace by a
 /// cascading foreign key, here under a name of its own) is migrated: its
 /// results are kept, the key gives way to triggers, and deleting a trace,

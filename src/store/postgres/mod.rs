@@ -460,6 +460,17 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceReco
     Ok(records)
 }
 
+/// A new trace's scores collided with scores already stored under its ID:
+/// scores left behind by a trace row deleted without its triggers (every
+/// version deletes them with their trace otherwise). Retried as it was,
+/// the batch would fail forever and hold every result behind it.
+fn left_behind(e: &postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        *db.code() == postgres::error::SqlState::UNIQUE_VIOLATION
+            && db.table() == Some("toolscore_scores")
+    })
+}
+
 /// Each trace's last record in the batch with its highest revision: one
 /// statement cannot upsert a row twice, and the newer revision wins anyway.
 fn newest_per_trace(batch: &[Prepared]) -> Vec<usize> {
@@ -485,6 +496,7 @@ impl Postgres {
         batch: &[Prepared],
         keep: &[usize],
         first_stored_at: i64,
+        repair: bool,
     ) -> Result<Vec<bool>, postgres::Error> {
         let trace_rows: Vec<rows::TraceRow> = keep
             .iter()
@@ -572,10 +584,12 @@ impl Postgres {
             .copied()
             .filter(|id| changed.get(*id) == Some(&false))
             .collect();
-        if !replaced.is_empty() {
+        // Repairing: a new trace's ID may have scores left behind too.
+        let stale = if repair { &stored_ids } else { &replaced };
+        if !stale.is_empty() {
             tx.execute(
                 "DELETE FROM toolscore_scores WHERE trace_id IN (SELECT unnest($1::bytea[]))",
-                &[&replaced],
+                &[stale],
             )?;
         }
         if !stored_ids.is_empty() {
@@ -678,17 +692,26 @@ impl Database for Postgres {
         };
         let keep = newest_per_trace(batch);
         let first = unix_nanos(now).max(*last + 1);
-        match Postgres::write_batch(c, batch, &keep, first) {
-            Ok(stored) => {
-                *last = first + keep.len() as i64 - 1;
-                Ok(Written { stored, pruned: 0 })
-            }
-            Err(e) => {
-                // Reconnect on the next try: the connection may be the fault.
-                if c.is_closed() || e.as_db_error().is_none() {
-                    *client = None;
+        let mut repair = false;
+        loop {
+            match Postgres::write_batch(c, batch, &keep, first, repair) {
+                Ok(stored) => {
+                    *last = first + keep.len() as i64 - 1;
+                    return Ok(Written { stored, pruned: 0 });
                 }
-                Err(err(e))
+                Err(e) if !repair && left_behind(&e) => {
+                    tracing::warn!(
+                        "scores were stored without their trace's row (deleted with triggers disabled?); those of this batch's traces are replaced"
+                    );
+                    repair = true;
+                }
+                Err(e) => {
+                    // Reconnect on the next try: the connection may be the fault.
+                    if c.is_closed() || e.as_db_error().is_none() {
+                        *client = None;
+                    }
+                    return Err(err(e));
+                }
             }
         }
     }
