@@ -239,6 +239,65 @@ fn a_write_keeps_the_table_at_its_bound_and_works_off_a_backlog_by_chunks() {
     assert_eq!(count_rows(&path, orphans), 0);
 }
 
+/// The writer checkpoints the WAL itself (SQLite's automatic checkpoint
+/// is off on its connection): the log restarts, so it never holds much more
+/// than `CHECKPOINT_FRAMES` pages, however many commits go through.
+#[test]
+fn the_write_ahead_log_stays_at_its_checkpoint_bound() {
+    use toolscore::store::Database;
+    use toolscore::store::sqlite::CHECKPOINT_FRAMES;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, db) = open_sqlite(dir.path());
+    let keep = Retention {
+        older_than: std::time::SystemTime::UNIX_EPOCH,
+        max_traces: 1000,
+        chunk: 10,
+    };
+    let now = std::time::SystemTime::now();
+    // Each commit replaces a trace's revision: a few pages (its row, its
+    // scores, the indexes), 3 × CHECKPOINT_FRAMES commits at least that
+    // many frames.
+    for revision in 1..=3 * CHECKPOINT_FRAMES as u32 {
+        let n = (revision % 200) as u8;
+        let r = Prepared::new(Arc::new(record(n, revision, &[("a", Some(1.0))])));
+        db.write(&[r], now, &keep).unwrap();
+    }
+    let frames = || {
+        let mut wal = path.clone().into_os_string();
+        wal.push("-wal");
+        (std::fs::metadata(&wal).unwrap().len() - 32) / (16_384 + 24)
+    };
+    let at_most = |bound: i32| bound as u64 + 50;
+    assert!(
+        frames() <= at_most(CHECKPOINT_FRAMES),
+        "{} frames",
+        frames()
+    );
+    assert_eq!(db.count().unwrap(), 200);
+
+    // Nothing written, retention deleting one row a commit: the log is
+    // checkpointed at twice the bound.
+    let batch: Vec<Prepared> = (0..1000u32)
+        .map(|k| {
+            let mut r = record(1, 1, &[("a", Some(1.0))]);
+            r.trace_id = TraceId(u128::from(k + 1000).to_be_bytes());
+            Prepared::new(Arc::new(r))
+        })
+        .collect();
+    for chunk in batch.chunks(250) {
+        db.write(chunk, now, &keep).unwrap();
+    }
+    for _ in 0..990 {
+        assert_eq!(db.prune(now, 0, 1).unwrap(), 1);
+    }
+    assert!(frames() > at_most(CHECKPOINT_FRAMES));
+    assert!(
+        frames() <= at_most(2 * CHECKPOINT_FRAMES),
+        "{} frames",
+        frames()
+    );
+}
+
 /// A new SQLite database in `dir`: its path and the backend.
 fn open_sqlite(dir: &Path) -> (std::path::PathBuf, Sqlite) {
     let config = toolscore::config::SqliteConfig {

@@ -4,6 +4,7 @@
 //! `kill -9`) loses nothing committed; a power loss may lose the last
 //! commits, never the file.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -74,6 +75,21 @@ const MIGRATIONS: &[&str] = &[
 /// of a small page empty (the A/B is in perf/README.md).
 const PAGE_SIZE: u32 = 16_384;
 
+/// The writer checkpoints once its WAL holds this many frames (SQLite's
+/// own `wal_autocheckpoint` default).
+pub const CHECKPOINT_FRAMES: i32 = 1000;
+
+thread_local! {
+    /// Frames in the WAL after the last commit on this thread, as SQLite's
+    /// WAL hook reports them (a hook takes no state of its own).
+    static WAL_FRAMES: Cell<i32> = const { Cell::new(0) };
+}
+
+fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_FRAMES.set(frames);
+    Ok(())
+}
+
 /// Idle read connections kept open; more are opened when needed.
 const MAX_IDLE_READERS: usize = 4;
 
@@ -93,6 +109,34 @@ struct WriterState {
     /// Rows in `traces`: this connection is the file's only writer, so it
     /// keeps the count instead of counting the table at each retention step.
     rows: i64,
+    /// Frames in the WAL after this connection's last commit.
+    wal_frames: i32,
+}
+
+/// Commits `tx`; the WAL's frames after it (`before` when it wrote none).
+fn commit(tx: Transaction<'_>, before: i32) -> Result<i32, DbError> {
+    WAL_FRAMES.set(before);
+    tx.commit().map_err(err)?;
+    Ok(WAL_FRAMES.get())
+}
+
+impl WriterState {
+    /// Copies the WAL into the file once it holds `frames` or more. A write
+    /// calls it with its batch in hand, before its commit, at
+    /// [`CHECKPOINT_FRAMES`]: evaluation has the batch's room in the queue
+    /// to go on with while the checkpoint waits for the disk (SQLite's own
+    /// checkpoint runs at the end of a commit, when the queue is full
+    /// again). Retention, between commits, only at twice that: it keeps the
+    /// log bounded while nothing is written.
+    fn checkpoint_at(&mut self, frames: i32) -> Result<(), DbError> {
+        if self.wal_frames >= frames {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                .map_err(err)?;
+            self.wal_frames = 0;
+        }
+        Ok(())
+    }
 }
 
 fn err(e: rusqlite::Error) -> DbError {
@@ -133,6 +177,9 @@ impl Sqlite {
         }
         migrate(&mut writer, &path)?;
         settle_orphaned_judgements(&writer, &path)?;
+        // In place of SQLite's automatic checkpoints at the end of a commit
+        // (see `WriterState::checkpoint_at`).
+        writer.wal_hook(Some(note_wal_frames));
         let (last, rows): (i64, i64) = writer
             .query_row(
                 "SELECT coalesce(max(stored_at), 0), count(*) FROM traces",
@@ -147,6 +194,7 @@ impl Sqlite {
                 conn: writer,
                 last,
                 rows,
+                wal_frames: CHECKPOINT_FRAMES,
             }),
             readers: Mutex::new(Vec::new()),
         })
@@ -436,6 +484,7 @@ impl Database for Sqlite {
     ) -> Result<Written, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
+        w.checkpoint_at(CHECKPOINT_FRAMES)?;
         let mut at = unix_nanos(now).max(w.last + 1);
         let tx = w.conn.transaction().map_err(err)?;
         let mut stored = Vec::with_capacity(batch.len());
@@ -457,7 +506,7 @@ impl Database for Sqlite {
             limit,
         )
         .map_err(err)?;
-        tx.commit().map_err(err)?;
+        w.wal_frames = commit(tx, w.wal_frames)?;
         w.last = at - 1;
         w.rows = w.rows.saturating_add(added).saturating_sub(pruned);
         Ok(Written {
@@ -541,10 +590,11 @@ impl Database for Sqlite {
     ) -> Result<u64, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
+        w.checkpoint_at(2 * CHECKPOINT_FRAMES)?;
         let limit = i64::try_from(batch).unwrap_or(i64::MAX);
         let tx = w.conn.transaction().map_err(err)?;
         let deleted = prune_in(&tx, w.rows, older_than, max_traces, limit).map_err(err)?;
-        tx.commit().map_err(err)?;
+        w.wal_frames = commit(tx, w.wal_frames)?;
         w.rows = w.rows.saturating_sub(deleted);
         Ok(deleted.max(0) as u64)
     }
