@@ -111,6 +111,8 @@ struct WriterState {
     rows: i64,
     /// Frames in the WAL after this connection's last commit.
     wal_frames: i32,
+    /// The last checkpoint failed (logged once, until one succeeds).
+    checkpoint_failing: bool,
 }
 
 /// Commits `tx`; the WAL's frames after it (`before` when it wrote none).
@@ -128,14 +130,29 @@ impl WriterState {
     /// checkpoint runs at the end of a commit, when the queue is full
     /// again). Retention, between commits, only at twice that: it keeps the
     /// log bounded while nothing is written.
-    fn checkpoint_at(&mut self, frames: i32) -> Result<(), DbError> {
-        if self.wal_frames >= frames {
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                .map_err(err)?;
-            self.wal_frames = 0;
+    ///
+    /// A failed checkpoint does not fail the commit (SQLite's own does
+    /// not either): the log grows, and the next commit tries again.
+    fn checkpoint_at(&mut self, frames: i32) {
+        if self.wal_frames < frames {
+            return;
         }
-        Ok(())
+        match self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+        {
+            Ok(()) => {
+                self.wal_frames = 0;
+                if std::mem::take(&mut self.checkpoint_failing) {
+                    tracing::info!("checkpointing the results database's journal works again");
+                }
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut self.checkpoint_failing, true) {
+                    tracing::warn!(error = %e, "checkpointing the results database's journal failed; it grows until a checkpoint succeeds");
+                }
+            }
+        }
     }
 }
 
@@ -195,6 +212,7 @@ impl Sqlite {
                 last,
                 rows,
                 wal_frames: CHECKPOINT_FRAMES,
+                checkpoint_failing: false,
             }),
             readers: Mutex::new(Vec::new()),
         })
@@ -484,7 +502,7 @@ impl Database for Sqlite {
     ) -> Result<Written, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
-        w.checkpoint_at(CHECKPOINT_FRAMES)?;
+        w.checkpoint_at(CHECKPOINT_FRAMES);
         let mut at = unix_nanos(now).max(w.last + 1);
         let tx = w.conn.transaction().map_err(err)?;
         let mut stored = Vec::with_capacity(batch.len());
@@ -590,7 +608,7 @@ impl Database for Sqlite {
     ) -> Result<u64, DbError> {
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
-        w.checkpoint_at(2 * CHECKPOINT_FRAMES)?;
+        w.checkpoint_at(2 * CHECKPOINT_FRAMES);
         let limit = i64::try_from(batch).unwrap_or(i64::MAX);
         let tx = w.conn.transaction().map_err(err)?;
         let deleted = prune_in(&tx, w.rows, older_than, max_traces, limit).map_err(err)?;

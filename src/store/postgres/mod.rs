@@ -584,7 +584,8 @@ impl Postgres {
             .copied()
             .filter(|id| changed.get(*id) == Some(&false))
             .collect();
-        // Repairing: a new trace's ID may have scores left behind too.
+        // Repairing (once, after a collision): a new trace's ID may have
+        // scores left behind too, so every stored ID is named, scan or not.
         let stale = if repair { &stored_ids } else { &replaced };
         if !stale.is_empty() {
             tx.execute(
