@@ -125,9 +125,6 @@ fn bench_extract(c: &mut Criterion) {
     g.bench_function("output_text", |b| {
         b.iter(|| toolscore::extract::output_text(black_box(output)))
     });
-    g.bench_function("tool_call", |b| {
-        b.iter(|| toolscore::extract::tool_call(black_box(tool_span), &cfg))
-    });
     g.finish();
 }
 

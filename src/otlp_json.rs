@@ -97,7 +97,7 @@ mod tests {
         let id = TraceId::parse_hex("5b8efff798038103d269b633813fc60c").unwrap();
         let s = traces[&id].iter().next().unwrap();
         assert!(s.is_root());
-        assert_eq!(s.service_name, Some("agent"));
+        assert_eq!(s.service_name(), Some("agent"));
         assert_eq!(s.start_time_unix_nano, 1_544_712_660_000_000_000);
         assert_eq!(s.end_time_unix_nano, 1_544_712_661_000_000_000);
         assert_eq!(s.attr("n").map(|v| v.to_value()), Some(AttrValue::Int(42)));

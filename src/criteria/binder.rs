@@ -249,20 +249,22 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
 fn rule_matches(rule: &Rule, root: Option<SpanRef<'_>>, spans: &Spans) -> bool {
     if let Some(p) = &rule.service_name {
         let service = root
-            .and_then(|r| r.service_name)
-            .or_else(|| spans.iter().find_map(|s| s.service_name));
+            .and_then(|r| r.service_name())
+            .or_else(|| spans.iter().find_map(|s| s.service_name()));
         if !service.is_some_and(|s| p.matches(s)) {
             return false;
         }
     }
     if let Some(p) = &rule.root_span_name
-        && !root.is_some_and(|r| p.matches(r.name))
+        && !root.is_some_and(|r| p.matches(r.name()))
     {
         return false;
     }
     rule.attributes.iter().all(|(k, v)| {
-        spans
-            .iter()
-            .any(|s| s.attr(k).is_some_and(|a| a.py_str() == *v))
+        spans.key(k).is_some_and(|key| {
+            spans
+                .iter()
+                .any(|s| s.get(key).is_some_and(|a| a.py_str() == *v))
+        })
     })
 }

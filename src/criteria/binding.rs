@@ -42,9 +42,10 @@ pub fn find_binding_value(spans: &Spans, config: &BindingConfig) -> Option<Strin
     // The earliest carrier by a scan: no sorted copy of the trace per trace.
     let order = |s: &SpanRef<'_>| (s.start_time_unix_nano, s.end_time_unix_nano, s.span_id);
     config.attributes.iter().find_map(|attr| {
+        let key = spans.key(attr)?;
         spans
             .iter()
-            .filter_map(|s| Some((s, s.attr(attr).filter(|v| v.truthy())?)))
+            .filter_map(|s| Some((s, s.get(key).filter(|v| v.truthy())?)))
             .min_by_key(|(s, _)| order(s))
             .map(|(_, v)| v.py_str())
     })

@@ -46,8 +46,8 @@ pub fn evaluate_ready(
     let calls = extract::extract(spans, extract_cfg);
     let root = root_span(spans).map(|r| RootSummary {
         span_id: r.span_id,
-        name: r.name.to_owned(),
-        service: r.service_name.map(str::to_owned),
+        name: r.name().to_owned(),
+        service: r.service_name().map(str::to_owned),
         start_time_unix_nano: r.start_time_unix_nano,
         end_time_unix_nano: r.end_time_unix_nano,
     });

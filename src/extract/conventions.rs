@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{AttrRef, SpanRef};
+use crate::record::{AttrRef, Key, SpanRef};
 
 /// How a convention recognises a tool span: the attribute is truthy and, if
 /// `equals` is given, its string form equals it.
@@ -48,15 +48,19 @@ pub struct Convention {
 }
 
 impl Convention {
-    pub fn detects(&self, span: &SpanRef<'_>) -> bool {
-        self.detect.iter().any(|d| match span.attr(&d.attribute) {
-            Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
-                // A string is its own `str()`: compare without copying it.
-                AttrRef::Str(s) => s == want,
-                other => other.py_str() == *want,
-            }),
-            _ => false,
-        })
+    /// `keys`: each of `detect`'s attributes resolved for `span`'s trace.
+    pub(super) fn detects(&self, span: &SpanRef<'_>, keys: &[Option<Key>]) -> bool {
+        self.detect
+            .iter()
+            .zip(keys)
+            .any(|(d, k)| match k.and_then(|k| span.get(k)) {
+                Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
+                    // A string is its own `str()`: compare without copying it.
+                    AttrRef::Str(s) => s == want,
+                    other => other.py_str() == *want,
+                }),
+                _ => false,
+            })
     }
 }
 

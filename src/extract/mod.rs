@@ -13,7 +13,7 @@ mod conventions;
 pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
 
 use crate::pyvalue::{Dict, Value, json, literal};
-use crate::record::{AttrRef, SpanRef, Spans};
+use crate::record::{AttrRef, Key, SpanRef, Spans};
 use crate::span::SpanId;
 
 /// One tool call extracted from a tool span.
@@ -58,10 +58,11 @@ impl Args {
 
 /// Extracts the tool calls of one trace's spans, in start-time order.
 pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
+    let keys = Keys::new(spans, config);
     // Sized for the worst case (every span a tool call): a ToolCall is large,
     // and growing the vector copied them more than once per trace.
     let mut calls = Vec::with_capacity(spans.len());
-    calls.extend(spans.iter().filter_map(|s| tool_call(s, config)));
+    calls.extend(spans.iter().filter_map(|s| tool_call(s, &keys)));
     calls.sort_by(|a, b| {
         (a.start_time_unix_nano, a.end_time_unix_nano, a.span_id).cmp(&(
             b.start_time_unix_nano,
@@ -72,34 +73,78 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     calls
 }
 
+/// The configured attribute keys, resolved against one trace's records
+/// once rather than for every span read.
+struct Keys<'c> {
+    config: &'c ExtractConfig,
+    synthesized: Option<Key>,
+    id: Option<Key>,
+    /// Every convention's detect keys, in order.
+    detect: Vec<Option<Key>>,
+    /// Each convention's name, arguments and output keys.
+    fields: Vec<[Option<Key>; 3]>,
+}
+
+impl<'c> Keys<'c> {
+    fn new(spans: &Spans, config: &'c ExtractConfig) -> Keys<'c> {
+        let conventions = &config.conventions;
+        let key = |k: Option<&str>| k.and_then(|k| spans.key(k));
+        Keys {
+            config,
+            synthesized: key(Some(&config.synthesized_attribute)),
+            id: key(Some(&config.id_attribute)),
+            detect: conventions
+                .iter()
+                .flat_map(|c| c.detect.iter().map(|d| key(Some(&d.attribute))))
+                .collect(),
+            fields: conventions
+                .iter()
+                .map(|c| {
+                    [
+                        key(Some(&c.name_attribute)),
+                        key(c.args_attribute.as_deref()),
+                        key(c.output_attribute.as_deref()),
+                    ]
+                })
+                .collect(),
+        }
+    }
+
+    /// The first convention that recognises `span`, with its field keys.
+    fn convention(&self, span: &SpanRef<'_>) -> Option<(&'c Convention, [Option<Key>; 3])> {
+        let mut detect = self.detect.as_slice();
+        self.config
+            .conventions
+            .iter()
+            .zip(&self.fields)
+            .find_map(|(c, fields)| {
+                let (mine, rest) = detect.split_at_checked(c.detect.len())?;
+                detect = rest;
+                c.detects(span, mine).then_some((c, *fields))
+            })
+    }
+}
+
 /// The tool call a span stands for, if it is a tool span under any convention.
-pub fn tool_call(span: SpanRef<'_>, config: &ExtractConfig) -> Option<ToolCall> {
+fn tool_call(span: SpanRef<'_>, keys: &Keys<'_>) -> Option<ToolCall> {
     if !span.has_attributes() {
         return None;
     }
-    if span
-        .attr(&config.synthesized_attribute)
-        .is_some_and(|v| v.truthy())
-    {
+    let get = |k: Option<Key>| k.and_then(|k| span.get(k));
+    if get(keys.synthesized).is_some_and(|v| v.truthy()) {
         return None;
     }
-    let convention = config.conventions.iter().find(|c| c.detects(&span))?;
-    let name = match span.attr(&convention.name_attribute) {
+    let (convention, [name_key, args_key, output_key]) = keys.convention(&span)?;
+    let name = match get(name_key) {
         Some(v) if v.truthy() => v.py_str(),
-        _ => span.name.to_owned(),
+        _ => span.name().to_owned(),
     };
-    let id = match span.attr(&config.id_attribute) {
+    let id = match get(keys.id) {
         None | Some(AttrRef::Empty) => None,
         Some(v) => Some(v.py_str()),
     };
-    let args_attr = convention
-        .args_attribute
-        .as_deref()
-        .and_then(|k| span.attr(k));
-    let output_attr = convention
-        .output_attribute
-        .as_deref()
-        .and_then(|k| span.attr(k));
+    let args_attr = get(args_key);
+    let output_attr = get(output_key);
     Some(ToolCall {
         name,
         id,

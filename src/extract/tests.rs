@@ -14,10 +14,8 @@ fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
 /// [`super::tool_call`] of a span built here.
 fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
     let spans = Spans::from_spans(std::slice::from_ref(span));
-    spans
-        .iter()
-        .next()
-        .and_then(|s| super::tool_call(s, config))
+    let keys = Keys::new(&spans, config);
+    spans.iter().next().and_then(|s| super::tool_call(s, &keys))
 }
 
 const TRACE: TraceId = TraceId([9; 16]);

@@ -18,7 +18,7 @@
 
 mod view;
 
-pub use view::{AttrRef, Corrupt, SpanRef, Spans};
+pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans};
 
 use std::sync::Arc;
 

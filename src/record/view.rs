@@ -46,9 +46,10 @@ pub struct SpanRef<'a> {
     pub parent_span_id: Option<SpanId>,
     pub start_time_unix_nano: u64,
     pub end_time_unix_nano: u64,
-    pub name: &'a str,
-    /// The resource's `service.name`.
-    pub service_name: Option<&'a str>,
+    /// Read (and its UTF-8 checked again) only when asked for: most readers
+    /// look at a span's attributes only.
+    name: &'a [u8],
+    service: Option<&'a [u8]>,
     attrs: &'a [u8],
     keys: &'a KeepAttributes,
 }
@@ -65,6 +66,11 @@ pub enum AttrRef<'a> {
     KvList(Nested<'a>),
     Empty,
 }
+
+/// An attribute key as one trace's records name it ([`Spans::key`]):
+/// resolved once per trace, not hashed again for every span read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key(u64);
 
 /// An array's or key-value list's items, still encoded.
 #[derive(Debug, Clone, Copy)]
@@ -148,6 +154,12 @@ impl Spans {
         self.trace_id
     }
 
+    /// `name` as these spans' records name it; `None` when no span can
+    /// carry it (the service does not keep that attribute).
+    pub fn key(&self, name: &str) -> Option<Key> {
+        self.keys.id(name).map(|id| Key(u64::from(id)))
+    }
+
     pub fn len(&self) -> usize {
         self.heads.len()
     }
@@ -161,16 +173,14 @@ impl Spans {
     }
 
     fn at(&self, h: &Head) -> SpanRef<'_> {
-        let text = |(from, to): (usize, usize)| {
-            std::str::from_utf8(self.bytes.get(from..to).unwrap_or_default()).unwrap_or_default()
-        };
+        let bytes = |(from, to): (usize, usize)| self.bytes.get(from..to).unwrap_or_default();
         SpanRef {
             span_id: h.span_id,
             parent_span_id: h.parent,
             start_time_unix_nano: h.start,
             end_time_unix_nano: h.end,
-            name: text(h.name),
-            service_name: h.service.map(text),
+            name: bytes(h.name),
+            service: h.service.map(bytes),
             attrs: self.bytes.get(h.attrs.0..h.attrs.1).unwrap_or_default(),
             keys: &self.keys,
         }
@@ -192,11 +202,28 @@ impl<'a> SpanRef<'a> {
         self.parent_span_id.is_none()
     }
 
+    pub fn name(&self) -> &'a str {
+        // Checked by `Spans::parse`: never the empty fallback.
+        std::str::from_utf8(self.name).unwrap_or_default()
+    }
+
+    /// The resource's `service.name`.
+    pub fn service_name(&self) -> Option<&'a str> {
+        self.service
+            .map(|s| std::str::from_utf8(s).unwrap_or_default())
+    }
+
     /// The attribute `key` (the last one if repeated, as a Python dict built
     /// from the list would keep). Compares key ids and steps over the other
     /// values unread: only the value returned is looked at.
     pub fn attr(&self, key: &str) -> Option<AttrRef<'a>> {
-        let want = u64::from(self.keys.id(key)?);
+        self.get(Key(u64::from(self.keys.id(key)?)))
+    }
+
+    /// [`attr`](Self::attr) by a key resolved with this span's
+    /// [`Spans::key`].
+    pub fn get(&self, key: Key) -> Option<AttrRef<'a>> {
+        let want = key.0;
         let mut r = Reader::new(self.attrs);
         let mut found = None;
         while r.pos < r.buf.len() {
@@ -235,14 +262,14 @@ impl<'a> SpanRef<'a> {
             trace_id,
             span_id: self.span_id,
             parent_span_id: self.parent_span_id,
-            name: self.name.to_owned(),
+            name: self.name().to_owned(),
             start_time_unix_nano: self.start_time_unix_nano,
             end_time_unix_nano: self.end_time_unix_nano,
             attributes: self
                 .attributes()
                 .map(|(k, v)| (Arc::from(k), v.to_value()))
                 .collect(),
-            service_name: self.service_name.map(Arc::from),
+            service_name: self.service_name().map(Arc::from),
         }
     }
 }
