@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{AttrRef, Key, SpanRef};
+use crate::record::AttrRef;
 
 /// How a convention recognises a tool span: the attribute is truthy and, if
 /// `equals` is given, its string form equals it.
@@ -48,19 +48,16 @@ pub struct Convention {
 }
 
 impl Convention {
-    /// `keys`: each of `detect`'s attributes resolved for `span`'s trace.
-    pub(super) fn detects(&self, span: &SpanRef<'_>, keys: &[Option<Key>]) -> bool {
-        self.detect
-            .iter()
-            .zip(keys)
-            .any(|(d, k)| match k.and_then(|k| span.get(k)) {
-                Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
-                    // A string is its own `str()`: compare without copying it.
-                    AttrRef::Str(s) => s == want,
-                    other => other.py_str() == *want,
-                }),
-                _ => false,
-            })
+    /// `values`: the span's value of each of `detect`'s attributes, in order.
+    pub(super) fn detects<'a>(&self, values: impl Iterator<Item = Option<AttrRef<'a>>>) -> bool {
+        self.detect.iter().zip(values).any(|(d, v)| match v {
+            Some(v) if v.truthy() => d.equals.as_ref().is_none_or(|want| match v {
+                // A string is its own `str()`: compare without copying it.
+                AttrRef::Str(s) => s == want,
+                other => other.py_str() == *want,
+            }),
+            _ => false,
+        })
     }
 }
 

@@ -13,7 +13,7 @@ mod conventions;
 pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
 
 use crate::pyvalue::{Dict, Value, json, literal};
-use crate::record::{AttrRef, Key, SpanRef, Spans};
+use crate::record::{AttrRef, SpanRef, Spans, Unread};
 use crate::span::SpanId;
 
 /// One tool call extracted from a tool span.
@@ -59,10 +59,11 @@ impl Args {
 /// Extracts the tool calls of one trace's spans, in start-time order.
 pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     let keys = Keys::new(spans, config);
+    let mut found = vec![None; keys.slots_used];
     // Sized for the worst case (every span a tool call): a ToolCall is large,
     // and growing the vector copied them more than once per trace.
     let mut calls = Vec::with_capacity(spans.len());
-    calls.extend(spans.iter().filter_map(|s| tool_call(s, &keys)));
+    calls.extend(spans.iter().filter_map(|s| tool_call(s, &keys, &mut found)));
     calls.sort_by(|a, b| {
         (a.start_time_unix_nano, a.end_time_unix_nano, a.span_id).cmp(&(
             b.start_time_unix_nano,
@@ -73,45 +74,82 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     calls
 }
 
-/// The configured attribute keys, resolved against one trace's records
-/// once rather than for every span read.
+/// The attributes extraction reads, resolved against one trace's records
+/// once: each has a slot, which one pass over a span's attributes fills
+/// (the last value of a repeated key wins, as in a Python dict).
 struct Keys<'c> {
     config: &'c ExtractConfig,
-    synthesized: Option<Key>,
-    id: Option<Key>,
-    /// Every convention's detect keys, in order.
-    detect: Vec<Option<Key>>,
-    /// Each convention's name, arguments and output keys.
-    fields: Vec<[Option<Key>; 3]>,
+    /// By key id: the key's slot, for the keys read here.
+    slot_of: Vec<Option<usize>>,
+    slots_used: usize,
+    synthesized: Option<usize>,
+    id: Option<usize>,
+    /// Every convention's detect attributes' slots, in order.
+    detect: Vec<Option<usize>>,
+    /// Each convention's name, arguments and output slots.
+    fields: Vec<[Option<usize>; 3]>,
 }
 
 impl<'c> Keys<'c> {
     fn new(spans: &Spans, config: &'c ExtractConfig) -> Keys<'c> {
-        let conventions = &config.conventions;
-        let key = |k: Option<&str>| k.and_then(|k| spans.key(k));
-        Keys {
+        let mut keys = Keys {
             config,
-            synthesized: key(Some(&config.synthesized_attribute)),
-            id: key(Some(&config.id_attribute)),
-            detect: conventions
-                .iter()
-                .flat_map(|c| c.detect.iter().map(|d| key(Some(&d.attribute))))
-                .collect(),
-            fields: conventions
-                .iter()
-                .map(|c| {
-                    [
-                        key(Some(&c.name_attribute)),
-                        key(c.args_attribute.as_deref()),
-                        key(c.output_attribute.as_deref()),
-                    ]
-                })
-                .collect(),
+            slot_of: Vec::new(),
+            slots_used: 0,
+            synthesized: None,
+            id: None,
+            detect: Vec::new(),
+            fields: Vec::new(),
+        };
+        keys.synthesized = keys.slot(spans, Some(&config.synthesized_attribute));
+        keys.id = keys.slot(spans, Some(&config.id_attribute));
+        for c in &config.conventions {
+            for d in &c.detect {
+                let slot = keys.slot(spans, Some(&d.attribute));
+                keys.detect.push(slot);
+            }
+            let fields = [
+                keys.slot(spans, Some(&c.name_attribute)),
+                keys.slot(spans, c.args_attribute.as_deref()),
+                keys.slot(spans, c.output_attribute.as_deref()),
+            ];
+            keys.fields.push(fields);
+        }
+        keys
+    }
+
+    /// `name`'s slot (a new one unless it has one); `None` when no span of
+    /// the trace can carry it.
+    fn slot(&mut self, spans: &Spans, name: Option<&str>) -> Option<usize> {
+        let i = spans.key(name?)?.index();
+        if self.slot_of.len() <= i {
+            self.slot_of.resize(i + 1, None);
+        }
+        let slot = self.slot_of.get_mut(i)?;
+        Some(*slot.get_or_insert_with(|| {
+            self.slots_used += 1;
+            self.slots_used - 1
+        }))
+    }
+
+    /// Fills `found` with `span`'s values of the keys read here.
+    fn read<'s>(&self, span: &SpanRef<'s>, found: &mut [Option<Unread<'s>>]) {
+        found.fill(None);
+        for (key, value) in span.keyed() {
+            if let Some(Some(slot)) = self.slot_of.get(key.index())
+                && let Some(f) = found.get_mut(*slot)
+            {
+                *f = Some(value);
+            }
         }
     }
 
-    /// The first convention that recognises `span`, with its field keys.
-    fn convention(&self, span: &SpanRef<'_>) -> Option<(&'c Convention, [Option<Key>; 3])> {
+    /// The first convention that recognises the span whose values are in
+    /// `found`, with its field slots.
+    fn convention(
+        &self,
+        found: &[Option<Unread<'_>>],
+    ) -> Option<(&'c Convention, [Option<usize>; 3])> {
         let mut detect = self.detect.as_slice();
         self.config
             .conventions
@@ -120,22 +158,33 @@ impl<'c> Keys<'c> {
             .find_map(|(c, fields)| {
                 let (mine, rest) = detect.split_at_checked(c.detect.len())?;
                 detect = rest;
-                c.detects(span, mine).then_some((c, *fields))
+                c.detects(mine.iter().map(|&s| value(found, s)))
+                    .then_some((c, *fields))
             })
     }
 }
 
+/// The value in `slot`, if the span has one.
+fn value<'s>(found: &[Option<Unread<'s>>], slot: Option<usize>) -> Option<AttrRef<'s>> {
+    found.get(slot?).copied().flatten()?.read()
+}
+
 /// The tool call a span stands for, if it is a tool span under any convention.
-fn tool_call(span: SpanRef<'_>, keys: &Keys<'_>) -> Option<ToolCall> {
+fn tool_call<'s>(
+    span: SpanRef<'s>,
+    keys: &Keys<'_>,
+    found: &mut [Option<Unread<'s>>],
+) -> Option<ToolCall> {
     if !span.has_attributes() {
         return None;
     }
-    let get = |k: Option<Key>| k.and_then(|k| span.get(k));
+    keys.read(&span, found);
+    let get = |slot: Option<usize>| value(found, slot);
     if get(keys.synthesized).is_some_and(|v| v.truthy()) {
         return None;
     }
-    let (convention, [name_key, args_key, output_key]) = keys.convention(&span)?;
-    let name = match get(name_key) {
+    let (convention, [name_slot, args_slot, output_slot]) = keys.convention(found)?;
+    let name = match get(name_slot) {
         Some(v) if v.truthy() => v.py_str(),
         _ => span.name().to_owned(),
     };
@@ -143,8 +192,8 @@ fn tool_call(span: SpanRef<'_>, keys: &Keys<'_>) -> Option<ToolCall> {
         None | Some(AttrRef::Empty) => None,
         Some(v) => Some(v.py_str()),
     };
-    let args_attr = get(args_key);
-    let output_attr = get(output_key);
+    let args_attr = get(args_slot);
+    let output_attr = get(output_slot);
     Some(ToolCall {
         name,
         id,

@@ -15,7 +15,11 @@ fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
 fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
     let spans = Spans::from_spans(std::slice::from_ref(span));
     let keys = Keys::new(&spans, config);
-    spans.iter().next().and_then(|s| super::tool_call(s, &keys))
+    let mut found = vec![None; keys.slots_used];
+    spans
+        .iter()
+        .next()
+        .and_then(|s| super::tool_call(s, &keys, &mut found))
 }
 
 const TRACE: TraceId = TraceId([9; 16]);
@@ -79,6 +83,29 @@ fn truthy_tool_name_makes_a_tool_call() {
     assert_eq!(call.id, None);
     assert_eq!(args_repr(&call), "{}");
     assert_eq!(call.output, "");
+}
+
+#[test]
+fn a_repeated_attribute_reads_as_its_last_value() {
+    // As the SDK's attribute dict keeps it; each key is read in one pass
+    // over the span, so a later value must replace an earlier one.
+    let call = the_call(&[
+        ("tool.name", text("first")),
+        ("input.value", text(r#"{"a": 1}"#)),
+        ("tool.synthesized", AttrValue::Bool(true)),
+        ("tool.name", text("last")),
+        ("input.value", text(r#"{"b": 2}"#)),
+        ("tool.synthesized", AttrValue::Bool(false)),
+    ]);
+    assert_eq!(call.name, "last");
+    assert_eq!(args_repr(&call), "{'b': 2}");
+    // And a falsy detect attribute repeated truthy makes a tool span.
+    let call = the_call(&[
+        ("gen_ai.operation.name", text("chat")),
+        ("gen_ai.tool.name", text("t")),
+        ("gen_ai.operation.name", text("execute_tool")),
+    ]);
+    assert_eq!(call.name, "t");
 }
 
 #[test]

@@ -18,7 +18,7 @@
 
 mod view;
 
-pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans};
+pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans, Unread};
 
 use std::sync::Arc;
 

@@ -72,6 +72,32 @@ pub enum AttrRef<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key(u64);
 
+impl Key {
+    /// A small number (keys are numbered from 0), for a table by key.
+    pub fn index(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
+
+/// An attribute's value where it lies in its record, not yet read.
+#[derive(Debug, Clone, Copy)]
+pub struct Unread<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Unread<'a> {
+    /// The value (a string's UTF-8 checked again here, where it is used).
+    pub fn read(self) -> Option<AttrRef<'a>> {
+        Reader {
+            buf: self.buf,
+            pos: self.pos,
+        }
+        .value_ref()
+        .ok()
+    }
+}
+
 /// An array's or key-value list's items, still encoded.
 #[derive(Debug, Clone, Copy)]
 pub struct Nested<'a> {
@@ -223,21 +249,25 @@ impl<'a> SpanRef<'a> {
     /// [`attr`](Self::attr) by a key resolved with this span's
     /// [`Spans::key`].
     pub fn get(&self, key: Key) -> Option<AttrRef<'a>> {
-        let want = key.0;
+        self.keyed().filter(|(k, _)| *k == key).last()?.1.read()
+    }
+
+    /// Each kept attribute's key and value, unread, in wire order: a reader
+    /// of several keys takes them in one pass.
+    pub fn keyed(&self) -> impl Iterator<Item = (Key, Unread<'a>)> + use<'a> {
         let mut r = Reader::new(self.attrs);
-        let mut found = None;
-        while r.pos < r.buf.len() {
-            if r.varint().ok()? == want {
-                found = Some(r.pos);
+        std::iter::from_fn(move || {
+            if r.pos >= r.buf.len() {
+                return None;
             }
+            let key = Key(r.varint().ok()?);
+            let value = Unread {
+                buf: r.buf,
+                pos: r.pos,
+            };
             r.skip_value(0, false).ok()?;
-        }
-        Reader {
-            buf: self.attrs,
-            pos: found?,
-        }
-        .value_ref()
-        .ok()
+            Some((key, value))
+        })
     }
 
     pub fn has_attributes(&self) -> bool {
