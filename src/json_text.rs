@@ -143,6 +143,51 @@ pub(crate) fn write_value(v: &serde_json::Value, out: &mut String) {
     }
 }
 
+/// [`write_py`] of a dict.
+pub(crate) fn write_py_dict(d: &crate::pyvalue::Dict, out: &mut String) {
+    if d.keys().all(|k| matches!(k, crate::pyvalue::Value::Str(_))) {
+        out.push('{');
+        for (i, (k, item)) in d.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_str(k.as_str().unwrap_or_default(), out);
+            out.push(':');
+            write_py(item, out);
+        }
+        out.push('}');
+    } else {
+        // Other keys' `str()` may collide: the tree resolves that as
+        // `serde_json` does.
+        write_value(&crate::pyvalue::py_dict_to_json(d), out);
+    }
+}
+
+/// `serde_json::to_string(&py_to_json(v))`, byte for byte (a property test
+/// checks it), without building the tree: how a stored tool call's
+/// arguments are written once, when its trace is evaluated.
+pub(crate) fn write_py(v: &crate::pyvalue::Value, out: &mut String) {
+    use crate::pyvalue::{Int, Value};
+    match v {
+        Value::None => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(Int::Small(i)) => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Str(s) => write_str(s, out),
+        Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_py(item, out);
+            }
+            out.push(']');
+        }
+        Value::Dict(d) => write_py_dict(d, out),
+        other => write_value(&crate::pyvalue::py_to_json(other), out),
+    }
+}
+
 /// A JSON string literal, escaped as serde_json escapes: `"` and `\`, the
 /// short forms `\b \f \n \r \t`, other control characters as `\u00xx`
 /// (lower-case hex); everything else, non-ASCII included, as is. Eight
@@ -216,5 +261,72 @@ mod tests {
         assert!(parse_stored(&nested(200)).is_ok());
         assert!(parse_stored(&nested(MAX_STORED_DEPTH + 1)).is_err());
         assert!(parse_stored("[] x").is_err(), "trailing characters");
+    }
+
+    mod python_values {
+        use crate::pyvalue::{Dict, Int, Value, py_dict_to_json, py_to_json};
+        use proptest::prelude::*;
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::None),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::int),
+                (any::<i64>(), 64u32..200).prop_map(|(i, shift)| Value::Int(Int::from_bigint(
+                    num_bigint::BigInt::from(i) << shift
+                ))),
+                any::<f64>().prop_map(Value::Float),
+                prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-0.0), Just(1e300)]
+                    .prop_map(Value::Float),
+                (any::<f64>(), any::<f64>()).prop_map(|(a, b)| Value::Complex(a, b)),
+                "\\PC{0,8}".prop_map(Value::str),
+                "[a-z'\"\\\\\\n\\x00-\\x1f\\x7f]{0,6}".prop_map(Value::str),
+                prop::collection::vec(any::<u8>(), 0..4).prop_map(Value::Bytes),
+            ];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                // Keys whose `str()` collide ('1' and 1, 'None' and None)
+                // as well as plain strings.
+                let key = prop_oneof![
+                    "[a-z\"]{0,3}".prop_map(Value::str),
+                    Just(Value::str("1")),
+                    Just(Value::int(1)),
+                    Just(Value::None),
+                    Just(Value::str("None")),
+                ];
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Tuple),
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Set),
+                    prop::collection::vec((key, inner), 0..4).prop_map(|kvs| {
+                        let mut d = Dict::new();
+                        for (k, v) in kvs {
+                            let _ = d.insert(k, v);
+                        }
+                        Value::Dict(d)
+                    }),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(3000))]
+            #[test]
+            fn python_values_are_written_as_serde_json_writes_their_json(v in value()) {
+                let mut out = String::new();
+                super::super::write_py(&v, &mut out);
+                prop_assert_eq!(&out, &serde_json::to_string(&py_to_json(&v)).unwrap());
+                if let Value::Dict(d) = &v {
+                    let args = crate::store::StoredArgs::from_args(&crate::extract::Args::Dict(d.clone()));
+                    prop_assert_eq!(args.as_json_text(), serde_json::to_string(&py_dict_to_json(d)).unwrap());
+                    prop_assert_eq!(args.to_json(), py_dict_to_json(d));
+                }
+            }
+
+            #[test]
+            fn arguments_that_failed_are_an_error_object(e in "\\PC{0,12}") {
+                let args = crate::store::StoredArgs::from_args(&crate::extract::Args::Invalid(e.clone()));
+                prop_assert_eq!(args.as_json_text(), serde_json::json!({"error": e}).to_string());
+            }
+        }
     }
 }

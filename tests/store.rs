@@ -426,7 +426,7 @@ fn a_trace_with_arguments_nested_200_deep_reads_back() {
     r.tool_calls = vec![ToolCallSummary {
         name: "search".into(),
         id: None,
-        args: StoredArgs::Json(serde_json::json!({ "q": deep(199) })),
+        args: StoredArgs::from_json(&serde_json::json!({ "q": deep(199) })),
         output: "ok".into(),
         span_id: toolscore::span::SpanId([2; 8]),
         start_time_unix_nano: 1,

@@ -247,7 +247,8 @@ pub struct ToolCallBody {
     #[schema(required = true)]
     pub id: Option<String>,
     /// The arguments as JSON (an object, or the text that did not parse).
-    pub args: Json,
+    #[schema(value_type = Json)]
+    pub args: Box<RawValue>,
     /// The output as the output evaluator sees it.
     pub output: String,
     pub span_id: String,
@@ -274,7 +275,7 @@ impl From<&TraceRecord> for TraceBody {
                 .map(|c| ToolCallBody {
                     name: c.name.clone(),
                     id: c.id.clone(),
-                    args: c.args.to_json(),
+                    args: c.args.to_raw(),
                     output: c.output.clone(),
                     span_id: c.span_id.to_hex(),
                     start: rfc3339_nanos(c.start_time_unix_nano),

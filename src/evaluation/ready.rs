@@ -111,7 +111,7 @@ fn summarise(c: ToolCall) -> ToolCallSummary {
     ToolCallSummary {
         name: c.name,
         id: c.id,
-        args: StoredArgs::Extracted(c.args),
+        args: StoredArgs::from_args(&c.args),
         output: c.output,
         span_id: c.span_id,
         start_time_unix_nano: c.start_time_unix_nano,

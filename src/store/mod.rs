@@ -139,39 +139,53 @@ pub struct RootSummary {
     pub end_time_unix_nano: u64,
 }
 
-/// A tool call's arguments as stored: in the form extraction produced them,
-/// turned into JSON only when the API shows them (most results are never
-/// read, and the conversion was a tenth of the evaluation stage's time).
-#[derive(Debug, Clone)]
-pub enum StoredArgs {
-    Extracted(crate::extract::Args),
-    Json(serde_json::Value),
-}
+/// A tool call's arguments as stored: JSON text as `serde_json` writes it
+/// (the dict, or `{"error": …}` when the reference could not build the
+/// call), written once when the trace is evaluated. One string is what the
+/// API serves, the database stores and an evicted record frees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredArgs(Box<str>);
 
 impl StoredArgs {
-    /// The Python repr-free JSON view of the arguments (or the error).
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
-                crate::pyvalue::py_dict_to_json(d)
+    pub fn from_args(args: &crate::extract::Args) -> StoredArgs {
+        let mut out = String::new();
+        match args {
+            crate::extract::Args::Dict(d) => crate::json_text::write_py_dict(d, &mut out),
+            crate::extract::Args::Invalid(e) => {
+                out.push_str("{\"error\":");
+                crate::json_text::write_str(e, &mut out);
+                out.push('}');
             }
-            StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => {
-                serde_json::json!({ "error": e })
-            }
-            StoredArgs::Json(j) => j.clone(),
         }
+        StoredArgs(out.into_boxed_str())
+    }
+
+    pub fn from_json(j: &serde_json::Value) -> StoredArgs {
+        let mut out = String::new();
+        crate::json_text::write_value(j, &mut out);
+        StoredArgs(out.into_boxed_str())
+    }
+
+    pub fn as_json_text(&self) -> &str {
+        &self.0
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        // Written from a value by this service: it parses back.
+        crate::json_text::parse_stored(&self.0).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The text as a JSON value to serialise as it is (checked, not parsed
+    /// into a tree).
+    pub fn to_raw(&self) -> Box<serde_json::value::RawValue> {
+        crate::json_text::raw_stored(&self.0)
+            .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
     }
 }
 
 impl From<serde_json::Value> for StoredArgs {
     fn from(j: serde_json::Value) -> Self {
-        StoredArgs::Json(j)
-    }
-}
-
-impl PartialEq for StoredArgs {
-    fn eq(&self, other: &Self) -> bool {
-        self.to_json() == other.to_json()
+        StoredArgs::from_json(&j)
     }
 }
 
@@ -334,32 +348,6 @@ pub struct ModelCall {
     pub output_tokens: Option<u64>,
 }
 
-/// Heap bytes of a Python value, estimated (what `store.max_bytes` counts).
-fn py_bytes(v: &crate::pyvalue::Value) -> usize {
-    use crate::pyvalue::Value as V;
-    let own = std::mem::size_of::<V>();
-    own + match v {
-        V::Str(s) => s.len(),
-        V::Bytes(b) => b.len(),
-        V::Int(crate::pyvalue::Int::Small(_)) => 0,
-        V::Int(i) => i.to_bigint().bits() as usize / 8,
-        V::List(xs) | V::Tuple(xs) | V::Set(xs) => xs.iter().map(py_bytes).sum(),
-        V::Dict(d) => d.iter().map(|(k, v)| py_bytes(k) + py_bytes(v)).sum(),
-        _ => 0,
-    }
-}
-
-fn json_bytes(v: &serde_json::Value) -> usize {
-    use serde_json::Value as J;
-    std::mem::size_of::<J>()
-        + match v {
-            J::String(s) => s.len(),
-            J::Array(xs) => xs.iter().map(json_bytes).sum(),
-            J::Object(m) => m.iter().map(|(k, v)| 32 + k.len() + json_bytes(v)).sum(),
-            _ => 0,
-        }
-}
-
 impl TraceRecord {
     /// Whether this publication settles a score, for those who see each
     /// score once (the exporter): an evaluation settles its scores but the
@@ -409,13 +397,7 @@ impl TraceRecord {
                     + c.name.len()
                     + c.output.len()
                     + c.id.as_ref().map_or(0, String::len)
-                    + match &c.args {
-                        StoredArgs::Extracted(crate::extract::Args::Dict(d)) => {
-                            d.iter().map(|(k, v)| py_bytes(k) + py_bytes(v)).sum()
-                        }
-                        StoredArgs::Extracted(crate::extract::Args::Invalid(e)) => e.len(),
-                        StoredArgs::Json(j) => json_bytes(j),
-                    }
+                    + c.args.as_json_text().len()
             })
             .sum();
         let scores: usize = self

@@ -185,22 +185,23 @@ fn binding_of(text: &str) -> Option<Binding> {
 struct ToolCallColumns<'a> {
     name: &'a str,
     id: Option<&'a str>,
-    args: Json,
+    args: &'a serde_json::value::RawValue,
     output: &'a str,
     span_id: String,
     start: u64,
     end: u64,
 }
 
-/// Serialized straight from the calls, not through a `Value` of the whole
-/// list, which costs a second copy of every argument.
+/// Serialized straight from the calls, the arguments' text as it is.
 fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
     let columns: Vec<ToolCallColumns<'_>> = calls
         .iter()
         .map(|c| ToolCallColumns {
             name: &c.name,
             id: c.id.as_deref(),
-            args: c.args.to_json(),
+            // Written by this service: it reads back (a `null` otherwise).
+            args: crate::json_text::deserialize_stored(c.args.as_json_text())
+                .unwrap_or(serde_json::value::RawValue::NULL),
             output: &c.output,
             span_id: c.span_id.to_hex(),
             start: c.start_time_unix_nano,
@@ -215,7 +216,7 @@ fn tool_call_of(j: &Json) -> Option<ToolCallSummary> {
     Some(ToolCallSummary {
         name: j.get("name")?.as_str()?.to_owned(),
         id: j.get("id").and_then(Json::as_str).map(str::to_owned),
-        args: StoredArgs::Json(j.get("args")?.clone()),
+        args: StoredArgs::from_json(j.get("args")?),
         output: j.get("output")?.as_str()?.to_owned(),
         span_id: SpanId::parse_hex(j.get("span_id")?.as_str()?).ok()?,
         start_time_unix_nano: j.get("start")?.as_u64()?,

@@ -52,7 +52,7 @@ fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> ToolCallSum
     ToolCallSummary {
         name: name.into(),
         id: None,
-        args: StoredArgs::Json(args),
+        args: StoredArgs::from_json(&args),
         output: output.into(),
         span_id: SpanId([n; 8]),
         start_time_unix_nano: 1_000 + u64::from(n) * 100,
