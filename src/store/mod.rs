@@ -542,6 +542,26 @@ mod tests {
         })
     }
 
+    #[test]
+    fn arguments_are_stored_as_the_json_the_api_showed() {
+        use crate::extract::Args;
+        use crate::pyvalue::{Dict, Value};
+        let mut d = Dict::new();
+        d.insert_str("city", Value::str("Zürich \"centre\""));
+        d.insert_str(
+            "n",
+            Value::Tuple(vec![Value::int(1), Value::Float(f64::NAN)]),
+        );
+        let args = super::StoredArgs::from_args(&Args::Dict(d.clone()));
+        let shown = crate::pyvalue::py_dict_to_json(&d);
+        assert_eq!(args.as_json_text(), shown.to_string());
+        assert_eq!(args.to_json(), shown);
+        assert_eq!(super::StoredArgs::from_json(&shown), args);
+        let failed = super::StoredArgs::from_args(&Args::Invalid("bad \"key\"".into()));
+        assert_eq!(failed.as_json_text(), r#"{"error":"bad \"key\""}"#);
+        assert_eq!(failed.to_raw().get(), failed.as_json_text());
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
