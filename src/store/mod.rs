@@ -148,22 +148,20 @@ pub struct StoredArgs(Box<str>);
 
 impl StoredArgs {
     pub fn from_args(args: &crate::extract::Args) -> StoredArgs {
-        let mut out = String::new();
-        match args {
-            crate::extract::Args::Dict(d) => crate::json_text::write_py_dict(d, &mut out),
+        let text = crate::json_text::exact(|out| match args {
+            crate::extract::Args::Dict(d) => crate::json_text::write_py_dict(d, out),
             crate::extract::Args::Invalid(e) => {
                 out.push_str("{\"error\":");
-                crate::json_text::write_str(e, &mut out);
+                crate::json_text::write_str(e, out);
                 out.push('}');
             }
-        }
-        StoredArgs(out.into_boxed_str())
+        });
+        StoredArgs(text.into_boxed_str())
     }
 
     pub fn from_json(j: &serde_json::Value) -> StoredArgs {
-        let mut out = String::new();
-        crate::json_text::write_value(j, &mut out);
-        StoredArgs(out.into_boxed_str())
+        let text = crate::json_text::exact(|out| crate::json_text::write_value(j, out));
+        StoredArgs(text.into_boxed_str())
     }
 
     pub fn as_json_text(&self) -> &str {
