@@ -437,9 +437,13 @@ fn a_trace_with_arguments_nested_200_deep_reads_back() {
     put_all(sqlite_store(dir.path(), 100), vec![r.clone()]);
     let store = sqlite_store(dir.path(), 100);
     let got = store.get(&TraceId([1; 16])).unwrap();
+    let args = &got.tool_calls[0].args;
+    assert_eq!(args.as_json_text(), r.tool_calls[0].args.as_json_text());
+    assert_eq!(args.to_json(), serde_json::json!({ "q": deep(199) }));
     assert_eq!(
-        got.tool_calls[0].args.to_json(),
-        r.tool_calls[0].args.to_json()
+        args.to_raw().get(),
+        args.as_json_text(),
+        "as the API serves it"
     );
     assert_eq!(got.scores[0].outcome.details.to_json(), details);
     let listed = store.list(&ListFilter {

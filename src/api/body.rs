@@ -246,7 +246,8 @@ pub struct ToolCallBody {
     /// The tool call id, when the convention records one.
     #[schema(required = true)]
     pub id: Option<String>,
-    /// The arguments as JSON (an object, or the text that did not parse).
+    /// The arguments as JSON: the object the reference built, or
+    /// `{"error": …}` when it could not build the call.
     #[schema(value_type = Json)]
     pub args: Box<RawValue>,
     /// The output as the output evaluator sees it.

@@ -5,6 +5,7 @@
 use super::*;
 
 use crate::span::{AttrValue, Span, TraceId};
+use proptest::strategy::Strategy;
 
 /// [`super::extract`] of spans built here.
 fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
@@ -99,13 +100,100 @@ fn a_repeated_attribute_reads_as_its_last_value() {
     ]);
     assert_eq!(call.name, "last");
     assert_eq!(args_repr(&call), "{'b': 2}");
-    // And a falsy detect attribute repeated truthy makes a tool span.
+    // A detect attribute whose last value detects makes a tool span, and
+    // one whose last value is falsy does not.
     let call = the_call(&[
-        ("gen_ai.operation.name", text("chat")),
-        ("gen_ai.tool.name", text("t")),
-        ("gen_ai.operation.name", text("execute_tool")),
+        ("traceloop.span.kind", text("workflow")),
+        ("traceloop.span.kind", text("tool")),
     ]);
-    assert_eq!(call.name, "t");
+    assert_eq!(call.name, "span-name");
+    assert!(call_of(&[("tool.name", text("x")), ("tool.name", text(""))]).is_none());
+}
+
+/// Extraction as it was written first: every attribute looked up by name
+/// on the span, one lookup a key (the reference for the one-pass reader).
+fn by_lookups(span: &Span, config: &ExtractConfig) -> Option<String> {
+    let spans = Spans::from_spans(std::slice::from_ref(span));
+    let s = spans.iter().next()?;
+    if !s.has_attributes()
+        || s.attr(&config.synthesized_attribute)
+            .is_some_and(|v| v.truthy())
+    {
+        return None;
+    }
+    let c = config
+        .conventions
+        .iter()
+        .find(|c| c.detects(c.detect.iter().map(|d| s.attr(&d.attribute))))?;
+    let name = match s.attr(&c.name_attribute) {
+        Some(v) if v.truthy() => v.py_str(),
+        _ => s.name().to_owned(),
+    };
+    let id = match s.attr(&config.id_attribute) {
+        None | Some(AttrRef::Empty) => None,
+        Some(v) => Some(v.py_str()),
+    };
+    let args = c.args_attribute.as_deref().and_then(|k| s.attr(k));
+    let output = c.output_attribute.as_deref().and_then(|k| s.attr(k));
+    let call = ToolCall {
+        name,
+        id,
+        args: parse_args(args, c.args_format),
+        output: output_text(output),
+        raw_output: output.map(|v| v.to_py()),
+        content_captured: args.is_some() || output.is_some(),
+        span_id: s.span_id,
+        start_time_unix_nano: s.start_time_unix_nano,
+        end_time_unix_nano: s.end_time_unix_nano,
+    };
+    Some(summary(&call))
+}
+
+fn summary(c: &ToolCall) -> String {
+    format!(
+        "{} {:?} {} {:?} {:?} {}",
+        c.name,
+        c.id,
+        args_repr(c),
+        c.output,
+        c.raw_output.as_ref().map(Value::repr),
+        c.content_captured
+    )
+}
+
+proptest::proptest! {
+    #[test]
+    fn one_pass_reads_what_a_lookup_per_key_reads(
+        attrs in proptest::collection::vec(
+            (
+                proptest::sample::select(vec![
+                    "tool.name", "tool.id", "tool.synthesized", "input.value", "output.value",
+                    "gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.arguments",
+                    "traceloop.span.kind", "traceloop.entity.name", "traceloop.entity.input",
+                    "ai.toolCall.name", "ai.toolCall.result", "other",
+                ]),
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![
+                        "", "t", "tool", "execute_tool", "{\"a\": 1}", "{'b': (1,)}",
+                        "{\"content\": {\"x\": 2}}", "{\"kwargs\": {\"k\": 3}}",
+                    ])
+                    .prop_map(text),
+                    proptest::prelude::any::<bool>().prop_map(AttrValue::Bool),
+                    (0i64..3).prop_map(AttrValue::Int),
+                    proptest::strategy::Just(AttrValue::Empty),
+                ],
+            ),
+            0..8,
+        ),
+    ) {
+        let attrs: Vec<(&str, AttrValue)> = attrs;
+        let span = span("span-name", 100, &attrs);
+        let config = ExtractConfig::default();
+        proptest::prop_assert_eq!(
+            tool_call(&span, &config).map(|c| summary(&c)),
+            by_lookups(&span, &config)
+        );
+    }
 }
 
 #[test]

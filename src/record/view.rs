@@ -67,8 +67,10 @@ pub enum AttrRef<'a> {
     Empty,
 }
 
-/// An attribute key as one trace's records name it ([`Spans::key`]):
-/// resolved once per trace, not hashed again for every span read.
+/// An attribute key as the records of a [`Spans`] name it ([`Spans::key`]):
+/// resolved once for all of a trace's spans, not hashed again for every
+/// span read. (The service's traces share one table, fixed at start-up;
+/// spans built in tests have their own.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key(u64);
 

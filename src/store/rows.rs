@@ -208,7 +208,7 @@ fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
             end: c.end_time_unix_nano,
         })
         .collect();
-    // Serializing strings, numbers and `Value`s cannot fail.
+    // Serializing strings, numbers and raw JSON values cannot fail.
     serde_json::to_string(&columns).unwrap_or_else(|_| "[]".to_owned())
 }
 
