@@ -183,28 +183,39 @@ fn tool_call<'s>(
     if get(keys.synthesized).is_some_and(|v| v.truthy()) {
         return None;
     }
-    let (convention, [name_slot, args_slot, output_slot]) = keys.convention(found)?;
-    let name = match get(name_slot) {
-        Some(v) if v.truthy() => v.py_str(),
-        _ => span.name().to_owned(),
-    };
-    let id = match get(keys.id) {
-        None | Some(AttrRef::Empty) => None,
-        Some(v) => Some(v.py_str()),
-    };
-    let args_attr = get(args_slot);
-    let output_attr = get(output_slot);
-    Some(ToolCall {
-        name,
-        id,
-        args: parse_args(args_attr, convention.args_format),
-        output: output_text(output_attr),
-        raw_output: output_attr.map(|v| v.to_py()),
-        content_captured: args_attr.is_some() || output_attr.is_some(),
+    let (convention, [name, args, output]) = keys.convention(found)?;
+    Some(call_from(
+        &span,
+        convention,
+        [get(name), get(keys.id), get(args), get(output)],
+    ))
+}
+
+/// The tool call of a span that `convention` recognises, from the values
+/// of its name, id, arguments and output attributes.
+fn call_from(
+    span: &SpanRef<'_>,
+    convention: &Convention,
+    values: [Option<AttrRef<'_>>; 4],
+) -> ToolCall {
+    let [name, id, args, output] = values;
+    ToolCall {
+        name: match name {
+            Some(v) if v.truthy() => v.py_str(),
+            _ => span.name().to_owned(),
+        },
+        id: match id {
+            None | Some(AttrRef::Empty) => None,
+            Some(v) => Some(v.py_str()),
+        },
+        args: parse_args(args, convention.args_format),
+        output: output_text(output),
+        raw_output: output.map(|v| v.to_py()),
+        content_captured: args.is_some() || output.is_some(),
         span_id: span.span_id,
         start_time_unix_nano: span.start_time_unix_nano,
         end_time_unix_nano: span.end_time_unix_nano,
-    })
+    }
 }
 
 /// The reference's argument rule: a mapping is used as is; a string is

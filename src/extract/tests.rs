@@ -125,28 +125,14 @@ fn by_lookups(span: &Span, config: &ExtractConfig) -> Option<String> {
         .conventions
         .iter()
         .find(|c| c.detects(c.detect.iter().map(|d| s.attr(&d.attribute))))?;
-    let name = match s.attr(&c.name_attribute) {
-        Some(v) if v.truthy() => v.py_str(),
-        _ => s.name().to_owned(),
-    };
-    let id = match s.attr(&config.id_attribute) {
-        None | Some(AttrRef::Empty) => None,
-        Some(v) => Some(v.py_str()),
-    };
-    let args = c.args_attribute.as_deref().and_then(|k| s.attr(k));
-    let output = c.output_attribute.as_deref().and_then(|k| s.attr(k));
-    let call = ToolCall {
-        name,
-        id,
-        args: parse_args(args, c.args_format),
-        output: output_text(output),
-        raw_output: output.map(|v| v.to_py()),
-        content_captured: args.is_some() || output.is_some(),
-        span_id: s.span_id,
-        start_time_unix_nano: s.start_time_unix_nano,
-        end_time_unix_nano: s.end_time_unix_nano,
-    };
-    Some(summary(&call))
+    let attr = |k: Option<&str>| k.and_then(|k| s.attr(k));
+    let values = [
+        attr(Some(&c.name_attribute)),
+        attr(Some(&config.id_attribute)),
+        attr(c.args_attribute.as_deref()),
+        attr(c.output_attribute.as_deref()),
+    ];
+    Some(summary(&call_from(&s, c, values)))
 }
 
 fn summary(c: &ToolCall) -> String {
