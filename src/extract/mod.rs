@@ -123,7 +123,7 @@ impl<'c> Keys<'c> {
     fn slot(&mut self, spans: &Spans, name: Option<&str>) -> Option<usize> {
         let i = spans.key(name?)?.index();
         if self.slot_of.len() <= i {
-            self.slot_of.resize(i + 1, None);
+            self.slot_of.resize(i.checked_add(1)?, None);
         }
         let slot = self.slot_of.get_mut(i)?;
         Some(*slot.get_or_insert_with(|| {

@@ -164,6 +164,11 @@ impl StoredArgs {
         StoredArgs(text.into_boxed_str())
     }
 
+    /// Text read back from where this store wrote it, as it is.
+    pub(crate) fn from_raw(raw: Box<serde_json::value::RawValue>) -> StoredArgs {
+        StoredArgs(raw.into())
+    }
+
     pub fn as_json_text(&self) -> &str {
         &self.0
     }

@@ -179,7 +179,7 @@ fn binding_of(text: &str) -> Option<Binding> {
     })
 }
 
-/// A tool call's columns in the `tool_calls` JSON text ([`tool_call_of`]
+/// A tool call's columns in the `tool_calls` JSON text ([`ToolCallRead`]
 /// reads them back).
 #[derive(serde::Serialize)]
 struct ToolCallColumns<'a> {
@@ -212,16 +212,32 @@ fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
     serde_json::to_string(&columns).unwrap_or_else(|_| "[]".to_owned())
 }
 
-fn tool_call_of(j: &Json) -> Option<ToolCallSummary> {
-    Some(ToolCallSummary {
-        name: j.get("name")?.as_str()?.to_owned(),
-        id: j.get("id").and_then(Json::as_str).map(str::to_owned),
-        args: StoredArgs::from_json(j.get("args")?),
-        output: j.get("output")?.as_str()?.to_owned(),
-        span_id: SpanId::parse_hex(j.get("span_id")?.as_str()?).ok()?,
-        start_time_unix_nano: j.get("start")?.as_u64()?,
-        end_time_unix_nano: j.get("end")?.as_u64()?,
-    })
+/// [`ToolCallColumns`] read back, the arguments' text kept as it was
+/// written (not parsed into a tree and written again).
+#[derive(serde::Deserialize)]
+struct ToolCallRead {
+    name: String,
+    #[serde(default)]
+    id: Option<String>,
+    args: Box<serde_json::value::RawValue>,
+    output: String,
+    span_id: String,
+    start: u64,
+    end: u64,
+}
+
+impl ToolCallRead {
+    fn summary(self) -> Option<ToolCallSummary> {
+        Some(ToolCallSummary {
+            name: self.name,
+            id: self.id,
+            args: StoredArgs::from_raw(self.args),
+            output: self.output,
+            span_id: SpanId::parse_hex(&self.span_id).ok()?,
+            start_time_unix_nano: self.start,
+            end_time_unix_nano: self.end,
+        })
+    }
 }
 
 /// A trace row read back (scores are added by [`score_of`]).
@@ -246,13 +262,11 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, RowError> {
         None => None,
         Some(text) => Some(binding_of(&text).ok_or_else(|| bad("unreadable binding"))?),
     };
-    let calls: Json = crate::json_text::parse_stored(&row.tool_calls)
+    let calls: Vec<ToolCallRead> = crate::json_text::deserialize_stored(&row.tool_calls)
         .map_err(|_| bad("unreadable tool calls"))?;
     let tool_calls = calls
-        .as_array()
-        .ok_or_else(|| bad("tool calls are not a list"))?
-        .iter()
-        .map(|c| tool_call_of(c).ok_or_else(|| bad("unreadable tool call")))
+        .into_iter()
+        .map(|c| c.summary().ok_or_else(|| bad("unreadable tool call")))
         .collect::<Result<_, _>>()?;
     Ok(TraceRecord {
         trace_id,
