@@ -25,10 +25,9 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::broadcast;
 
-use super::StoreConfig;
 use super::{
-    ListFilter, MemoryStore, OnStored, Prepared, ReadError, ResultOrWait, ResultStore, TraceRecord,
-    TraceStatus,
+    ListFilter, MemoryStore, OnStored, Prepared, ReadError, ResultOrWait, ResultStore, StoreConfig,
+    TraceRecord, TraceStatus, lock,
 };
 use crate::span::TraceId;
 use crate::wal::Pin;
@@ -87,7 +86,9 @@ pub trait Database: Send + Sync + 'static {
         retention: &Retention,
     ) -> Result<Written, DbError>;
     fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError>;
-    /// Newest first.
+    /// Newest first. Never asked with a NaN score bound (within which no
+    /// score is): SQLite binds a NaN as NULL, PostgreSQL orders it above
+    /// every number, so neither would answer as the memory store does.
     fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
     /// Deletes up to `batch` of the oldest records: those stored before
     /// `older_than` and those beyond `max_traces` (PostgreSQL: up to `batch`
@@ -287,12 +288,7 @@ struct Pruner {
 impl DbStore {
     /// Starts the writer thread over `db`.
     pub fn start(db: Arc<dyn Database>, config: &StoreConfig) -> Result<DbStore, DbError> {
-        let local = MemoryStore::new(
-            config.max_traces.get(),
-            Duration::from_secs(config.retention_secs.get()),
-            1024,
-        )
-        .with_max_bytes(config.max_bytes.get());
+        let local = MemoryStore::for_config(config);
         let stats = Arc::new(WriterStats::default());
         stats
             .rows
@@ -411,10 +407,6 @@ fn logged<T: Default>(read: Result<T, ReadError>) -> T {
     })
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The database's bounds: `store.retention_secs` and `store.max_traces`.
 #[derive(Clone, Copy)]
 struct Bounds {
@@ -466,22 +458,15 @@ impl Writer {
         let prunes = !self.shared.db.shared();
         loop {
             let wait = if pruning { Duration::ZERO } else { PRUNE_EVERY };
-            match self.rx.recv_timeout(wait) {
-                Ok((r, since, pin)) => {
-                    batch.push(r);
-                    handed.push((since, pin));
-                }
-                Err(RecvTimeoutError::Timeout) => {}
+            let first = match self.rx.recv_timeout(wait) {
+                Ok(queued) => Some(queued),
+                Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
-            }
-            while batch.len() < self.max_batch {
-                match self.rx.try_recv() {
-                    Ok((r, since, pin)) => {
-                        batch.push(r);
-                        handed.push((since, pin));
-                    }
-                    Err(_) => break,
-                }
+            };
+            let queued = first.into_iter().chain(self.rx.try_iter());
+            for (r, since, pin) in queued.take(self.max_batch) {
+                batch.push(r);
+                handed.push((since, pin));
             }
             if !batch.is_empty() {
                 let done = self.commit(&batch, &handed);
@@ -707,7 +692,9 @@ impl ResultStore for DbStore {
             } else {
                 Vec::new()
             };
-        if filter.status != Some(TraceStatus::Pending) {
+        let nan_bound =
+            filter.min_score.is_some_and(f64::is_nan) || filter.max_score.is_some_and(f64::is_nan);
+        if filter.status != Some(TraceStatus::Pending) && !nan_bound {
             let records = self
                 .shared
                 .db

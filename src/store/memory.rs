@@ -57,17 +57,22 @@ struct Inner {
     graveyard: Vec<Arc<TraceRecord>>,
 }
 
-/// Evicted records waiting for a `put` to drop them. Most evictions happen
-/// when the assembler marks new traces pending, on an I/O thread; a record
-/// is a few dozen allocations made by an evaluation worker, and freeing them
-/// on an I/O thread sends every one back through the allocator's shared
-/// arena, measurably slower at full load. The next `put`, on an
-/// evaluation worker (the one that allocated them when there is one worker,
-/// as on one CPU), frees them instead, into the cache its next records come
-/// from. Past `max_traces / 16` of them, at most this many (evaluation
-/// stalled, or a small store whose records must not be doubled), the marking
-/// thread drops them itself. The age sweep (once a second) frees what it evicts itself,
-/// and a revision replacing a record frees the old one under the lock (rare).
+impl Inner {
+    /// Removes `id`'s entry, its record left for the graveyard.
+    fn evict(&mut self, id: &TraceId) {
+        if let Some(e) = self.map.remove(id) {
+            self.bytes -= e.bytes;
+            self.graveyard.push(e.record);
+        }
+    }
+}
+
+/// Evicted records waiting for the next `put` to drop them: most evictions
+/// happen on an I/O thread (the assembler marking traces pending), and a
+/// record is best freed on the evaluation worker that allocated it, into the
+/// allocator cache its next records come from. Past `max_traces / 16` of
+/// them, at most this many, the marking thread drops them itself; the age
+/// sweep and a replaced revision free theirs at once.
 const GRAVEYARD_MAX: usize = 4096;
 
 pub struct MemoryStore {
@@ -105,6 +110,14 @@ impl MemoryStore {
         self
     }
 
+    /// The store `store.*` configures (the backend's or, for a database,
+    /// the cache in front of it).
+    pub fn for_config(config: &super::StoreConfig) -> MemoryStore {
+        let retention = Duration::from_secs(config.retention_secs.get());
+        MemoryStore::new(config.max_traces.get(), retention, 1024)
+            .with_max_bytes(config.max_bytes.get())
+    }
+
     /// [`ResultStore::put`] of a record already shared (a database's
     /// writer, after its commit); the record stored, or `None` when a newer
     /// revision was kept. The [`OnStored`] hook is the caller's.
@@ -133,9 +146,7 @@ impl MemoryStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave the map inconsistent
-        // (every operation is a single insert/remove), so poisoning is ignored.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        super::lock(&self.inner)
     }
 
     /// Stores a record unless a newer revision is kept; the caller publishes it.
@@ -197,10 +208,7 @@ impl MemoryStore {
                 break;
             };
             if inner.map.get(&old).is_some_and(|e| e.seq == s) {
-                if let Some(e) = inner.map.remove(&old) {
-                    inner.bytes -= e.bytes;
-                    inner.graveyard.push(e.record);
-                }
+                inner.evict(&old);
                 evicted += 1;
             }
         }
@@ -317,18 +325,14 @@ impl ResultStore for MemoryStore {
         let mut inner = self.lock();
         let mut n = 0;
         while let Some(&Slot { seq, id, .. }) = inner.order.front() {
-            match inner.map.get(&id) {
-                Some(e) if e.seq == seq => {
-                    if now.saturating_duration_since(e.stored_at) < self.retention {
-                        break;
-                    }
-                    if let Some(e) = inner.map.remove(&id) {
-                        inner.bytes -= e.bytes;
-                        inner.graveyard.push(e.record);
-                    }
-                    n += 1;
+            if let Some(e) = inner.map.get(&id)
+                && e.seq == seq
+            {
+                if now.saturating_duration_since(e.stored_at) < self.retention {
+                    break;
                 }
-                _ => {}
+                inner.evict(&id);
+                n += 1;
             }
             inner.order.pop_front();
         }
@@ -381,18 +385,6 @@ fn matches(r: &TraceRecord, f: &ListFilter) -> bool {
             f.min_score.is_none_or(|min| v >= min) && f.max_score.is_none_or(|max| v <= max)
         })
     })
-}
-
-impl TraceStatus {
-    pub fn parse(s: &str) -> Option<TraceStatus> {
-        match s {
-            "pending" => Some(TraceStatus::Pending),
-            "evaluated" => Some(TraceStatus::Evaluated),
-            "unbound" => Some(TraceStatus::Unbound),
-            "timed_out" => Some(TraceStatus::TimedOut),
-            _ => None,
-        }
-    }
 }
 
 #[cfg(test)]

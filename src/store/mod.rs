@@ -72,15 +72,8 @@ pub type Opened = (Arc<dyn ResultStore>, Option<Arc<WriterStats>>);
 /// Opens the configured store; the writer's figures, when there is one, for
 /// the metrics registry.
 pub fn open(config: &StoreConfig) -> Result<Opened, DbError> {
-    let retention = std::time::Duration::from_secs(config.retention_secs.get());
     Ok(match config.backend {
-        StoreBackend::Memory => (
-            Arc::new(
-                MemoryStore::new(config.max_traces.get(), retention, 1024)
-                    .with_max_bytes(config.max_bytes.get()),
-            ),
-            None,
-        ),
+        StoreBackend::Memory => (Arc::new(MemoryStore::for_config(config)), None),
         StoreBackend::Sqlite | StoreBackend::Postgres => {
             // On a thread of its own: the PostgreSQL client blocks on a
             // runtime of its own, which an async thread must not do.
@@ -103,7 +96,7 @@ pub fn open(config: &StoreConfig) -> Result<Opened, DbError> {
     })
 }
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
@@ -113,6 +106,12 @@ use crate::criteria::Binding;
 use crate::evaluator::{EvaluatorType, Outcome};
 use crate::span::{SpanId, TraceId};
 use crate::wal::Pin;
+
+/// Locks `m` even when poisoned: every use is a whole statement, transaction
+/// or map operation, with nothing half-done a panic could leave behind.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Where a trace stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,6 +125,29 @@ pub enum TraceStatus {
     Unbound,
     /// Its root never came; evaluated as `complete: false`.
     TimedOut,
+}
+
+impl TraceStatus {
+    const ALL: [TraceStatus; 4] = [
+        Self::Pending,
+        Self::Evaluated,
+        Self::Unbound,
+        Self::TimedOut,
+    ];
+
+    /// The status's name in the API, the UI and the database's rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Evaluated => "evaluated",
+            Self::Unbound => "unbound",
+            Self::TimedOut => "timed_out",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TraceStatus> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
 }
 
 /// The root span, summarised.

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value as Json, json};
 
+use super::db::DbError;
 use super::{
     Details, RootSummary, Score, StoredArgs, StoredOutcome, ToolCallSummary, TraceRecord,
     TraceStatus,
@@ -15,34 +16,6 @@ use super::{
 use crate::criteria::Binding;
 use crate::evaluator::{EvaluatorType, Status};
 use crate::span::{SpanId, TraceId};
-
-/// Why a stored row could not be read back (a row this version did not
-/// write, or a damaged file).
-#[derive(Debug, thiserror::Error)]
-#[error("stored row of trace {trace_id}: {what}")]
-pub struct RowError {
-    pub trace_id: String,
-    pub what: String,
-}
-
-pub(crate) fn status_text(s: TraceStatus) -> &'static str {
-    match s {
-        TraceStatus::Pending => "pending",
-        TraceStatus::Evaluated => "evaluated",
-        TraceStatus::Unbound => "unbound",
-        TraceStatus::TimedOut => "timed_out",
-    }
-}
-
-fn status_of(text: &str) -> Option<TraceStatus> {
-    Some(match text {
-        "pending" => TraceStatus::Pending,
-        "evaluated" => TraceStatus::Evaluated,
-        "unbound" => TraceStatus::Unbound,
-        "timed_out" => TraceStatus::TimedOut,
-        _ => return None,
-    })
-}
 
 /// Nanoseconds since the Unix epoch, as a database's signed 64-bit integer
 /// (lossless both ways; times before 1970 are clamped to it).
@@ -126,7 +99,7 @@ pub(crate) fn trace_row(p: &Prepared, stored_at: i64) -> TraceRow<'_> {
     TraceRow {
         trace_id: r.trace_id.0,
         revision: i64::from(r.revision),
-        status: status_text(r.status),
+        status: r.status.as_str(),
         complete: r.complete,
         evaluated_at: r.evaluated_at.map(unix_nanos),
         stored_at,
@@ -240,14 +213,17 @@ impl ToolCallRead {
     }
 }
 
+/// Why a stored row could not be read back (a row this version did not
+/// write, or a damaged file).
+fn row_error(trace_id: &TraceId, what: &str) -> DbError {
+    DbError::Row(format!("stored row of trace {}: {what}", trace_id.to_hex()))
+}
+
 /// A trace row read back (scores are added by [`score_of`]).
-pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, RowError> {
+pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, DbError> {
     let trace_id = TraceId(row.trace_id);
-    let bad = |what: &str| RowError {
-        trace_id: trace_id.to_hex(),
-        what: what.to_owned(),
-    };
-    let status = status_of(&row.status).ok_or_else(|| bad("unknown status"))?;
+    let bad = |what: &str| row_error(&trace_id, what);
+    let status = TraceStatus::parse(&row.status).ok_or_else(|| bad("unknown status"))?;
     let root = match (row.root_span_id, row.root_name) {
         (Some(id), Some(name)) => Some(RootSummary {
             span_id: SpanId(id),
@@ -315,11 +291,8 @@ pub(crate) struct ScoreRowOwned {
     pub error: Option<String>,
 }
 
-pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, RowError> {
-    let bad = |what: &str| RowError {
-        trace_id: trace_id.to_hex(),
-        what: what.to_owned(),
-    };
+pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, DbError> {
+    let bad = |what: &str| row_error(trace_id, what);
     let evaluator_type =
         EvaluatorType::parse(&row.evaluator_type).ok_or_else(|| bad("unknown evaluator type"))?;
     let status = Status::parse(&row.status).ok_or_else(|| bad("unknown score status"))?;

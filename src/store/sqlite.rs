@@ -6,16 +6,15 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
 use super::SqliteConfig;
 use super::db::{Database, DbError, Retention, Written};
-use super::rows::{
-    self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, status_text, unix_nanos,
-};
+use super::lock;
+use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
 use super::{ListFilter, Prepared, TraceRecord};
 use crate::span::TraceId;
 
@@ -158,11 +157,6 @@ impl WriterState {
 
 fn err(e: rusqlite::Error) -> DbError {
     DbError::Query(e.to_string())
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every use is a whole statement or transaction: nothing half-done to poison.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Sqlite {
@@ -461,7 +455,7 @@ fn load_scores(
     conn: &Connection,
     (row, stored_at): (TraceRowOwned, i64),
 ) -> Result<TraceRecord, DbError> {
-    let mut record = rows::record_of(row).map_err(|e| DbError::Row(e.to_string()))?;
+    let mut record = rows::record_of(row)?;
     let mut stmt = conn
         .prepare_cached(
             "SELECT evaluator_id, evaluator_type, status, score_bits, score_is_int, passed,
@@ -486,9 +480,7 @@ fn load_scores(
         .map_err(err)?;
     for s in scores {
         let s = s.map_err(err)?;
-        record
-            .scores
-            .push(rows::score_of(&record.trace_id, s).map_err(|e| DbError::Row(e.to_string()))?);
+        record.scores.push(rows::score_of(&record.trace_id, s)?);
     }
     Ok(record)
 }
@@ -548,11 +540,6 @@ impl Database for Sqlite {
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
-        // SQLite binds a NaN as NULL, which would drop the bound: no score
-        // is within a NaN bound (as in memory).
-        if f.min_score.is_some_and(f64::is_nan) || f.max_score.is_some_and(f64::is_nan) {
-            return Ok(Vec::new());
-        }
         // `since` and `until` bound the rowid with `coalesce`, which the
         // planner turns into a range of it; written `?N IS NULL OR`, a page
         // far back in time walks every newer row. The other terms cannot
@@ -581,7 +568,7 @@ impl Database for Sqlite {
             let rows = stmt
                 .query_map(
                     params![
-                        f.status.map(status_text),
+                        f.status.map(super::TraceStatus::as_str),
                         f.since.map(unix_nanos),
                         f.evaluator,
                         f.max_score,

@@ -12,7 +12,7 @@ use maud::{DOCTYPE, Markup, html};
 
 use super::assets;
 use crate::evaluator::Status;
-use crate::store::{Score, TraceRecord, TraceStatus};
+use crate::store::{Score, TraceRecord};
 
 /// Which navigation link is the current page (`aria-current`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,16 +52,6 @@ pub fn page(title: &str, nav: Nav, body: Markup) -> Markup {
                 main id="main" tabindex="-1" { (body) }
             }
         }
-    }
-}
-
-/// A trace's status as text.
-pub fn trace_status(s: TraceStatus) -> &'static str {
-    match s {
-        TraceStatus::Pending => "pending",
-        TraceStatus::Evaluated => "evaluated",
-        TraceStatus::Unbound => "unbound",
-        TraceStatus::TimedOut => "timed_out",
     }
 }
 
@@ -193,7 +183,7 @@ pub fn trace_row(r: &TraceRecord) -> Markup {
             td { (time(r.evaluated_at, Precision::Seconds)) }
             td { (root.and_then(|r| r.service.as_deref()).unwrap_or("–")) }
             td { (root.map_or("–", |r| r.name.as_str())) }
-            td { (trace_status(r.status)) }
+            td { (r.status.as_str()) }
             td {
                 ul class="scores" {
                     @for s in &r.scores {

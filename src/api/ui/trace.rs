@@ -6,7 +6,7 @@ use maud::{Markup, html};
 
 use super::explain;
 use super::layout::{
-    self, BLOCK_MAX, Precision, block, cut, pretty, score_fails, score_text, trace_status, verdict,
+    self, BLOCK_MAX, Precision, block, cut, pretty, score_fails, score_text, verdict,
 };
 use crate::criteria::Binder;
 use crate::criteria::Binding;
@@ -46,7 +46,7 @@ fn summary(r: &TraceRecord) -> Markup {
         section aria-labelledby="h-summary" {
             h2 id="h-summary" class="visually-hidden" { "Summary" }
             dl class="summary" {
-                div { dt { "Status" } dd { (trace_status(r.status)) @if !r.complete { " (root span not seen)" } } }
+                div { dt { "Status" } dd { (r.status.as_str()) @if !r.complete { " (root span not seen)" } } }
                 div { dt { "Service" } dd { (root.and_then(|x| x.service.as_deref()).unwrap_or("–")) } }
                 div { dt { "Root span" } dd { (root.map_or("–", |x| x.name.as_str())) } }
                 @if let Some(x) = root {

@@ -13,7 +13,7 @@ use crate::store::db::OnCommit;
 /// reading them back would cost a read each and publish them twice).
 pub(super) fn run(config: &Connector, what: &str, own: &AtomicI32, on_commit: &OnCommit) {
     let mut backoff = Duration::from_millis(100);
-    loop {
+    'conn: loop {
         let mut client = match config.connect() {
             Ok(c) => c,
             Err(e) => {
@@ -32,7 +32,6 @@ pub(super) fn run(config: &Connector, what: &str, own: &AtomicI32, on_commit: &O
         loop {
             let mut notes = client.notifications();
             let mut it = notes.timeout_iter(Duration::from_secs(1));
-            let mut failed = None;
             loop {
                 match postgres::fallible_iterator::FallibleIterator::next(&mut it) {
                     Ok(Some(n)) if n.process_id() == own.load(Ordering::Relaxed) => {}
@@ -49,14 +48,10 @@ pub(super) fn run(config: &Connector, what: &str, own: &AtomicI32, on_commit: &O
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        failed = Some(e);
-                        break;
+                        tracing::warn!(database = %what, error = %describe(&e), "the listening connection broke; reconnecting");
+                        continue 'conn;
                     }
                 }
-            }
-            if let Some(e) = failed {
-                tracing::warn!(database = %what, error = %describe(&e), "the listening connection broke; reconnecting");
-                break;
             }
             if !on_commit(None) {
                 return;

@@ -11,7 +11,7 @@
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use postgres::{Client, NoTls, Row};
@@ -22,7 +22,8 @@ mod pool;
 use pool::Pool;
 
 use super::db::{Database, DbError, Retention, Written};
-use super::rows::{self, ScoreRowOwned, TraceRowOwned, status_text, unix_nanos};
+use super::lock;
+use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
 use super::{ListFilter, Prepared, TraceRecord};
 use crate::span::TraceId;
 use crate::store::PostgresConfig;
@@ -121,13 +122,6 @@ pub(super) const CHANNEL: &str = "toolscore_results";
 const MIGRATE_LOCK: i64 = 0x746f_6f6c_7363_0001;
 const PRUNE_LOCK: i64 = 0x746f_6f6c_7363_0002;
 
-const TRACE_COLUMNS: &str = "trace_id, revision, status, complete, evaluated_at, stored_at, \
-     root_span_id, root_name, root_service, root_start, root_end, binding, tool_calls, \
-     content_captured, span_count";
-
-const SCORE_COLUMNS: &str = "trace_id, idx, evaluator_id, evaluator_type, status, score, \
-     score_bits, score_is_int, passed, threshold_bits, details, error";
-
 /// How this backend's connections are made: with TLS when the URL asks for
 /// it (`sslmode=require`), the server checked per `store.postgres.tls`.
 #[derive(Clone)]
@@ -202,11 +196,6 @@ pub(super) fn describe(e: &postgres::Error) -> String {
         source = s.source();
     }
     text
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every use is a whole statement or transaction: nothing half-done to poison.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Postgres {
@@ -314,23 +303,17 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
 /// The URL without its password, for messages.
 fn redact(url: &str) -> String {
     match http::Uri::from_str(url) {
-        Ok(uri) => match uri.authority() {
-            Some(a) if a.as_str().contains('@') => {
-                let host = a.as_str().rsplit('@').next().unwrap_or("");
-                let user = a.as_str().split([':', '@']).next().unwrap_or("");
-                format!(
-                    "{}://{user}@{host}{}",
-                    uri.scheme_str().unwrap_or("postgres"),
-                    uri.path()
-                )
-            }
-            _ => format!(
-                "{}://{}{}",
-                uri.scheme_str().unwrap_or("postgres"),
-                uri.authority().map(|a| a.as_str()).unwrap_or(""),
-                uri.path()
-            ),
-        },
+        Ok(uri) => {
+            let authority = uri.authority().map_or("", |a| a.as_str());
+            let shown = match authority.rsplit_once('@') {
+                Some((userinfo, host)) => {
+                    format!("{}@{host}", userinfo.split(':').next().unwrap_or(""))
+                }
+                None => authority.to_owned(),
+            };
+            let scheme = uri.scheme_str().unwrap_or("postgres");
+            format!("{scheme}://{shown}{}", uri.path())
+        }
         // A key=value connection string: shown without its password.
         Err(_) => url
             .split_whitespace()
@@ -413,7 +396,7 @@ fn trace_row_of(r: &Row) -> Result<TraceRowOwned, DbError> {
     })
 }
 
-/// A score row: `SCORE_COLUMNS` but `score`, after the trace ID.
+/// A score row: the trace ID, then [`SCORE_COLUMNS`] but `score`.
 fn score_row_of(r: &Row) -> Result<ScoreRowOwned, DbError> {
     Ok(ScoreRowOwned {
         evaluator_id: text_of(r.try_get(1).map_err(bad_row)?)?.unwrap_or_default(),
@@ -436,7 +419,7 @@ const SELECT_SCORES: &str = "SELECT trace_id, evaluator_id, evaluator_type, stat
 fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceRecord>, DbError> {
     let mut records = Vec::with_capacity(trace_rows.len());
     for r in &trace_rows {
-        records.push(rows::record_of(trace_row_of(r)?).map_err(bad_row)?);
+        records.push(rows::record_of(trace_row_of(r)?)?);
     }
     if records.is_empty() {
         return Ok(records);
@@ -454,7 +437,7 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceReco
             continue;
         };
         let record = &mut records[i];
-        let score = rows::score_of(&record.trace_id, score_row_of(s)?).map_err(bad_row)?;
+        let score = rows::score_of(&record.trace_id, score_row_of(s)?)?;
         record.scores.push(score);
     }
     Ok(records)
@@ -471,6 +454,11 @@ fn left_behind(e: &postgres::Error) -> bool {
     })
 }
 
+/// One column of `rows`, as the array `unnest` takes.
+fn col<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
+    rows.iter().map(f).collect()
+}
+
 /// Each trace's last record in the batch with its highest revision: one
 /// statement cannot upsert a row twice, and the newer revision wins anyway.
 fn newest_per_trace(batch: &[Prepared]) -> Vec<usize> {
@@ -478,11 +466,11 @@ fn newest_per_trace(batch: &[Prepared]) -> Vec<usize> {
         std::collections::HashMap::with_capacity(batch.len());
     for (i, p) in batch.iter().enumerate() {
         let r = &p.record;
-        match at.get(&r.trace_id) {
-            Some(&j) if batch[j].record.revision > r.revision => {}
-            _ => {
-                at.insert(r.trace_id, i);
-            }
+        if at
+            .get(&r.trace_id)
+            .is_none_or(|&j| batch[j].record.revision <= r.revision)
+        {
+            at.insert(r.trace_id, i);
         }
     }
     let mut keep: Vec<usize> = at.into_values().collect();
@@ -503,30 +491,11 @@ impl Postgres {
             .zip(first_stored_at..)
             .map(|(&i, at)| rows::trace_row(&batch[i], at))
             .collect();
-        let trace_id: Vec<&[u8]> = trace_rows.iter().map(|r| &r.trace_id[..]).collect();
-        let revision: Vec<i64> = trace_rows.iter().map(|r| r.revision).collect();
-        let status: Vec<&str> = trace_rows.iter().map(|r| r.status).collect();
-        let complete: Vec<bool> = trace_rows.iter().map(|r| r.complete).collect();
-        let evaluated_at: Vec<Option<i64>> = trace_rows.iter().map(|r| r.evaluated_at).collect();
-        let stored_at: Vec<i64> = trace_rows.iter().map(|r| r.stored_at).collect();
-        let root_span_id: Vec<Option<&[u8]>> = trace_rows
-            .iter()
-            .map(|r| r.root_span_id.as_ref().map(|b| &b[..]))
-            .collect();
-        let root_name: Vec<Option<&[u8]>> = trace_rows
-            .iter()
-            .map(|r| r.root_name.map(str::as_bytes))
-            .collect();
-        let root_service: Vec<Option<&[u8]>> = trace_rows
-            .iter()
-            .map(|r| r.root_service.map(str::as_bytes))
-            .collect();
-        let root_start: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_start).collect();
-        let root_end: Vec<Option<i64>> = trace_rows.iter().map(|r| r.root_end).collect();
-        let binding: Vec<Option<&str>> = trace_rows.iter().map(|r| r.binding).collect();
-        let tool_calls: Vec<&str> = trace_rows.iter().map(|r| r.tool_calls).collect();
-        let content_captured: Vec<bool> = trace_rows.iter().map(|r| r.content_captured).collect();
-        let span_count: Vec<i64> = trace_rows.iter().map(|r| r.span_count).collect();
+        let t = &trace_rows;
+        let trace_id = col(t, |r| &r.trace_id[..]);
+        let root_span_id = col(t, |r| r.root_span_id.as_ref().map(|b| &b[..]));
+        let root_name = col(t, |r| r.root_name.map(str::as_bytes));
+        let root_service = col(t, |r| r.root_service.map(str::as_bytes));
 
         let mut tx = client.transaction()?;
         let changed = tx.query(
@@ -549,20 +518,20 @@ impl Postgres {
             ),
             &[
                 &trace_id,
-                &revision,
-                &status,
-                &complete,
-                &evaluated_at,
-                &stored_at,
+                &col(t, |r| r.revision),
+                &col(t, |r| r.status),
+                &col(t, |r| r.complete),
+                &col(t, |r| r.evaluated_at),
+                &col(t, |r| r.stored_at),
                 &root_span_id,
                 &root_name,
                 &root_service,
-                &root_start,
-                &root_end,
-                &binding,
-                &tool_calls,
-                &content_captured,
-                &span_count,
+                &col(t, |r| r.root_start),
+                &col(t, |r| r.root_end),
+                &col(t, |r| r.binding),
+                &col(t, |r| r.tool_calls),
+                &col(t, |r| r.content_captured),
+                &col(t, |r| r.span_count),
             ],
         )?;
         // Each stored trace, and whether its row is new (a tuple the
@@ -574,11 +543,12 @@ impl Postgres {
             .iter()
             .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
             .collect();
-        let stored_ids: Vec<&[u8]> = trace_id
+        let stored: Vec<&TraceRecord> = keep
             .iter()
-            .copied()
-            .filter(|id| changed.contains_key(*id))
+            .map(|&i| &*batch[i].record)
+            .filter(|r| changed.contains_key(&r.trace_id.0[..]))
             .collect();
+        let stored_ids = col(&stored, |r| &r.trace_id.0[..]);
         let replaced: Vec<&[u8]> = stored_ids
             .iter()
             .copied()
@@ -593,70 +563,40 @@ impl Postgres {
                 &[stale],
             )?;
         }
-        if !stored_ids.is_empty() {
-            let mut s_trace: Vec<&[u8]> = Vec::new();
-            let mut s_idx: Vec<i64> = Vec::new();
-            let mut s_evaluator: Vec<&[u8]> = Vec::new();
-            let mut s_type: Vec<&str> = Vec::new();
-            let mut s_status: Vec<&str> = Vec::new();
-            let mut s_score: Vec<Option<f64>> = Vec::new();
-            let mut s_bits: Vec<Option<i64>> = Vec::new();
-            let mut s_is_int: Vec<bool> = Vec::new();
-            let mut s_passed: Vec<Option<bool>> = Vec::new();
-            let mut s_threshold: Vec<Option<i64>> = Vec::new();
-            let mut s_details: Vec<&str> = Vec::new();
-            let mut s_error: Vec<Option<&[u8]>> = Vec::new();
-            for &i in keep {
-                let r = &*batch[i].record;
-                if !changed.contains_key(&r.trace_id.0[..]) {
-                    continue;
-                }
-                for s in rows::score_rows(r) {
-                    s_trace.push(&r.trace_id.0[..]);
-                    s_idx.push(s.idx);
-                    s_evaluator.push(s.evaluator_id.as_bytes());
-                    s_type.push(s.evaluator_type);
-                    s_status.push(s.status);
-                    s_score.push(s.score);
-                    s_bits.push(s.score_bits);
-                    s_is_int.push(s.score_is_int);
-                    s_passed.push(s.passed);
-                    s_threshold.push(s.threshold_bits);
-                    s_details.push(s.details);
-                    s_error.push(s.error.map(str::as_bytes));
-                }
-            }
-            if !s_trace.is_empty() {
+        if !stored.is_empty() {
+            let scores: Vec<(&[u8], rows::ScoreRow)> = stored
+                .iter()
+                .flat_map(|&r| rows::score_rows(r).map(move |s| (&r.trace_id.0[..], s)))
+                .collect();
+            if !scores.is_empty() {
+                let s = &scores;
                 tx.execute(
                     &format!(
-                        "INSERT INTO toolscore_scores ({SCORE_COLUMNS})
+                        "INSERT INTO toolscore_scores (trace_id, {SCORE_COLUMNS})
                          SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::text[],
                            $5::text[], $6::float8[], $7::int8[], $8::bool[], $9::bool[],
                            $10::int8[], $11::text[], $12::bytea[])"
                     ),
                     &[
-                        &s_trace,
-                        &s_idx,
-                        &s_evaluator,
-                        &s_type,
-                        &s_status,
-                        &s_score,
-                        &s_bits,
-                        &s_is_int,
-                        &s_passed,
-                        &s_threshold,
-                        &s_details,
-                        &s_error,
+                        &col(s, |(id, _)| *id),
+                        &col(s, |(_, s)| s.idx),
+                        &col(s, |(_, s)| s.evaluator_id.as_bytes()),
+                        &col(s, |(_, s)| s.evaluator_type),
+                        &col(s, |(_, s)| s.status),
+                        &col(s, |(_, s)| s.score),
+                        &col(s, |(_, s)| s.score_bits),
+                        &col(s, |(_, s)| s.score_is_int),
+                        &col(s, |(_, s)| s.passed),
+                        &col(s, |(_, s)| s.threshold_bits),
+                        &col(s, |(_, s)| s.details),
+                        &col(s, |(_, s)| s.error.map(str::as_bytes)),
                     ],
                 )?;
             }
             // Delivered to every listening replica when the commit is.
-            let payloads: Vec<String> = keep
-                .iter()
-                .map(|&i| &*batch[i].record)
-                .filter(|r| changed.contains_key(&r.trace_id.0[..]))
-                .map(|r| format!("{}:{}", r.trace_id.to_hex(), r.revision))
-                .collect();
+            let payloads = col(&stored, |r| {
+                format!("{}:{}", r.trace_id.to_hex(), r.revision)
+            });
             tx.execute(
                 "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
                 &[&CHANNEL, &payloads],
@@ -730,12 +670,6 @@ impl Database for Postgres {
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
-        // PostgreSQL orders NaN above every number, so `score <= 'NaN'`
-        // holds for all: no score is within a NaN bound (as in memory).
-        // Stored scores are never NaN (that column holds NULL for one).
-        if f.min_score.is_some_and(f64::is_nan) || f.max_score.is_some_and(f64::is_nan) {
-            return Ok(Vec::new());
-        }
         self.readers.with(|c| {
             let rows = c
                 .query(
@@ -758,7 +692,7 @@ impl Database for Postgres {
                          LIMIT $5"
                     ),
                     &[
-                        &f.status.map(status_text),
+                        &f.status.map(super::TraceStatus::as_str),
                         &f.since.map(unix_nanos),
                         &f.evaluator.as_deref().map(str::as_bytes),
                         &f.max_score,
@@ -888,6 +822,8 @@ mod tests {
             "postgres://app@db:5432/toolscore"
         );
         assert_eq!(redact("postgres://db/x"), "postgres://db/x");
+        assert_eq!(redact("postgres://app@db/x"), "postgres://app@db/x");
+        assert_eq!(redact("postgres://app:p@ss@db/x"), "postgres://app@db/x");
         assert_eq!(
             redact("host=db user=app password=s3cret"),
             "host=db user=app"

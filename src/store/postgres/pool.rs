@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
-use super::{Connector, err, lock};
+use super::{Connector, err};
 use crate::store::db::DbError;
+use crate::store::lock;
 
 /// Read connections: at most `max` open, idle ones reused; a caller waits
 /// up to the connect timeout for one when all are busy.
