@@ -161,16 +161,10 @@ impl Decoder for RawCodec {
 /// RESOURCE_EXHAUSTED. Our handlers never return OUT_OF_RANGE, so on this
 /// server the code can only come from that limit. Applied as a server layer.
 pub fn oversize_is_resource_exhausted<B>(mut res: http::Response<B>) -> http::Response<B> {
-    let out_of_range = i32::from(Code::OutOfRange).to_string();
-    if res
-        .headers()
-        .get("grpc-status")
-        .is_some_and(|v| v.as_bytes() == out_of_range.as_bytes())
-    {
-        let code = i32::from(Code::ResourceExhausted).to_string();
-        if let Ok(v) = http::HeaderValue::from_str(&code) {
-            res.headers_mut().insert("grpc-status", v);
-        }
+    let status = |c: Code| http::HeaderValue::from(i32::from(c));
+    if res.headers().get("grpc-status") == Some(&status(Code::OutOfRange)) {
+        res.headers_mut()
+            .insert("grpc-status", status(Code::ResourceExhausted));
     }
     res
 }

@@ -19,6 +19,7 @@ use super::{Ingest, Refused, admit, ingest, log};
 use crate::record::Records;
 use crate::span::KeepAttributes;
 use crate::telemetry::Refusal;
+use crate::wal::Kind;
 
 pub struct HttpState {
     pub ctx: Arc<Ingest>,
@@ -26,6 +27,24 @@ pub struct HttpState {
     pub max_inflated: usize,
     /// The body must arrive whole within this.
     pub read_timeout: std::time::Duration,
+}
+
+impl HttpState {
+    /// Counts a request refused for `why` and answers it.
+    fn refuse(&self, why: Refusal, format: Kind, status: StatusCode, message: String) -> Response {
+        self.ctx.metrics.refuse(why);
+        error(format, status, message)
+    }
+
+    fn too_large(&self, format: Kind, what: &str, max: usize) -> Response {
+        let message = format!("{what} exceeds {max} bytes");
+        self.refuse(
+            Refusal::TooLarge,
+            format,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            message,
+        )
+    }
 }
 
 /// The OTLP/HTTP router.
@@ -43,27 +62,19 @@ pub fn router(ctx: Arc<Ingest>, cfg: &HttpReceiverConfig) -> Router {
         .with_state(state)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Protobuf,
-    Json,
-}
-
-impl Format {
-    fn content_type(self) -> &'static str {
-        match self {
-            Format::Protobuf => "application/x-protobuf",
-            Format::Json => "application/json",
-        }
+fn content_type(format: Kind) -> &'static str {
+    match format {
+        Kind::OtlpProtobuf => "application/x-protobuf",
+        Kind::OtlpJson => "application/json",
     }
 }
 
-fn format_of(headers: &HeaderMap) -> Option<Format> {
+fn format_of(headers: &HeaderMap) -> Option<Kind> {
     let ct = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
     let mime = ct.split(';').next()?.trim().to_ascii_lowercase();
     match mime.as_str() {
-        "application/x-protobuf" | "application/protobuf" => Some(Format::Protobuf),
-        "application/json" => Some(Format::Json),
+        "application/x-protobuf" | "application/protobuf" => Some(Kind::OtlpProtobuf),
+        "application/json" => Some(Kind::OtlpJson),
         _ => None,
     }
 }
@@ -71,7 +82,7 @@ fn format_of(headers: &HeaderMap) -> Option<Format> {
 /// A request refused for its token: `UNAUTHENTICATED` (401) or
 /// `PERMISSION_DENIED` (403), in the request's encoding, with no detail.
 pub fn refuse_auth(failure: crate::auth::Failure, headers: &HeaderMap) -> Response {
-    let format = format_of(headers).unwrap_or(Format::Json);
+    let format = format_of(headers).unwrap_or(Kind::OtlpJson);
     match failure {
         crate::auth::Failure::Forbidden => error(
             format,
@@ -87,41 +98,35 @@ pub fn refuse_auth(failure: crate::auth::Failure, headers: &HeaderMap) -> Respon
 }
 
 /// An OTLP error response: `google.rpc.Status` in the request's encoding.
-fn error(format: Format, status: StatusCode, message: String) -> Response {
+fn error(format: Kind, status: StatusCode, message: String) -> Response {
     let code = match status {
-        StatusCode::BAD_REQUEST => 3,
+        StatusCode::BAD_REQUEST | StatusCode::UNSUPPORTED_MEDIA_TYPE => 3,
         StatusCode::UNAUTHORIZED => 16,
         StatusCode::FORBIDDEN => 7,
         StatusCode::REQUEST_TIMEOUT => 4,
         StatusCode::PAYLOAD_TOO_LARGE => 8,
         StatusCode::SERVICE_UNAVAILABLE => 14,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => 3,
         _ => 13,
     };
     let body = match format {
-        Format::Protobuf => tonic_types::Status {
+        Kind::OtlpProtobuf => tonic_types::Status {
             code,
             message,
             details: vec![],
         }
         .encode_to_vec(),
-        Format::Json => serde_json::json!({"code": code, "message": message})
+        Kind::OtlpJson => serde_json::json!({"code": code, "message": message})
             .to_string()
             .into_bytes(),
     };
-    (
-        status,
-        [(header::CONTENT_TYPE, format.content_type())],
-        body,
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, content_type(format))], body).into_response()
 }
 
 async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
     let Some(format) = format_of(&headers) else {
-        st.ctx.metrics.refuse(Refusal::UnsupportedMediaType);
-        return error(
-            Format::Json,
+        return st.refuse(
+            Refusal::UnsupportedMediaType,
+            Kind::OtlpJson,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Content-Type must be application/x-protobuf or application/json".into(),
         );
@@ -134,8 +139,8 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("gzip") => true,
         Some(Ok(e)) if e.trim().eq_ignore_ascii_case("identity") => false,
         Some(_) => {
-            st.ctx.metrics.refuse(Refusal::UnsupportedEncoding);
-            return error(
+            return st.refuse(
+                Refusal::UnsupportedEncoding,
                 format,
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Content-Encoding must be gzip or identity".into(),
@@ -149,12 +154,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > st.max_body as u64) {
-        st.ctx.metrics.refuse(Refusal::TooLarge);
-        return error(
-            format,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body exceeds {} bytes", st.max_body),
-        );
+        return st.too_large(format, "request body", st.max_body);
     }
     // Before the body is read and decoded (see `admit`).
     if let Err(refused) = admit(&st.ctx).await {
@@ -164,8 +164,8 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     let raw = match read.await {
         Ok(Ok(b)) => b,
         Err(_) => {
-            st.ctx.metrics.refuse(Refusal::Timeout);
-            return error(
+            return st.refuse(
+                Refusal::Timeout,
                 format,
                 StatusCode::REQUEST_TIMEOUT,
                 format!(
@@ -174,50 +174,29 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
                 ),
             );
         }
-        Ok(Err(_)) => {
-            st.ctx.metrics.refuse(Refusal::TooLarge);
-            return error(
-                format,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request body exceeds {} bytes", st.max_body),
-            );
-        }
+        Ok(Err(_)) => return st.too_large(format, "request body", st.max_body),
     };
     let bytes = if gzip {
         match inflate(&raw, st.max_inflated) {
             Ok(b) => b,
             Err(Inflate::TooLarge) => {
-                st.ctx.metrics.refuse(Refusal::TooLarge);
-                return error(
-                    format,
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("inflated request body exceeds {} bytes", st.max_inflated),
-                );
+                return st.too_large(format, "inflated request body", st.max_inflated);
             }
             Err(Inflate::Corrupt(e)) => {
-                st.ctx.metrics.refuse(Refusal::Malformed);
-                return error(
-                    format,
-                    StatusCode::BAD_REQUEST,
-                    format!("invalid gzip body: {e}"),
-                );
+                let message = format!("invalid gzip body: {e}");
+                return st.refuse(Refusal::Malformed, format, StatusCode::BAD_REQUEST, message);
             }
         }
     } else {
         raw
     };
-    let decoded = match decode(format, &bytes, &st.ctx.keep) {
+    let decoded = match decode_logged(format, &bytes, &st.ctx.keep) {
         Ok(r) => r,
         Err(message) => {
-            st.ctx.metrics.refuse(Refusal::Malformed);
-            return error(format, StatusCode::BAD_REQUEST, message);
+            return st.refuse(Refusal::Malformed, format, StatusCode::BAD_REQUEST, message);
         }
     };
-    let kind = match format {
-        Format::Protobuf => crate::wal::Kind::OtlpProtobuf,
-        Format::Json => crate::wal::Kind::OtlpJson,
-    };
-    let ingested = match log(&st.ctx, kind, &bytes) {
+    let ingested = match log(&st.ctx, format, &bytes) {
         Ok(appended) => ingest(&st.ctx, "http", decoded, appended).await,
         Err(refused) => Err(refused),
     };
@@ -226,21 +205,21 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
         Err(refused) => return refusal(format, refused),
     };
     let body = match format {
-        Format::Protobuf => response.encode_to_vec(),
+        Kind::OtlpProtobuf => response.encode_to_vec(),
         // `{}` rather than `{"partialSuccess": null}` when all was accepted.
-        Format::Json if response.partial_success.is_none() => b"{}".to_vec(),
-        Format::Json => serde_json::to_vec(&response).unwrap_or_default(),
+        Kind::OtlpJson if response.partial_success.is_none() => b"{}".to_vec(),
+        Kind::OtlpJson => serde_json::to_vec(&response).unwrap_or_default(),
     };
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, format.content_type())],
+        [(header::CONTENT_TYPE, content_type(format))],
         body,
     )
         .into_response()
 }
 
 /// A request refused whole, in the request's encoding.
-fn refusal(format: Format, refused: Refused) -> Response {
+fn refusal(format: Kind, refused: Refused) -> Response {
     match refused {
         Refused::Unavailable { retry_after } => {
             // `Retry-After` takes whole seconds: rounded up, at least one.
@@ -277,22 +256,10 @@ fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
 
 /// A request's spans from its bytes (protobuf or OTLP JSON): what the
 /// receiver does, and what replaying the write-ahead log does again.
-pub fn decode_logged(
-    kind: crate::wal::Kind,
-    bytes: &[u8],
-    keep: &KeepAttributes,
-) -> Result<Decoded, String> {
-    let format = match kind {
-        crate::wal::Kind::OtlpProtobuf => Format::Protobuf,
-        crate::wal::Kind::OtlpJson => Format::Json,
-    };
-    decode(format, bytes, keep)
-}
-
-fn decode(format: Format, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
+pub fn decode_logged(format: Kind, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
     match format {
-        Format::Protobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
-        Format::Json => {
+        Kind::OtlpProtobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
+        Kind::OtlpJson => {
             // serde would take a struct from a JSON array too (`[]` as an
             // empty request); OTLP/JSON is an object.
             if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {

@@ -194,20 +194,17 @@ pub async fn ingest(
         });
         return Err(Refused::Unavailable { retry_after });
     }
-    if trace_full > 0 {
-        reasons.push(format!(
-            "{trace_full} spans exceed the per-trace span limit"
-        ));
-    }
-    if late > 0 {
-        reasons.push(format!(
-            "{late} spans arrived after their trace's late-span window"
-        ));
-    }
-    if corrupt > 0 {
-        reasons.push(format!(
-            "{corrupt} spans could not be buffered (an internal error, in the service's log)"
-        ));
+    for (n, why) in [
+        (trace_full, "exceed the per-trace span limit"),
+        (late, "arrived after their trace's late-span window"),
+        (
+            corrupt,
+            "could not be buffered (an internal error, in the service's log)",
+        ),
+    ] {
+        if n > 0 {
+            reasons.push(format!("{n} spans {why}"));
+        }
     }
     let rejected = bad_ids.len() as u64 + trace_full + late + corrupt;
     Ok(Ingested {
