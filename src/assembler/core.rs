@@ -323,17 +323,8 @@ impl Shard {
             if fits_bytes && fits_traces {
                 return true;
             }
-            let Some((_, id)) = self.emitted_order.pop_front() else {
-                if self.evict_idle(now) {
-                    continue;
-                }
+            if !self.evict_emitted() && !self.evict_idle(now) {
                 return false;
-            };
-            if matches!(self.traces.get(&id), Some(b) if matches!(b.state, State::Emitted { .. }) && !b.dirty)
-            {
-                self.forget(id);
-                self.tombstone(id);
-                self.counts.evicted_emitted += 1;
             }
         }
     }
@@ -809,23 +800,9 @@ impl Shard {
         }
     }
 
-    /// Shutdown: emits every open trace (complete ones as complete; rootless
-    /// ones per `on_timeout`) and pending revisions, then forgets everything.
-    #[cfg(test)]
-    pub fn drain(&mut self) -> Vec<Ready> {
-        let mut out = self.take_early();
-        out.extend(
-            self.held_ids()
-                .into_iter()
-                .filter_map(|id| self.drain_one(id)),
-        );
-        out
-    }
-
     /// Every trace held, in trace ID order: what shutdown drains, one
     /// [`drain_one`](Self::drain_one) at a time, so that a full buffer is
-    /// decoded as the evaluation queue takes it, not all at once (which
-    /// doubled the process's memory).
+    /// decoded as the evaluation queue takes it, not all at once.
     pub fn held_ids(&self) -> Vec<TraceId> {
         let mut ids: Vec<TraceId> = self.traces.keys().copied().collect();
         ids.sort_unstable();

@@ -115,9 +115,7 @@ impl AssemblerHandle {
         }
         verdicts
     }
-}
 
-impl AssemblerHandle {
     /// Restores a trace stored before a restart (replay), ahead of its spans.
     pub async fn restore(&self, trace_id: TraceId, revision: u32, spans: usize) {
         let shard = shard_of(&trace_id, self.senders.len());
