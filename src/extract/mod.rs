@@ -64,13 +64,7 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     // and growing the vector copied them more than once per trace.
     let mut calls = Vec::with_capacity(spans.len());
     calls.extend(spans.iter().filter_map(|s| tool_call(s, &keys, &mut found)));
-    calls.sort_by(|a, b| {
-        (a.start_time_unix_nano, a.end_time_unix_nano, a.span_id).cmp(&(
-            b.start_time_unix_nano,
-            b.end_time_unix_nano,
-            b.span_id,
-        ))
-    });
+    calls.sort_by_key(|c| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
     calls
 }
 
