@@ -649,7 +649,7 @@ impl Shard {
     }
 
     /// Forgets the evaluated trace kept longest for late spans (its late
-    /// window cut short, as when memory runs short): the log asks, when it
+    /// window cut short): to make room for new spans, and when the log
     /// fills. False when none is left.
     pub fn evict_emitted(&mut self) -> bool {
         while let Some((_, id)) = self.emitted_order.pop_front() {

@@ -285,14 +285,14 @@ fn tool_id_present_and_not_null_gives_an_id() {
 // Order
 // ---------------------------------------------------------------------------
 
-/// Calls are ordered by start time, then end time (a before b, though b's
-/// span ID is smaller), then span ID (d before c), whatever the order the
-/// spans came in.
+/// Calls are ordered by start time (a and b before c and d, which end
+/// earlier), then end time (a before b, though b's span ID is smaller), then
+/// span ID (d before c), whatever the order the spans came in.
 #[test]
 fn calls_are_ordered_by_start_end_and_span_id_not_arrival() {
     let spans = [
-        span_with(4, "a", 100, 130, &[("tool.name", text("a"))]),
-        span_with(2, "b", 100, 140, &[("tool.name", text("b"))]),
+        span_with(4, "a", 100, 300, &[("tool.name", text("a"))]),
+        span_with(2, "b", 100, 400, &[("tool.name", text("b"))]),
         span_with(7, "c", 200, 210, &[("tool.name", text("c"))]),
         span_with(1, "d", 200, 210, &[("tool.name", text("d"))]),
     ];

@@ -190,7 +190,7 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     } else {
         raw
     };
-    let decoded = match decode_logged(format, &bytes, &st.ctx.keep) {
+    let decoded = match decode(format, &bytes, &st.ctx.keep) {
         Ok(r) => r,
         Err(message) => {
             return st.refuse(Refusal::Malformed, format, StatusCode::BAD_REQUEST, message);
@@ -256,7 +256,7 @@ fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
 
 /// A request's spans from its bytes (protobuf or OTLP JSON): what the
 /// receiver does, and what replaying the write-ahead log does again.
-pub fn decode_logged(format: Kind, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
+pub(super) fn decode(format: Kind, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
     match format {
         Kind::OtlpProtobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
         Kind::OtlpJson => {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use foldhash::fast::RandomState;
 use tokio_util::sync::CancellationToken;
 
-use super::http::decode_logged;
+use super::http::decode;
 use crate::assembler::{AssemblerHandle, Push};
 use crate::record::Records;
 use crate::span::{KeepAttributes, TraceId};
@@ -67,7 +67,7 @@ pub async fn replay(
         let Some(records) = next else { break };
         for record in records? {
             done.records += 1;
-            let decoded = match decode_logged(record.kind, &record.payload, keep) {
+            let decoded = match decode(record.kind, &record.payload, keep) {
                 Ok(d) => d,
                 Err(e) => {
                     done.undecodable += 1;

@@ -692,9 +692,7 @@ impl ResultStore for DbStore {
             } else {
                 Vec::new()
             };
-        let nan_bound =
-            filter.min_score.is_some_and(f64::is_nan) || filter.max_score.is_some_and(f64::is_nan);
-        if filter.status != Some(TraceStatus::Pending) && !nan_bound {
+        if filter.status != Some(TraceStatus::Pending) && !filter.nan_bound() {
             let records = self
                 .shared
                 .db

@@ -107,9 +107,9 @@ use crate::evaluator::{EvaluatorType, Outcome};
 use crate::span::{SpanId, TraceId};
 use crate::wal::Pin;
 
-/// Locks `m` even when poisoned: every use is a whole statement, transaction
-/// or map operation, with nothing half-done a panic could leave behind.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks `m` even when poisoned: a panic under one of the store's locks is a
+/// bug, and serving on with what it guards beats failing every later call.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -145,6 +145,7 @@ impl TraceStatus {
         }
     }
 
+    /// The status named `s` ([`as_str`](Self::as_str)'s name).
     pub fn parse(s: &str) -> Option<TraceStatus> {
         Self::ALL.into_iter().find(|t| t.as_str() == s)
     }
@@ -479,6 +480,13 @@ pub struct ListFilter {
     pub limit: usize,
 }
 
+impl ListFilter {
+    /// Whether a score bound is NaN, which no score is within.
+    pub fn nan_bound(&self) -> bool {
+        self.min_score.is_some_and(f64::is_nan) || self.max_score.is_some_and(f64::is_nan)
+    }
+}
+
 /// The store's seam. Implementations are bounded and evict oldest first.
 pub trait ResultStore: Send + Sync + 'static {
     /// Records that these traces' first spans arrived (status `pending`),
@@ -545,6 +553,18 @@ pub trait ResultStore: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    use super::TraceStatus;
+
+    #[test]
+    fn a_status_has_one_name_in_json_and_in_rows() {
+        for s in TraceStatus::ALL {
+            let json = serde_json::to_value(s).unwrap_or_default();
+            assert_eq!(json.as_str(), Some(s.as_str()));
+            assert_eq!(TraceStatus::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(TraceStatus::parse("Pending"), None);
+    }
     use serde_json::Value as J;
 
     fn json() -> impl Strategy<Value = J> {

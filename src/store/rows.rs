@@ -278,7 +278,8 @@ pub(crate) struct TraceRowOwned {
     pub span_count: i64,
 }
 
-/// A score row read back (the columns of [`SCORE_COLUMNS`] but `score`).
+/// A score row read back (the columns of [`SCORE_COLUMNS`] but `idx` and
+/// `score`).
 pub(crate) struct ScoreRowOwned {
     pub evaluator_id: String,
     pub evaluator_type: String,

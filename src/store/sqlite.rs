@@ -540,6 +540,7 @@ impl Database for Sqlite {
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+        debug_assert!(!f.nan_bound(), "answered by DbStore");
         // `since` and `until` bound the rowid with `coalesce`, which the
         // planner turns into a range of it; written `?N IS NULL OR`, a page
         // far back in time walks every newer row. The other terms cannot

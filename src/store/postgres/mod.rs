@@ -396,7 +396,7 @@ fn trace_row_of(r: &Row) -> Result<TraceRowOwned, DbError> {
     })
 }
 
-/// A score row: the trace ID, then [`SCORE_COLUMNS`] but `score`.
+/// A score row: the trace ID, then [`SCORE_COLUMNS`] but `idx` and `score`.
 fn score_row_of(r: &Row) -> Result<ScoreRowOwned, DbError> {
     Ok(ScoreRowOwned {
         evaluator_id: text_of(r.try_get(1).map_err(bad_row)?)?.unwrap_or_default(),
@@ -670,6 +670,7 @@ impl Database for Postgres {
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+        debug_assert!(!f.nan_bound(), "answered by DbStore");
         self.readers.with(|c| {
             let rows = c
                 .query(
