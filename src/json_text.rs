@@ -118,44 +118,41 @@ pub(crate) fn write_value(v: &serde_json::Value, out: &mut String) {
         J::Bool(false) => out.push_str("false"),
         J::Number(n) => out.push_str(&n.to_string()),
         J::String(s) => write_str(s, out),
-        J::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(item, out);
-            }
-            out.push(']');
-        }
-        J::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(k, out);
-                out.push(':');
-                write_value(item, out);
-            }
-            out.push('}');
-        }
+        J::Array(items) => write_seq('[', items, ']', out, write_value),
+        J::Object(map) => write_seq('{', map, '}', out, |(k, item), out| {
+            write_str(k, out);
+            out.push(':');
+            write_value(item, out);
+        }),
     }
+}
+
+/// `open`, each item as `write` writes it, commas between, `close`.
+fn write_seq<T>(
+    open: char,
+    items: impl IntoIterator<Item = T>,
+    close: char,
+    out: &mut String,
+    mut write: impl FnMut(T, &mut String),
+) {
+    out.push(open);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(item, out);
+    }
+    out.push(close);
 }
 
 /// [`write_py`] of a dict.
 pub(crate) fn write_py_dict(d: &crate::pyvalue::Dict, out: &mut String) {
     if d.keys().all(|k| matches!(k, crate::pyvalue::Value::Str(_))) {
-        out.push('{');
-        for (i, (k, item)) in d.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        write_seq('{', d.iter(), '}', out, |(k, item), out| {
             write_str(k.as_str().unwrap_or_default(), out);
             out.push(':');
             write_py(item, out);
-        }
-        out.push('}');
+        });
     } else {
         // Other keys' `str()` may collide: the tree resolves that as
         // `serde_json` does.
@@ -174,14 +171,7 @@ pub(crate) fn write_py(v: &crate::pyvalue::Value, out: &mut String) {
         Value::Int(Int::Small(i)) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Str(s) => write_str(s, out),
         Value::List(items) | Value::Tuple(items) | Value::Set(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_py(item, out);
-            }
-            out.push(']');
+            write_seq('[', items, ']', out, write_py)
         }
         Value::Dict(d) => write_py_dict(d, out),
         other => write_value(&crate::pyvalue::py_to_json(other), out),

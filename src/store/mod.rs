@@ -554,6 +554,8 @@ pub trait ResultStore: Send + Sync + 'static {
 mod tests {
     use proptest::prelude::*;
 
+    use serde_json::Value as J;
+
     use super::TraceStatus;
 
     #[test]
@@ -565,7 +567,6 @@ mod tests {
         }
         assert_eq!(TraceStatus::parse("Pending"), None);
     }
-    use serde_json::Value as J;
 
     fn json() -> impl Strategy<Value = J> {
         let leaf = prop_oneof![
