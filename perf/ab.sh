@@ -18,6 +18,9 @@
 #             generator had accepted after the warm-up.
 #   other     as off, but the toolscore binary at OTHER (another build, for
 #             a before/after in the same run).
+#   unbound   as off, but no trace carries an eval-set item (the generator's
+#             --bound-share 0): receiving, assembling, extracting and storing
+#             without the evaluators, to tell their share from the path's.
 # The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
@@ -76,7 +79,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == other || $1 == tls || $1 == judges ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == other || $1 == tls || $1 == judges || $1 == unbound ]] && { enabled=false; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
       -e "s|\[eval-set/|[$PWD/perf/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
@@ -146,6 +149,7 @@ run() {   # run VARIANT ROUND
   local target=(--endpoint "http://$GRPC")
   [[ $1 == tls ]] && target=(--endpoint "https://$GRPC" --ca-file "$WORK/ca.crt")
   [[ $1 == judges ]] && target+=(--model-stub "$MODEL" --model-delay-ms "$MODEL_DELAY_MS")
+  [[ $1 == unbound ]] && target+=(--bound-share 0)
   "${GEN_PIN[@]}" "$LOADGEN" "${target[@]}" "${mode[@]}" \
     --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
   local gen=$!
