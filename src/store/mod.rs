@@ -128,7 +128,8 @@ pub enum TraceStatus {
 }
 
 impl TraceStatus {
-    const ALL: [TraceStatus; 4] = [
+    /// Every status, in the order a form offers them.
+    pub const ALL: [TraceStatus; 4] = [
         Self::Pending,
         Self::Evaluated,
         Self::Unbound,

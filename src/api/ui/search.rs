@@ -314,7 +314,7 @@ fn search_form(form: &Form, errors: &Errors, evaluators: &[String]) -> Markup {
                         label for="f-status" { "Status" }
                         select id="f-status" name="status" aria-invalid=[errors.contains_key("status").then_some("true")] {
                             option value="" { "Any" }
-                            @for s in ["pending", "evaluated", "unbound", "timed_out"] {
+                            @for s in TraceStatus::ALL.map(TraceStatus::as_str) {
                                 option value=(s) selected[s == status] { (s) }
                             }
                         }

@@ -336,6 +336,20 @@ fn search_parameters_are_validated_per_field() {
 }
 
 #[tokio::test]
+async fn the_status_field_offers_every_status_and_keeps_the_chosen_one() {
+    let st = state(memory_with(vec![record(1)]));
+    let (status, _, body) = get(st, "/ui/search?status=timed_out").await;
+    assert_eq!(status, StatusCode::OK);
+    for name in ["pending", "evaluated", "unbound"] {
+        assert!(
+            body.contains(&format!(r#"<option value="{name}">{name}</option>"#)),
+            "{name}"
+        );
+    }
+    assert!(body.contains(r#"<option value="timed_out" selected>timed_out</option>"#));
+}
+
+#[tokio::test]
 async fn search_page_answers_400_with_the_form_or_redirects_to_a_trace() {
     let st = state(memory_with(vec![record(1)]));
     let (status, _, body) = get(st.clone(), "/ui/search?min_score=abc&service=%3Cb%3E").await;
