@@ -3,12 +3,13 @@
 //! admission (`receiver/admission.rs`) reads it, so intake follows
 //! the rate evaluation drains it instead of the last free slot of a queue.
 //!
-//! Two parts: spans of open traces whose root has arrived (due within the
-//! grace period), which each shard publishes after every step, and traces
-//! handed to evaluation, each carrying a [`Ticket`] that gives its spans
-//! back when dropped (evaluated, or dropped at shutdown). Rootless traces
-//! are not counted: when their root comes, or whether it does, is unknown,
-//! and the assembler's own bounds cap them.
+//! Two parts: spans of open traces due soon (their root has arrived, so
+//! they are due within the grace period, or they were timed out early to
+//! make room, so they are due now), which each shard publishes after every
+//! step, and traces handed to evaluation, each carrying a [`Ticket`] that
+//! gives its spans back when dropped (evaluated, or dropped at shutdown).
+//! Other rootless traces are not counted: when their root comes, or
+//! whether it does, is unknown, and the assembler's own bounds cap them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -156,6 +156,17 @@ struct Buffer {
     /// (its results hold them too, until stored): a restart finds every
     /// span of a trace that can still take late spans.
     pin: Pin,
+    /// Timed out early to make room (see [`Shard::evict_idle`]): due now,
+    /// and still counted in the bounds until evaluation takes it.
+    leaving: bool,
+}
+
+impl Buffer {
+    /// Open and due soon: its root arrived (due within the grace period),
+    /// or it is leaving. What the evaluation backlog counts.
+    fn due_soon(&self) -> bool {
+        matches!(self.state, State::Open) && (self.root_arrived.is_some() || self.leaving)
+    }
 }
 
 /// Counters the shard keeps; the driver exports them as metrics.
@@ -195,17 +206,22 @@ pub struct Shard {
     /// than starting a phantom trace; bounded FIFO of `max_traces` entries.
     tombstones: HashSet<TraceId, RandomState>,
     tombstone_order: std::collections::VecDeque<TraceId>,
-    /// Idle rootless traces timed out early to make room, for the driver to
-    /// hand to evaluation (see [`Shard::take_early`]).
-    early: Vec<Ready>,
+    /// Traces timed out early to make room, in the order they were (may
+    /// hold stale entries): they leave at the driver's
+    /// [`take_leaving`](Shard::take_leaving) or at their deadline, which is
+    /// the moment they were chosen.
+    leaving: std::collections::VecDeque<TraceId>,
+    /// The bytes and traces of those: room that is on its way.
+    leaving_bytes: usize,
+    leaving_traces: usize,
     /// Open traces per service, kept when `max_traces_per_service` is set.
     per_service: HashMap<Arc<str>, usize, RandomState>,
     bytes: usize,
     spans: usize,
     encoded: usize,
     open: usize,
-    /// Spans and traces open with their root: due within the grace period
-    /// (the evaluation backlog's share held here, see `backlog.rs`).
+    /// Spans and traces open and due soon (see `Buffer::due_soon`): the
+    /// evaluation backlog's share held here (see `backlog.rs`).
     rooted_spans: usize,
     rooted_traces: usize,
     pub counts: Counts,
@@ -220,7 +236,9 @@ impl Shard {
             emitted_order: std::collections::VecDeque::new(),
             tombstones: HashSet::default(),
             tombstone_order: std::collections::VecDeque::new(),
-            early: Vec::new(),
+            leaving: std::collections::VecDeque::new(),
+            leaving_bytes: 0,
+            leaving_traces: 0,
             per_service: HashMap::default(),
             bytes: 0,
             spans: 0,
@@ -252,7 +270,8 @@ impl Shard {
         self.open
     }
 
-    /// Spans and traces open with their root, due within the grace period.
+    /// Spans and traces open and due soon: with their root (due within the
+    /// grace period), or timed out early to make room (due now).
     pub fn rooted(&self) -> (usize, usize) {
         (self.rooted_spans, self.rooted_traces)
     }
@@ -312,67 +331,129 @@ impl Shard {
         }
     }
 
+    /// Whether `need` more bytes (and one more trace, for a new one) fit
+    /// once `freed` bytes and traces have left.
+    fn fits(&self, need: usize, new_trace: bool, freed: (usize, usize)) -> bool {
+        let bytes = self.bytes.saturating_sub(freed.0).saturating_add(need);
+        let traces = self.traces.len().saturating_sub(freed.1);
+        bytes <= self.limits.max_bytes && (!new_trace || traces < self.limits.max_traces)
+    }
+
     /// Frees emitted traces (oldest first), then times out rootless traces
     /// idle for the grace period or more (see [`Shard::evict_idle`]), until
-    /// `need` more bytes and one more trace fit. Returns false when only
-    /// traces in use are left: the shard is really full.
+    /// `need` more bytes and one more trace fit. Returns false when they do
+    /// not fit yet: traces timed out early leave only when evaluation takes
+    /// them (the driver's [`take_leaving`](Shard::take_leaving)), and until
+    /// then they count, so the bounds hold whatever evaluation's pace; or
+    /// when only traces in use are left, and the shard is really full.
     fn make_room(&mut self, need: usize, new_trace: bool, now: Instant) -> bool {
         loop {
-            let fits_bytes = self.bytes + need <= self.limits.max_bytes;
-            let fits_traces = !new_trace || self.traces.len() < self.limits.max_traces;
-            if fits_bytes && fits_traces {
+            if self.fits(need, new_trace, (0, 0)) {
                 return true;
             }
-            if !self.evict_emitted() && !self.evict_idle(now) {
+            if self.evict_emitted() {
+                continue;
+            }
+            if self.fits(need, new_trace, (self.leaving_bytes, self.leaving_traces)) {
+                // Room is on its way.
+                return false;
+            }
+            if !self.evict_idle(now) {
                 return false;
             }
         }
     }
 
     /// Times out the rootless trace nearest its deadline among the first
-    /// [`IDLE_SCAN`] that has been idle for the grace period or more: it is
-    /// evaluated now as timed out (or dropped, per `on_timeout`), as it
-    /// would have been at its idle timeout, and forgotten; its later spans
-    /// are refused as too late. A full buffer of abandoned traces (a crashed
-    /// agent, an instrumentation that never sends the root, a hostile
-    /// client) then makes room instead of refusing everyone's fresh spans.
+    /// [`IDLE_SCAN`] that has been idle for the grace period or more: with
+    /// `on_timeout: evaluate` it becomes due now and leaves once evaluation
+    /// takes it, as timed out (it would have at its idle timeout); with
+    /// `drop` it is dropped at once. Then it is forgotten and its later
+    /// spans are refused as too late. A full buffer of abandoned traces (a
+    /// crashed agent, an instrumentation that never sends the root, an
+    /// upstream service that does not export here, a hostile client) then
+    /// makes room instead of refusing everyone's fresh spans until the idle
+    /// timeout. Traces already leaving fill the scan first, so at most
+    /// about [`IDLE_SCAN`] wait for evaluation at a time.
     fn evict_idle(&mut self, now: Instant) -> bool {
         let idle_since = now.checked_sub(self.limits.grace);
         let victim = self.deadlines.iter().take(IDLE_SCAN).find_map(|&(_, id)| {
             let b = self.traces.get(&id)?;
             let idle = idle_since.is_some_and(|t| b.last_seen <= t);
-            (matches!(b.state, State::Open) && b.root_arrived.is_none() && idle).then_some(id)
+            (matches!(b.state, State::Open) && b.root_arrived.is_none() && !b.leaving && idle)
+                .then_some(id)
         });
         let Some(id) = victim else {
             return false;
         };
-        self.counts.evicted_idle += 1;
         if self.limits.on_timeout == OnTimeout::Drop {
+            self.counts.evicted_idle += 1;
             self.counts.timed_out_dropped += 1;
-        } else if let Some(spans) = self.spans_of(id) {
-            self.counts.timed_out += 1;
-            let b = self.traces.get_mut(&id);
-            let due = b.as_ref().map_or(now, |b| b.deadline.min(now));
-            self.early.push(Ready {
-                trace_id: id,
-                spans,
-                complete: false,
-                revision: 1,
-                reason: Reason::TimedOut,
-                root_arrived: None,
-                due,
-                pin: b.map(|b| std::mem::take(&mut b.pin)).unwrap_or_default(),
-                ticket: Ticket::default(),
-            });
+            self.forget(id);
+            self.tombstone(id);
+            return true;
         }
-        self.forget(id);
-        self.tombstone(id);
+        let Some(b) = self.traces.get_mut(&id) else {
+            return false;
+        };
+        b.leaving = true;
+        let (bytes, spans) = (b.bytes, b.held.span_count());
+        self.leaving_bytes += bytes;
+        self.leaving_traces += 1;
+        self.rooted_spans += spans;
+        self.rooted_traces += 1;
+        self.leaving.push_back(id);
+        self.set_deadline(id, now);
         true
     }
 
-    /// The traces [`Shard::evict_idle`] timed out, for evaluation.
-    pub fn take_early(&mut self) -> Vec<Ready> {
-        std::mem::take(&mut self.early)
+    /// Traces timed out early and not yet taken by evaluation.
+    pub fn leaving(&self) -> usize {
+        self.leaving_traces
+    }
+
+    /// The trace timed out early that was chosen first, for evaluation
+    /// (the driver calls this when a span needs room and the evaluation
+    /// queue has it now); it is forgotten, so its room is free.
+    pub fn take_leaving(&mut self, now: Instant) -> Option<Ready> {
+        while let Some(id) = self.leaving.pop_front() {
+            if self.traces.get(&id).is_some_and(|b| b.leaving) {
+                return self.leave(id, now);
+            }
+        }
+        None
+    }
+
+    /// A trace timed out early leaves for evaluation: as complete if its
+    /// root came meanwhile, else as timed out (and evicted idle).
+    fn leave(&mut self, id: TraceId, now: Instant) -> Option<Ready> {
+        let spans = self.spans_of(id)?;
+        let b = self.traces.get_mut(&id)?;
+        let complete = b.root_arrived.is_some();
+        let ready = Ready {
+            trace_id: id,
+            spans,
+            complete,
+            revision: 1,
+            reason: if complete {
+                Reason::Complete
+            } else {
+                Reason::TimedOut
+            },
+            root_arrived: b.root_arrived,
+            due: b.deadline.min(now),
+            pin: std::mem::take(&mut b.pin),
+            ticket: Ticket::default(),
+        };
+        if complete {
+            self.counts.completed += 1;
+        } else {
+            self.counts.timed_out += 1;
+            self.counts.evicted_idle += 1;
+        }
+        self.forget(id);
+        self.tombstone(id);
+        Some(ready)
     }
 
     fn tombstone(&mut self, id: TraceId) {
@@ -396,6 +477,9 @@ impl Shard {
         b.held.trim();
         let bytes = held_bytes(&b.held);
         self.bytes = self.bytes - b.bytes + bytes;
+        if b.leaving {
+            self.leaving_bytes = self.leaving_bytes - b.bytes + bytes;
+        }
         b.bytes = bytes;
     }
 
@@ -417,11 +501,15 @@ impl Shard {
             self.bytes -= b.bytes;
             self.spans -= b.held.span_count();
             self.encoded -= b.encoded;
+            if b.due_soon() {
+                self.unroot(b.held.span_count());
+            }
             if matches!(b.state, State::Open) {
                 self.open -= 1;
-                if b.root_arrived.is_some() {
-                    self.unroot(b.held.span_count());
-                }
+            }
+            if b.leaving {
+                self.leaving_bytes -= b.bytes;
+                self.leaving_traces -= 1;
             }
         }
     }
@@ -529,6 +617,9 @@ impl Shard {
                 b.last_seen = now;
                 let bytes = held_bytes(&b.held);
                 self.bytes = self.bytes - b.bytes + bytes;
+                if b.leaving {
+                    self.leaving_bytes = self.leaving_bytes - b.bytes + bytes;
+                }
                 b.bytes = bytes;
                 match &mut b.ids {
                     Some(ids) => {
@@ -540,6 +631,13 @@ impl Shard {
                     None => {}
                 }
                 match b.state {
+                    // A leaving trace stays due now: a root makes it complete.
+                    State::Open if b.leaving => {
+                        self.rooted_spans += 1;
+                        if is_root && b.root_arrived.is_none() {
+                            b.root_arrived = Some(now);
+                        }
+                    }
                     State::Open => {
                         if b.root_arrived.is_some() {
                             self.rooted_spans += 1;
@@ -592,6 +690,7 @@ impl Shard {
                         state: State::Open,
                         dirty: false,
                         pin: Pin::default(),
+                        leaving: false,
                     },
                 );
                 self.deadlines.insert((deadline, id));
@@ -641,6 +740,7 @@ impl Shard {
                 state: State::Emitted { revision, spans },
                 dirty: false,
                 pin: Pin::default(),
+                leaving: false,
             },
         );
         self.deadlines.insert((deadline, id));
@@ -705,6 +805,7 @@ impl Shard {
     fn on_deadline(&mut self, id: TraceId, now: Instant) -> Option<Ready> {
         let b = self.traces.get(&id)?;
         match b.state {
+            State::Open if b.leaving => self.leave(id, now),
             State::Open => {
                 let complete = b.root_arrived.is_some();
                 if !complete && self.limits.on_timeout == OnTimeout::Drop {
@@ -756,8 +857,7 @@ impl Shard {
             pin: b.pin.share(),
             ticket: Ticket::default(),
         };
-        let unrooted = (matches!(b.state, State::Open) && b.root_arrived.is_some())
-            .then(|| b.held.span_count());
+        let unrooted = b.due_soon().then(|| b.held.span_count());
         let released = if matches!(b.state, State::Open) {
             self.open -= 1;
             b.service.take()
@@ -853,10 +953,15 @@ impl Shard {
     }
 }
 
-/// What a trace's records hold, for the byte accounting.
+/// What a trace holds, for the byte accounting: its records, its entry in
+/// the map and its entries in the deadline index and the tombstones.
 fn held_bytes(c: &Held) -> usize {
-    std::mem::size_of::<Held>() + c.heap_bytes()
+    TRACE_OVERHEAD + c.heap_bytes()
 }
+
+const TRACE_OVERHEAD: usize = std::mem::size_of::<(TraceId, Buffer)>()
+    + std::mem::size_of::<(Instant, TraceId)>()
+    + 2 * std::mem::size_of::<TraceId>();
 
 /// An open rootless trace's deadline: idle timeout from the last span,
 /// capped by the age limit from the first.

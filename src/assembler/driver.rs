@@ -7,7 +7,6 @@
 //! [`Push::Full`] and the receiver answers with a retryable status: the
 //! backpressure reaches the client instead of growing a buffer.
 
-use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,9 +197,6 @@ async fn run_shard(
     let mut seen = Counts::default();
     let mut new_traces = Vec::new();
     let mut closed = false;
-    // Traces taken out early to make room, waiting for room in the
-    // evaluation queue (none is taken while some wait).
-    let mut early: VecDeque<Ready> = VecDeque::new();
     // Some trace may be due: wait for room in the evaluation queue, not
     // for the timer. Cleared when none is.
     let mut due = false;
@@ -212,8 +208,7 @@ async fn run_shard(
     // gathered stay with it, and it keeps its place among the shards'.
     let mut room_wait = None;
     loop {
-        let deadline = if due || !early.is_empty() {
-            due = true;
+        let deadline = if due {
             None
         } else {
             shard.next_deadline().map(Instant::from_std)
@@ -236,11 +231,8 @@ async fn run_shard(
                         continue;
                     }
                 };
-                push_batch(&mut shard, batch, &mut new_traces, &*pending);
-                // Idle traces timed out to make room go to evaluation next.
-                if early.is_empty() {
-                    early.extend(shard.take_early());
-                }
+                let hand_over = |shard: &mut Shard| hand_over_leaving(shard, &out, &backlog);
+                push_batch(&mut shard, batch, &mut new_traces, &*pending, hand_over);
             }
             permits = async {
                 match room_wait.as_mut() {
@@ -259,7 +251,7 @@ async fn run_shard(
                         Err(mpsc::error::TrySendError::Full(())) => break,
                         Err(mpsc::error::TrySendError::Closed(())) => return,
                     };
-                    let Some(mut ready) = early.pop_front().or_else(|| shard.expire_next(now)) else {
+                    let Some(mut ready) = shard.expire_next(now) else {
                         due = false;
                         break;
                     };
@@ -280,12 +272,6 @@ async fn run_shard(
     // The slots a pending wait holds go back before the drain waits for some.
     drop(room_wait);
     'drain: {
-        for mut ready in early.into_iter().chain(shard.take_early()) {
-            ready.ticket = backlog.ticket(ready.spans.len());
-            if out.send(ready).await.is_err() {
-                break 'drain;
-            }
-        }
         for id in shard.held_ids() {
             // Decoded only once the queue has room for it.
             let Ok(permit) = out.reserve().await else {
@@ -302,12 +288,33 @@ async fn run_shard(
     publish(&shard, &label, &mut seen, &metrics);
 }
 
+/// Hands the trace timed out early first to evaluation if its queue has
+/// room now: a span waiting for that room is then taken at once.
+fn hand_over_leaving(shard: &mut Shard, out: &mpsc::Sender<Ready>, backlog: &Arc<Backlog>) -> bool {
+    if shard.leaving() == 0 {
+        return false;
+    }
+    let Ok(permit) = out.try_reserve() else {
+        return false;
+    };
+    let Some(mut ready) = shard.take_leaving(Instant::now().into_std()) else {
+        return false;
+    };
+    ready.ticket = backlog.ticket(ready.spans.len());
+    permit.send(ready);
+    true
+}
+
 /// Takes one request's spans for this shard and answers with the verdicts.
+/// A span refused for room while traces timed out early wait for
+/// evaluation is pushed again after `hand_over` passes one on, for as long
+/// as the evaluation queue takes them.
 fn push_batch(
     shard: &mut Shard,
     batch: Batch,
     new_traces: &mut Vec<TraceId>,
     mark_pending: &dyn Fn(&[TraceId], std::time::Instant),
+    mut hand_over: impl FnMut(&mut Shard) -> bool,
 ) {
     let now = Instant::now().into_std();
     let mut verdicts = Vec::with_capacity(batch.spans.len());
@@ -319,7 +326,10 @@ fn push_batch(
             continue;
         };
         let known = shard.contains(&trace_id);
-        let v = shard.push_record(packed, i, run, now);
+        let mut v = shard.push_record(packed, i, run, now);
+        while v == Push::Full && hand_over(shard) {
+            v = shard.push_record(packed, i, run, now);
+        }
         if v == Push::Accepted {
             if !known {
                 new_traces.push(trace_id);

@@ -263,8 +263,11 @@ fn drain_emits_complete_traces_and_rootless_ones_per_policy() {
     s.push(span(1, 1, None), t0);
     s.push(span(2, 2, Some(1)), t0);
     // As shutdown drains a shard.
-    let mut r = s.take_early();
-    r.extend(s.held_ids().into_iter().filter_map(|id| s.drain_one(id)));
+    let r: Vec<_> = s
+        .held_ids()
+        .into_iter()
+        .filter_map(|id| s.drain_one(id))
+        .collect();
     assert_eq!(r.len(), 2);
     assert!(r.iter().all(|r| r.reason == Reason::Shutdown));
     assert_eq!(r.iter().filter(|r| r.complete).count(), 1);
@@ -411,7 +414,9 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
 /// A buffer full of rootless traces nobody finishes must not refuse every
 /// fresh span until the idle timeout: traces idle for the grace period are
 /// timed out early to make room, oldest deadline first; traces still in
-/// use, and complete ones, are not.
+/// use, and complete ones, are not. A trace timed out early counts in the
+/// bounds until evaluation takes it: the span that needed its room is
+/// refused (retryable) until then.
 #[test]
 fn idle_rootless_traces_make_room_instead_of_refusing_fresh_spans() {
     let t0 = Instant::now();
@@ -432,27 +437,44 @@ fn idle_rootless_traces_make_room_instead_of_refusing_fresh_spans() {
     // Within the grace period nothing is idle: refused, as before.
     let busy = t0 + Duration::from_millis(500);
     assert_eq!(s.push(span(4, 2, Some(1)), busy), Push::Full);
-    assert!(s.take_early().is_empty());
+    assert_eq!(s.leaving(), 0);
 
-    // Idle now: the oldest rootless trace goes, evaluated as timed out.
+    // Idle now: the oldest rootless trace is timed out, due at once, and
+    // still held until evaluation takes it; the span waits for its room.
     let later = t0 + grace + Duration::from_millis(5);
-    assert_eq!(s.push(span(4, 2, Some(1)), later), Push::Accepted);
-    let early = s.take_early();
-    assert_eq!(early.len(), 1);
-    assert_eq!(early[0].trace_id, TraceId([1; 16]));
-    assert_eq!(early[0].reason, Reason::TimedOut);
-    assert!(!early[0].complete);
-    assert_eq!(ids(&early[0].spans), BTreeSet::from([2]));
+    assert_eq!(s.push(span(4, 2, Some(1)), later), Push::Full);
+    assert_eq!((s.leaving(), s.traces()), (1, 3));
+    assert_eq!(
+        s.rooted(),
+        (2, 2),
+        "the leaving trace counts in the backlog"
+    );
+    // Asking again times out nothing more: its room is on the way.
+    assert_eq!(s.push(span(4, 2, Some(1)), later), Push::Full);
+    assert_eq!(s.leaving(), 1);
+    assert_eq!(s.next_deadline(), Some(later));
+    let left = s.take_leaving(later).unwrap();
+    assert_eq!(left.trace_id, TraceId([1; 16]));
+    assert_eq!(left.reason, Reason::TimedOut);
+    assert!(!left.complete);
+    assert_eq!(ids(&left.spans), BTreeSet::from([2]));
     assert_eq!((s.counts.evicted_idle, s.counts.timed_out), (1, 1));
+    assert_eq!((s.leaving(), s.traces()), (0, 2));
+    assert_eq!(s.rooted(), (1, 1));
+    assert_eq!(s.push(span(4, 2, Some(1)), later), Push::Accepted);
     // Its later spans are too late; the complete trace (3) was never a candidate.
     assert_eq!(s.push(span(1, 1, None), later), Push::TooLate);
-    // Trace 2 has been idle for the grace period a little later.
+    // Trace 2 has been idle for the grace period a little later; left to
+    // its deadline (now), it leaves through `expire` like any due trace.
     let later2 = t0 + Duration::from_millis(1015);
+    assert_eq!(s.push(span(5, 2, Some(1)), later2), Push::Full);
+    let due = s.expire(later2);
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].trace_id, TraceId([2; 16]));
     assert_eq!(s.push(span(5, 2, Some(1)), later2), Push::Accepted);
-    assert_eq!(s.take_early()[0].trace_id, TraceId([2; 16]));
     assert!(s.contains(&TraceId([3; 16])));
 
-    // on_timeout: drop drops them instead, counted.
+    // on_timeout: drop drops them at once instead, counted.
     let mut s = Shard::new(Limits {
         max_traces: 1,
         on_timeout: OnTimeout::Drop,
@@ -460,8 +482,47 @@ fn idle_rootless_traces_make_room_instead_of_refusing_fresh_spans() {
     });
     assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
     assert_eq!(s.push(span(2, 2, Some(1)), later), Push::Accepted);
-    assert!(s.take_early().is_empty());
+    assert_eq!(s.leaving(), 0);
     assert_eq!((s.counts.evicted_idle, s.counts.timed_out_dropped), (1, 1));
+}
+
+/// A leaving trace takes spans until it leaves, and its root makes it
+/// complete rather than timed out; shutdown drains it like any open trace.
+#[test]
+fn a_leaving_trace_keeps_its_spans_and_its_root() {
+    let t0 = Instant::now();
+    let later = t0 + Duration::from_secs(2);
+    let mut s = Shard::new(Limits {
+        max_traces: 1,
+        ..limits()
+    });
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(2, 2, Some(1)), later), Push::Full);
+    let held = s.bytes();
+    assert_eq!(s.push(span(1, 3, Some(1)), later), Push::Accepted);
+    assert!(s.bytes() > held);
+    assert_eq!(s.push(span(1, 1, None), later), Push::Accepted);
+    assert_eq!(s.rooted(), (3, 1));
+    let left = s.take_leaving(later).unwrap();
+    assert!(left.complete);
+    assert_eq!(left.reason, Reason::Complete);
+    assert_eq!(ids(&left.spans), BTreeSet::from([1, 2, 3]));
+    assert_eq!((s.counts.completed, s.counts.evicted_idle), (1, 0));
+    assert_eq!((s.bytes(), s.rooted(), s.leaving()), (0, (0, 0), 0));
+
+    let mut s = Shard::new(Limits {
+        max_traces: 1,
+        ..limits()
+    });
+    assert_eq!(s.push(span(1, 2, Some(1)), t0), Push::Accepted);
+    assert_eq!(s.push(span(2, 2, Some(1)), later), Push::Full);
+    let drained: Vec<_> = s
+        .held_ids()
+        .into_iter()
+        .filter_map(|id| s.drain_one(id))
+        .collect();
+    assert_eq!(drained.len(), 1);
+    assert_eq!((s.bytes(), s.rooted(), s.leaving()), (0, (0, 0), 0));
 }
 
 /// The byte bound makes room the same way.
@@ -479,8 +540,10 @@ fn idle_rootless_traces_make_room_under_the_byte_bound() {
     assert_eq!(s.push(span(2, 2, Some(1)), t0), Push::Accepted);
     assert_eq!(s.push(span(3, 2, Some(1)), t0), Push::Full);
     let later = t0 + Duration::from_secs(2);
+    assert_eq!(s.push(span(3, 2, Some(1)), later), Push::Full);
+    assert!(s.bytes() <= one * 2);
+    assert!(s.take_leaving(later).is_some());
     assert_eq!(s.push(span(3, 2, Some(1)), later), Push::Accepted);
-    assert_eq!(s.take_early().len(), 1);
     assert!(s.bytes() <= one * 2);
 }
 

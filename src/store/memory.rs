@@ -55,6 +55,8 @@ struct Inner {
     /// Records evicted (by count or age), dropped outside the lock by the
     /// next [`put`](ResultStore::put) or `evict_expired` (see [`GRAVEYARD_MAX`]).
     graveyard: Vec<Arc<TraceRecord>>,
+    /// Their bytes, as they were counted in `bytes`.
+    graveyard_bytes: usize,
 }
 
 impl Inner {
@@ -62,17 +64,32 @@ impl Inner {
     fn evict(&mut self, id: &TraceId) {
         if let Some(e) = self.map.remove(id) {
             self.bytes -= e.bytes;
+            self.graveyard_bytes += e.bytes;
             self.graveyard.push(e.record);
         }
     }
+
+    /// The graveyard, to drop outside the lock.
+    fn bury(&mut self) -> Vec<Arc<TraceRecord>> {
+        self.graveyard_bytes = 0;
+        std::mem::take(&mut self.graveyard)
+    }
 }
+
+/// What a record costs the store beyond [`TraceRecord::approx_bytes`]: its
+/// map entry, its places in the insertion order (a stale one besides its
+/// own, typically: its `pending` marker's) and its `Arc`'s counts.
+const ENTRY_OVERHEAD: usize = std::mem::size_of::<(TraceId, Entry)>()
+    + 2 * std::mem::size_of::<Slot>()
+    + 2 * std::mem::size_of::<usize>();
 
 /// Evicted records waiting for the next `put` to drop them: most evictions
 /// happen on an I/O thread (the assembler marking traces pending), and a
 /// record is best freed on the evaluation worker that allocated it, into the
 /// allocator cache its next records come from. Past `max_traces / 16` of
-/// them, at most this many, the marking thread drops them itself; the age
-/// sweep and a replaced revision free theirs at once.
+/// them, at most this many, or past a sixteenth of `max_bytes`, the marking
+/// thread drops them itself; the age sweep and a replaced revision free
+/// theirs at once.
 const GRAVEYARD_MAX: usize = 4096;
 
 pub struct MemoryStore {
@@ -129,7 +146,7 @@ impl MemoryStore {
         let (stored, dead) = {
             let mut inner = self.lock();
             let stored = self.put_locked(&mut inner, record, now);
-            (stored, std::mem::take(&mut inner.graveyard))
+            (stored, inner.bury())
         };
         drop(dead);
         let stored = stored?;
@@ -180,7 +197,7 @@ impl MemoryStore {
         inner.seq += 1;
         let seq = inner.seq;
         let id = record.trace_id;
-        let bytes = record.approx_bytes();
+        let bytes = record.approx_bytes() + ENTRY_OVERHEAD;
         let wall = unix_nanos(SystemTime::now()).max(inner.last_wall);
         inner.last_wall = wall;
         inner.order.push_back(Slot { seq, id, wall });
@@ -253,8 +270,10 @@ impl ResultStore for MemoryStore {
                     self.insert(&mut inner, Arc::new(TraceRecord::pending(*id)), now);
                 }
             }
-            if inner.graveyard.len() > self.graveyard_max {
-                std::mem::take(&mut inner.graveyard)
+            if inner.graveyard.len() > self.graveyard_max
+                || inner.graveyard_bytes > self.max_bytes / 16
+            {
+                inner.bury()
             } else {
                 Vec::new()
             }
@@ -337,7 +356,7 @@ impl ResultStore for MemoryStore {
             inner.order.pop_front();
         }
         // Dropped outside the lock.
-        let dead = std::mem::take(&mut inner.graveyard);
+        let dead = inner.bury();
         drop(inner);
         drop(dead);
         self.evicted
