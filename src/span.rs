@@ -271,7 +271,9 @@ impl KeepAttributes {
 }
 
 /// A span's trace, span and parent span IDs as they come off the wire
-/// (an empty parent: a root span), checked.
+/// (an empty or all-zero parent: a root span, as the Collector's pdata
+/// reads it, `SpanID::IsEmpty`; some exporters and converters send zeros
+/// for a root), checked.
 pub fn checked_ids(
     trace_id: &[u8],
     span_id: &[u8],
@@ -279,7 +281,7 @@ pub fn checked_ids(
 ) -> Result<(TraceId, SpanId, Option<SpanId>), IdError> {
     let trace_id = TraceId::from_bytes(trace_id)?;
     let span_id = SpanId::from_bytes(span_id)?;
-    let parent = if parent_span_id.is_empty() {
+    let parent = if parent_span_id.is_empty() || parent_span_id == [0u8; 8] {
         None
     } else {
         Some(parent_id(parent_span_id)?)
@@ -326,6 +328,21 @@ mod tests {
         assert!(TraceId::parse_hex("0123").is_err());
         assert!(TraceId::parse_hex("zz23456789abcdef0123456789abcdef").is_err());
         assert!(TraceId::parse_hex("00000000000000000000000000000000").is_err());
+    }
+
+    #[test]
+    fn an_empty_or_all_zero_parent_is_a_root() {
+        let (t, s) = ([1; 16], [2; 8]);
+        assert_eq!(checked_ids(&t, &s, &[]).unwrap().2, None);
+        assert_eq!(checked_ids(&t, &s, &[0; 8]).unwrap().2, None);
+        assert_eq!(
+            checked_ids(&t, &s, &[3; 8]).unwrap().2,
+            Some(SpanId([3; 8]))
+        );
+        assert!(
+            checked_ids(&t, &s, &[0; 4]).is_err(),
+            "a wrong length still is"
+        );
     }
 
     #[test]

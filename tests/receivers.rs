@@ -130,6 +130,47 @@ async fn grpc_gzip_and_invalid_ids_reported_in_partial_success() {
     running.stop().await.unwrap();
 }
 
+/// A root whose parent span ID is all zeros (as some exporters and
+/// converters send it) is a root, as the Collector reads it: over gRPC and
+/// OTLP/JSON the trace completes at its root + grace, not at its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_all_zero_parent_span_id_is_a_root() {
+    let running = service::start(counting_config()).await;
+    let mut root = pspan(1, 1, None, &[]);
+    root.parent_span_id = vec![0; 8];
+    let resp = client(&running)
+        .await
+        .export(request(vec![
+            root,
+            pspan(1, 2, Some(1), &[("tool.name", "a")]),
+        ]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resp.partial_success, None);
+    let r = wait_for(&running, TraceId([1; 16]), WAIT, evaluated(1)).await;
+    assert!(r.complete, "the root was seen");
+    assert_eq!(r.span_count, 2);
+
+    let now = service::now_ns();
+    let json = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "02020202020202020202020202020202", "spanId": "0000000000000201",
+         "parentSpanId": "0000000000000000", "name": "root", "kind": 1,
+         "startTimeUnixNano": now.to_string(), "endTimeUnixNano": (now + 1000).to_string()}
+    ]}]}]});
+    let resp = common::http()
+        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .json(&json)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.text().await.unwrap(), "{}");
+    let r = wait_for(&running, TraceId([2; 16]), WAIT, evaluated(1)).await;
+    assert!(r.complete);
+    running.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_grpc_messages_get_resource_exhausted() {
     let mut config = counting_config();
