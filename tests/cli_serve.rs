@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -114,4 +116,57 @@ fn serve_warns_of_each_listener_beyond_loopback_without_tls_or_tokens() {
     for loopback in ["receivers.http", "api.http", "api.grpc"] {
         assert!(!stderr.contains(&format!("{loopback} listens")), "{stderr}");
     }
+}
+
+/// A PostgreSQL address that accepts the TCP connection and then never
+/// answers (a half-open load balancer, a firewall dropping packets after
+/// the handshake): `serve` exits 1 within the connect timeout, naming the
+/// database and why, instead of hanging without a listener or a log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_exits_1_on_a_database_that_accepts_and_never_answers() {
+    let silent = common::silent::SilentProxy::start(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    let url = format!("postgres://toolscore@{}/results", silent.addr);
+    std::fs::write(
+        &cfg,
+        format!(
+            "receivers:\n  grpc:\n    endpoint: 127.0.0.1:0\n  http:\n    endpoint: 127.0.0.1:0\n\
+             api:\n  http:\n    endpoint: 127.0.0.1:0\n  grpc:\n    endpoint: 127.0.0.1:0\n\
+             wal:\n  dir: {}\n\
+             store:\n  backend: postgres\n  postgres:\n    url: {url}\n    connect_timeout_ms: 1000\n",
+            dir.path().join("wal").display()
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscore"))
+        .args(["serve", "--config", cfg.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = started + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve still runs 20 s on, without an answer from its database");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&silent.addr.to_string()) && stderr.contains("did not answer"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }

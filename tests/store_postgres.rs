@@ -761,3 +761,57 @@ fn a_schema_of_its_own_keeps_its_triggers_on_its_tables() {
         1
     );
 }
+
+/// The database stops answering at run time, behind a proxy that keeps
+/// accepting connections (a half-open load balancer): the writer's
+/// reconnects give up at `connect_timeout_ms` each, `/readyz` goes 503
+/// saying why, and once the database answers again the trace acknowledged
+/// meanwhile is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_stops_answering_makes_the_service_unready_saying_why() {
+    let Some(pg) = Pg::start() else { return };
+    let url = pg.database("silent");
+    let proxy =
+        common::silent::SilentProxy::start(Some(format!("127.0.0.1:{}", pg.port).parse().unwrap()))
+            .await;
+    let mut config = test_config();
+    config.store = store_config(url.replace(
+        &format!(":{}/", pg.port),
+        &format!(":{}/", proxy.addr.port()),
+    ));
+    config.store.postgres.connect_timeout_ms = NonZero::new(500).unwrap();
+    let running = common::service::start(small_queues(config)).await;
+    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let api = running.api_addr.unwrap();
+    let http = common::http_builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let post = |n: u32| {
+        http.post(&otlp)
+            .header("content-type", "application/json")
+            .body(one_span_trace(n))
+            .send()
+    };
+    assert_eq!(post(1).await.unwrap().status(), 200);
+    all_evaluated(&http, api, &[1]).await;
+
+    proxy.go_silent();
+    assert_eq!(post(2).await.unwrap().status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, text) = body(&http, format!("http://{api}/readyz")).await;
+        if status == 503 && text.contains("did not answer") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still {status} {text} with a database that does not answer"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    proxy.answer_again();
+    all_evaluated(&http, api, &[1, 2]).await;
+    ready(&http, api).await;
+    running.stop().await.unwrap();
+}

@@ -78,8 +78,9 @@ pub struct PostgresConfig {
     /// Connections open at once for reads (the API) and retention; the
     /// writer and the listener have one each besides.
     pub pool_size: NonZeroUsize,
-    /// How long connecting may take, and how long a read waits for a busy
-    /// pool's connection.
+    /// How long a connection's start-up (TCP, TLS, authentication) may
+    /// take, data may stay unacknowledged on a connection, and a read waits
+    /// for a busy pool's connection.
     pub connect_timeout_ms: NonZeroU64,
     /// Any statement running longer is cancelled by the server (an error:
     /// a write is retried, a read answered unavailable); 0: no limit.

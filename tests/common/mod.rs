@@ -18,6 +18,7 @@ pub mod process;
 pub mod proxy;
 pub mod records;
 pub mod service;
+pub mod silent;
 pub mod tls_listener;
 pub mod weather;
 

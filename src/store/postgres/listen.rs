@@ -17,7 +17,7 @@ pub(super) fn run(config: &Connector, what: &str, own: &AtomicI32, on_commit: &O
         let mut client = match config.connect() {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(database = %what, error = %describe(&e), "cannot listen for other replicas' results; retrying");
+                tracing::warn!(database = %what, error = %e, "cannot listen for other replicas' results; retrying");
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 continue;

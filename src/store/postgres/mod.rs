@@ -10,7 +10,7 @@
 //! span may carry.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -123,18 +123,103 @@ const MIGRATE_LOCK: i64 = 0x746f_6f6c_7363_0001;
 const PRUNE_LOCK: i64 = 0x746f_6f6c_7363_0002;
 
 /// How this backend's connections are made: with TLS when the URL asks for
-/// it (`sslmode=require`), the server checked per `store.postgres.tls`.
+/// it (`sslmode=require`), the server checked per `store.postgres.tls`; the
+/// whole start-up exchange (TCP, TLS, authentication) within
+/// `connect_timeout_ms`.
 #[derive(Clone)]
 pub(super) struct Connector {
     config: postgres::Config,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    timeout: Duration,
+    /// Attempts given up on whose threads still wait for the server.
+    stuck: Arc<AtomicUsize>,
+}
+
+/// Attempts given up on that may still wait for a silent server at once:
+/// past it, a connect fails at once rather than start another thread.
+const MAX_STUCK: usize = 4;
+
+/// Why [`Connector::bounded`] has no answer.
+enum Bounded<E> {
+    Failed(E),
+    /// No answer in time.
+    TimedOut,
+    /// Too many earlier attempts still wait, or no thread could start.
+    Unable(String),
 }
 
 impl Connector {
-    pub(super) fn connect(&self) -> Result<Client, postgres::Error> {
-        match &self.tls {
-            Some(tls) => self.config.connect(tls.clone()),
-            None => self.config.connect(NoTls),
+    /// A connection, once the server has answered its whole start-up
+    /// exchange within the timeout. The client's own `connect_timeout`
+    /// bounds only the TCP handshake: a server (or a half-open load
+    /// balancer, or a firewall dropping packets after the handshake) that
+    /// accepts the connection and never answers would hold the caller
+    /// forever. So the exchange runs on a thread of its own, and the caller
+    /// stops waiting at the deadline; that thread ends when the socket
+    /// does (`tcp_user_timeout`, keepalives), and at most [`MAX_STUCK`]
+    /// wait at once.
+    pub(super) fn connect(&self) -> Result<Client, String> {
+        let (config, tls) = (self.config.clone(), self.tls.clone());
+        self.bounded(Some(self.timeout), move || {
+            let got = match tls {
+                Some(tls) => config.connect(tls),
+                None => config.connect(NoTls),
+            };
+            got.map_err(|e| describe(&e))
+        })
+        .map_err(|e| match e {
+            Bounded::Failed(e) | Bounded::Unable(e) => e,
+            Bounded::TimedOut => format!(
+                "no answer to the connection's start-up within {} ms \
+                 (store.postgres.connect_timeout_ms): the server accepted the \
+                 connection but did not answer",
+                self.timeout.as_millis()
+            ),
+        })
+    }
+
+    /// Runs `f` on a thread of its own and waits for it `timeout` at most
+    /// (`None`: as long as it takes).
+    fn bounded<T: Send + 'static, E: Send + 'static>(
+        &self,
+        timeout: Option<Duration>,
+        f: impl FnOnce() -> Result<T, E> + Send + 'static,
+    ) -> Result<T, Bounded<E>> {
+        if self.stuck.load(Ordering::Relaxed) >= MAX_STUCK {
+            return Err(Bounded::Unable(format!(
+                "{MAX_STUCK} earlier connection attempts are still without an answer from the server"
+            )));
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("toolscore-pg-connect".into())
+            .spawn(move || {
+                // The caller may have stopped waiting: what `f` made is dropped.
+                let _ = tx.send(f());
+            });
+        if let Err(e) = spawned {
+            return Err(Bounded::Unable(format!(
+                "cannot start a connection thread: {e}"
+            )));
+        }
+        let got = match timeout {
+            Some(t) => rx.recv_timeout(t).map_err(|_| ()),
+            None => rx.recv().map_err(|_| ()),
+        };
+        match got {
+            Ok(got) => got.map_err(Bounded::Failed),
+            Err(()) => {
+                // The thread counts as stuck until it gives its answer up.
+                self.stuck.fetch_add(1, Ordering::Relaxed);
+                let stuck = self.stuck.clone();
+                let _ = std::thread::Builder::new()
+                    .name("toolscore-pg-connect-wait".into())
+                    .spawn(move || {
+                        let _ = rx.recv();
+                        stuck.fetch_sub(1, Ordering::Relaxed);
+                    });
+                Err(Bounded::TimedOut)
+            }
         }
     }
 }
@@ -203,19 +288,41 @@ impl Postgres {
     /// written by a newer version.
     pub fn open(config: &PostgresConfig) -> Result<Postgres, DbError> {
         let (pg, what) = client_config(config)?;
-        let mut client = pg.connect().map_err(|e| DbError::Open {
+        let open = |message| DbError::Open {
             what: what.clone(),
-            message: describe(&e),
-        })?;
-        migrate(&mut client, &what)?;
-        let writer_pid = Arc::new(AtomicI32::new(writer_session(&mut client)?));
-        let last: i64 = client
-            .query_one(
-                "SELECT coalesce(max(stored_at), 0)::bigint FROM toolscore_traces",
-                &[],
-            )
-            .map_err(err)?
-            .get(0);
+            message,
+        };
+        let client = pg.connect().map_err(open)?;
+        // Then the schema, as the server bounds each statement
+        // (`statement_timeout_ms`, 0: no bound) and here the whole.
+        let limit = Duration::from_millis(config.statement_timeout_ms);
+        let (client, pid, last) = pg
+            .bounded((!limit.is_zero()).then_some(limit), {
+                let what = what.clone();
+                move || {
+                    let mut client = client;
+                    migrate(&mut client, &what)?;
+                    let pid = writer_session(&mut client)?;
+                    let last: i64 = client
+                        .query_one(
+                            "SELECT coalesce(max(stored_at), 0)::bigint FROM toolscore_traces",
+                            &[],
+                        )
+                        .map_err(err)?
+                        .get(0);
+                    Ok((client, pid, last))
+                }
+            })
+            .map_err(|e| match e {
+                Bounded::Failed(e) => e,
+                Bounded::Unable(message) => open(message),
+                Bounded::TimedOut => open(format!(
+                    "the schema's migration had no answer within {} ms \
+                     (store.postgres.statement_timeout_ms)",
+                    limit.as_millis()
+                )),
+            })?;
+        let writer_pid = Arc::new(AtomicI32::new(pid));
         Ok(Postgres {
             readers: Pool::new(
                 pg.clone(),
@@ -276,7 +383,11 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
     {
         pg.password(p);
     }
-    pg.connect_timeout(Duration::from_millis(config.connect_timeout_ms.get()))
+    let timeout = Duration::from_millis(config.connect_timeout_ms.get());
+    // Data the server leaves unacknowledged that long fails the connection
+    // (a firewall that drops packets), at start-up or later.
+    pg.connect_timeout(timeout)
+        .tcp_user_timeout(timeout)
         .application_name("toolscore")
         .keepalives(true)
         .keepalives_idle(Duration::from_secs(30));
@@ -297,7 +408,15 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
         }
         _ => None,
     };
-    Ok((Connector { config: pg, tls }, what))
+    Ok((
+        Connector {
+            config: pg,
+            tls,
+            timeout,
+            stuck: Arc::new(AtomicUsize::new(0)),
+        },
+        what,
+    ))
 }
 
 /// The URL without its password, for messages.
@@ -625,7 +744,7 @@ impl Database for Postgres {
         let c = match client {
             Some(c) if !c.is_closed() => c,
             _ => {
-                let mut new = self.config.connect().map_err(err)?;
+                let mut new = self.config.connect().map_err(DbError::Query)?;
                 self.writer_pid
                     .store(writer_session(&mut new)?, Ordering::Relaxed);
                 client.insert(new)

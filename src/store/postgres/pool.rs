@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
-use super::{Connector, err};
+use super::Connector;
 use crate::store::db::DbError;
 use crate::store::lock;
 
@@ -87,7 +87,7 @@ impl Pool {
                     Err(e) => {
                         lock(&self.state).open -= 1;
                         self.freed.notify_one();
-                        Err(err(e))
+                        Err(DbError::Query(e))
                     }
                 };
             }
