@@ -69,6 +69,10 @@ fn flow_depth_within(text: &str, max: usize) -> Result<(), usize> {
 /// The embedded default, what `toolscore serve` runs with no `--config`.
 pub const DEFAULT_YAML: &str = include_str!("../config/default.yaml");
 
+/// The shortest claim on running judgements (`store.postgres.judgement_lease_secs`):
+/// it is renewed once a second at best, at a quarter of its length.
+const MIN_JUDGEMENT_LEASE_SECS: u64 = 5;
+
 /// A configuration that could not be loaded; the message names the file and
 /// the key path.
 #[derive(Debug, thiserror::Error)]
@@ -185,7 +189,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. docs/configuration.md lists the same
     /// maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 46] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 47] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -225,6 +229,7 @@ impl Config {
             ("store.postgres.pool_size", n(self.store.postgres.pool_size.get()), 1_000),
             ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms.get(), HOUR_MS),
             ("store.postgres.statement_timeout_ms", self.store.postgres.statement_timeout_ms, HOUR_MS),
+            ("store.postgres.judgement_lease_secs", self.store.postgres.judgement_lease_secs.get(), DAY_SECS),
             ("store.writer.queue_capacity", n(self.store.writer.queue_capacity.get()), 1_000_000),
             ("store.writer.max_batch", n(self.store.writer.max_batch.get()), 100_000),
             ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms.get(), 60_000),
@@ -258,6 +263,14 @@ impl Config {
             ));
         }
         if self.store.backend == StoreBackend::Postgres {
+            if self.store.postgres.judgement_lease_secs.get() < MIN_JUDGEMENT_LEASE_SECS {
+                return Err((
+                    "store.postgres.judgement_lease_secs".into(),
+                    format!(
+                        "must be at least {MIN_JUDGEMENT_LEASE_SECS} (the claim is renewed every second at best)"
+                    ),
+                ));
+            }
             let url = &self.store.postgres.url;
             if url.is_empty() {
                 return Err((

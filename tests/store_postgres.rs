@@ -682,10 +682,13 @@ fn schema_1_is_migrated_keeping_its_results() {
         .map(|k| db.get(&TraceId([k; 16])).unwrap().unwrap())
         .collect();
     drop(db);
-    // Back to version 1's form (the tables are the same).
+    // Back to version 1's form (the tables are the same but for version
+    // 3's column and table).
     pg.sql(
         "upgrade",
-        "DROP TRIGGER toolscore_traces_deleted ON toolscore_traces;
+        "ALTER TABLE toolscore_scores DROP COLUMN pending_owner;
+         DROP TABLE toolscore_replicas;
+         DROP TRIGGER toolscore_traces_deleted ON toolscore_traces;
          DROP TRIGGER toolscore_traces_truncated ON toolscore_traces;
          DROP FUNCTION toolscore_delete_scores();
          DROP FUNCTION toolscore_truncate_scores();
@@ -698,7 +701,7 @@ fn schema_1_is_migrated_keeping_its_results() {
     assert_eq!(pg.number("upgrade", foreign_keys), 1);
     let db = Postgres::open(&store_config(url).postgres).unwrap();
     assert_eq!(pg.number("upgrade", foreign_keys), 0);
-    assert!(pg.number("upgrade", "SELECT max(version) FROM toolscore_schema") >= 2);
+    assert!(pg.number("upgrade", "SELECT max(version) FROM toolscore_schema") >= 3);
     for (k, before) in (1..=3).zip(&stored) {
         assert_eq!(db.get(&TraceId([k; 16])).unwrap().as_ref(), Some(before));
     }
@@ -814,4 +817,85 @@ async fn a_database_that_stops_answering_makes_the_service_unready_saying_why() 
     all_evaluated(&http, api, &[1, 2]).await;
     ready(&http, api).await;
     running.stop().await.unwrap();
+}
+
+/// A replica killed (`kill -9`) before its model answered leaves its
+/// judge `pending`; another replica on the same database leaves it alone
+/// while the killed one's claim is renewed, and settles it as `skipped`,
+/// saying why, once that claim has run out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judgement_left_pending_by_a_killed_replica_is_settled_by_another() {
+    let Some(pg) = Pg::start() else { return };
+    let stub = common::llm_stub::Stub::start().await;
+    stub.load(&serde_json::json!({"responses": [common::llm_stub::answer(90)], "discovery": []}));
+    stub.set_delay(Duration::from_secs(600));
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config();
+    config.store = store_config(pg.database("claims"));
+    config.store.postgres.judgement_lease_secs = NonZero::new(5).unwrap();
+    config.llm = stub.config(dir.path());
+    let judge = serde_json::json!({"model": "gpt-4.1", "defaultEvaluationCriteria": {"expectedOutput": "sunny"}});
+    config.evaluators.inline = vec![
+        toolscore::config::InlineEvaluator {
+            id: "judge".into(),
+            kind: "uipath-llm-judge-output-semantic-similarity".into(),
+            config: judge.as_object().cloned().unwrap(),
+            apply_to_all_traces: true,
+        },
+        common::service::count_evaluator(serde_json::json!({"get_weather": ["=", 1]})),
+    ];
+    let (dir_a, dir_b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&dir_a).unwrap();
+    std::fs::create_dir_all(&dir_b).unwrap();
+    let mut a = serve(&config, &dir_a);
+    let b = serve(&config, &dir_b);
+    let http = common::http();
+    ready(&http, a.api).await;
+    ready(&http, b.api).await;
+    let exporter = common::process::grpc_exporter(a.otlp_grpc);
+    common::service::export(&exporter, &common::service::weather_trace(7)).await;
+    let id = TraceId([7; 16]).to_hex();
+    let scores = |api: std::net::SocketAddr| {
+        let http = http.clone();
+        let url = format!("http://{api}/traces/{id}/scores?wait_ms=10000");
+        async move {
+            let (status, text) = body(&http, url).await;
+            assert_eq!(status, 200, "{text}");
+            serde_json::from_str::<Json>(&text).unwrap()
+        }
+    };
+    let first = scores(a.api).await;
+    assert_eq!(first["scores"][0]["status"], "pending", "{first}");
+    stub.wait_for_requests(1, Duration::from_secs(20)).await;
+    // Two leases on, the live replica's claim holds.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let held = scores(b.api).await;
+    assert_eq!(held["scores"][0]["status"], "pending", "{held}");
+
+    a.kill();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let settled = loop {
+        let now = scores(b.api).await;
+        if now["scores"][0]["status"] != "pending" {
+            break now;
+        }
+        assert!(Instant::now() < deadline, "still pending: {now}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(settled["scores"][0]["status"], "skipped", "{settled}");
+    let why = settled["scores"][0]["error"].as_str().unwrap();
+    assert!(
+        why.starts_with("judge was not judged: the replica judging it stopped"),
+        "{why}"
+    );
+    assert_eq!(
+        settled["scores"][1], first["scores"][1],
+        "the deterministic score is kept"
+    );
+    assert_eq!(settled["revision"], 1);
+    let (_, metrics) = body(&http, format!("http://{}/metrics", b.api)).await;
+    assert!(
+        metrics.contains("toolscore_store_abandoned_judgements_total 1"),
+        "{metrics}"
+    );
 }

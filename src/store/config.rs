@@ -85,6 +85,11 @@ pub struct PostgresConfig {
     /// Any statement running longer is cancelled by the server (an error:
     /// a write is retried, a read answered unavailable); 0: no limit.
     pub statement_timeout_ms: u64,
+    /// A replica claims the LLM judgements it runs for this long at a
+    /// time, renewing the claim every quarter of it; judgements whose
+    /// replica stopped renewing (killed before its model answered) are
+    /// settled as `skipped` by any replica once the claim runs out.
+    pub judgement_lease_secs: NonZeroU64,
     /// With `sslmode=require` in the URL: how the server's certificate is
     /// checked (`ca_file`, else the system's roots; and its host name).
     pub tls: crate::tls::ClientTlsConfig,
@@ -108,6 +113,7 @@ impl Default for PostgresConfig {
             pool_size: const { NonZero::new(8).unwrap() },
             connect_timeout_ms: const { NonZero::new(5_000).unwrap() },
             statement_timeout_ms: 30_000,
+            judgement_lease_secs: const { NonZero::new(60).unwrap() },
             tls: crate::tls::ClientTlsConfig::default(),
         }
     }

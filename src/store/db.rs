@@ -116,6 +116,14 @@ pub trait Database: Send + Sync + 'static {
     fn listen(&self, _on_commit: OnCommit) -> Result<(), DbError> {
         Ok(())
     }
+    /// Keeps this process's claim on the LLM judgements it runs, and
+    /// settles as `skipped` those whose process stopped claiming them (it
+    /// was killed before its model answered); how many it settled. Called
+    /// every second by a shared database's pruner thread. A database only
+    /// this process uses settles them when it opens instead.
+    fn tend_judgements(&self, _now: SystemTime) -> Result<u64, DbError> {
+        Ok(0)
+    }
 }
 
 /// See [`Database::listen`]; false once the store is gone.
@@ -138,6 +146,7 @@ pub struct WriterStats {
     errors: AtomicU64,
     prune_errors: AtomicU64,
     pruned: AtomicU64,
+    abandoned: AtomicU64,
     rows: AtomicU64,
     dropped_shutdown: AtomicU64,
     commit_seconds: Histogram,
@@ -154,6 +163,7 @@ impl Default for WriterStats {
             errors: AtomicU64::new(0),
             prune_errors: AtomicU64::new(0),
             pruned: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
             rows: AtomicU64::new(0),
             dropped_shutdown: AtomicU64::new(0),
             commit_seconds: Histogram::new([
@@ -201,6 +211,11 @@ impl Collector for WriterStats {
                 "store_pruned",
                 "Results deleted by retention (age or max_traces)",
                 &self.pruned,
+            ),
+            (
+                "store_abandoned_judgements",
+                "LLM judgements another replica left pending when it stopped, settled here as skipped",
+                &self.abandoned,
             ),
             (
                 "store_results_dropped_shutdown",
@@ -433,7 +448,25 @@ struct Writer {
 /// A shared database's retention: a pass a second, chunk after chunk on a
 /// read connection, until `stop` is dropped.
 fn prune_until_stopped(shared: &Shared, bounds: Bounds, stop: &Receiver<()>) {
+    let mut tending_failed = false;
     while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(PRUNE_EVERY) {
+        match shared.db.tend_judgements(SystemTime::now()) {
+            Ok(n) => {
+                shared.stats.abandoned.fetch_add(n, Ordering::Relaxed);
+                if n > 0 {
+                    tracing::warn!(
+                        scores = n,
+                        "LLM-judged scores left pending by a replica that stopped are stored as skipped"
+                    );
+                }
+                tending_failed = false;
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut tending_failed, true) {
+                    tracing::warn!(error = %e, "keeping the claim on running LLM judgements failed; retried every second");
+                }
+            }
+        }
         while shared.prune_chunk(bounds, PRUNE_BATCH) {
             if shared.closing.load(Ordering::Relaxed) {
                 return;

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use postgres::{Client, NoTls, Row};
 
+mod claims;
 mod listen;
 mod pool;
 
@@ -111,6 +112,16 @@ const MIGRATIONS: &[&str] = &[
             EXECUTE format('ALTER TABLE toolscore_scores DROP CONSTRAINT %I', key);
         END LOOP;
     END $$;",
+    // 3: a pending LLM judgement names the replica running it, and each
+    // replica renews its claim in `toolscore_replicas`: any replica settles
+    // the judgements of one that stopped renewing (killed mid-judgement).
+    "ALTER TABLE toolscore_scores ADD COLUMN pending_owner text;
+    CREATE INDEX toolscore_scores_pending ON toolscore_scores (pending_owner)
+        WHERE status = 'pending';
+    CREATE TABLE toolscore_replicas (
+        owner text PRIMARY KEY,
+        alive_until bigint NOT NULL
+    );",
 ];
 
 /// The channel commits are announced on; the payload is
@@ -242,6 +253,8 @@ pub struct Postgres {
     /// another replica's chunks delete rows between this pass's. `None`
     /// between passes.
     pass_cut: Mutex<Option<Option<i64>>>,
+    /// This replica's claim on the judgements it runs.
+    claims: claims::Claims,
 }
 
 /// Readies the writer's connection; the server process serving it.
@@ -296,12 +309,14 @@ impl Postgres {
         // Then the schema, as the server bounds each statement
         // (`statement_timeout_ms`, 0: no bound) and here the whole.
         let limit = Duration::from_millis(config.statement_timeout_ms);
-        let (client, pid, last) = pg
+        let claims = claims::Claims::new(Duration::from_secs(config.judgement_lease_secs.get()));
+        let (client, pid, last, claims) = pg
             .bounded((!limit.is_zero()).then_some(limit), {
                 let what = what.clone();
                 move || {
                     let mut client = client;
                     migrate(&mut client, &what)?;
+                    claims.claim(&mut client, SystemTime::now()).map_err(err)?;
                     let pid = writer_session(&mut client)?;
                     let last: i64 = client
                         .query_one(
@@ -310,7 +325,7 @@ impl Postgres {
                         )
                         .map_err(err)?
                         .get(0);
-                    Ok((client, pid, last))
+                    Ok((client, pid, last, claims))
                 }
             })
             .map_err(|e| match e {
@@ -334,6 +349,7 @@ impl Postgres {
             writer: Mutex::new((Some(client), last)),
             writer_pid,
             pass_cut: Mutex::new(None),
+            claims,
         })
     }
 }
@@ -601,7 +617,7 @@ impl Postgres {
     fn write_batch(
         client: &mut Client,
         batch: &[Prepared],
-        keep: &[usize],
+        (keep, owner): (&[usize], &str),
         first_stored_at: i64,
         repair: bool,
     ) -> Result<Vec<bool>, postgres::Error> {
@@ -691,10 +707,10 @@ impl Postgres {
                 let s = &scores;
                 tx.execute(
                     &format!(
-                        "INSERT INTO toolscore_scores (trace_id, {SCORE_COLUMNS})
+                        "INSERT INTO toolscore_scores (trace_id, {SCORE_COLUMNS}, pending_owner)
                          SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::text[],
                            $5::text[], $6::float8[], $7::int8[], $8::bool[], $9::bool[],
-                           $10::int8[], $11::text[], $12::bytea[])"
+                           $10::int8[], $11::text[], $12::bytea[], $13::text[])"
                     ),
                     &[
                         &col(s, |(id, _)| *id),
@@ -709,6 +725,7 @@ impl Postgres {
                         &col(s, |(_, s)| s.threshold_bits),
                         &col(s, |(_, s)| s.details),
                         &col(s, |(_, s)| s.error.map(str::as_bytes)),
+                        &col(s, |(_, s)| (s.status == "pending").then_some(owner)),
                     ],
                 )?;
             }
@@ -754,7 +771,7 @@ impl Database for Postgres {
         let first = unix_nanos(now).max(*last + 1);
         let mut repair = false;
         loop {
-            match Postgres::write_batch(c, batch, &keep, first, repair) {
+            match Postgres::write_batch(c, batch, (&keep, self.claims.owner()), first, repair) {
                 Ok(stored) => {
                     *last = first + keep.len() as i64 - 1;
                     return Ok(Written { stored, pruned: 0 });
@@ -914,6 +931,10 @@ impl Database for Postgres {
 
     fn shared(&self) -> bool {
         true
+    }
+
+    fn tend_judgements(&self, now: SystemTime) -> Result<u64, DbError> {
+        self.readers.with(|c| self.claims.tend(c, now).map_err(err))
     }
 
     /// A thread on its own connection, `LISTEN`ing; reconnects with backoff
