@@ -308,7 +308,13 @@ async fn run(
         backlog.clone(),
         admission_metrics,
     );
-    tokio::spawn(admission.clone().run(drain.clone()));
+    supervise::spawn(
+        "admission",
+        admission.clone().run(drain.clone()),
+        || (),
+        &failed,
+        &metrics,
+    );
     let pending: assembler::MarkPending = {
         let store = store.clone();
         Arc::new(move |traces, now| store.mark_pending_many(traces, now))
@@ -520,8 +526,14 @@ async fn run(
         supervise::spawn("api_http", served, panicked("HTTP API"), &failed, &metrics)
     });
     // Certificates and token files are re-read until the last listener stops.
-    security.spawn_reloads(&api_stop);
-    let retention = tokio::spawn(evict_loop(store.clone(), metrics.clone(), shutdown.clone()));
+    security.spawn_reloads(&api_stop, &failed, &metrics);
+    let retention = supervise::spawn(
+        "retention",
+        evict_loop(store.clone(), metrics.clone(), shutdown.clone()),
+        || (),
+        &failed,
+        &metrics,
+    );
     tracing::info!(shards, workers, "toolscore is running");
 
     shutdown.cancelled().await;

@@ -248,6 +248,48 @@ impl Config {
         ]
     }
 
+    /// The reload intervals and handshake deadlines, each within its range:
+    /// an interval of 0 would spin, a huge one overflows the timer, and a
+    /// handshake deadline under a tenth of a second cuts clients off.
+    fn check_reloads(&self) -> Result<(), (String, String)> {
+        const DAY_SECS: u64 = 86_400;
+        let within = |path: String, value: u64, min: u64, max: u64| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err((path, format!("must be from {min} to {max}, got {value}")))
+            }
+        };
+        within(
+            "auth.reload_interval_secs".into(),
+            self.auth.reload_interval_secs,
+            1,
+            DAY_SECS,
+        )?;
+        let listeners = [
+            ("receivers.grpc", &self.receivers.grpc.tls),
+            ("receivers.http", &self.receivers.http.tls),
+            ("api.http", &self.api.http.tls),
+            ("api.grpc", &self.api.grpc.tls),
+        ];
+        for (listener, tls) in listeners {
+            let Some(tls) = tls else { continue };
+            within(
+                format!("{listener}.tls.reload_interval_secs"),
+                tls.reload_interval_secs,
+                1,
+                DAY_SECS,
+            )?;
+            within(
+                format!("{listener}.tls.handshake_timeout_ms"),
+                tls.handshake_timeout_ms,
+                100,
+                3_600_000,
+            )?;
+        }
+        Ok(())
+    }
+
     /// Cross-field checks; the error is (key path, message).
     pub fn validate(&self) -> Result<(), (String, String)> {
         for (path, value, max) in self.maxima() {
@@ -255,6 +297,7 @@ impl Config {
                 return Err((path.into(), format!("must be at most {max}, got {value}")));
             }
         }
+        self.check_reloads()?;
         let a = &self.assembler;
         if self.wal.segment_bytes > self.wal.max_bytes {
             return Err((

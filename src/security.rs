@@ -169,8 +169,15 @@ impl Security {
         Ok(out)
     }
 
-    /// Re-reads certificates and token files on their intervals until `stop`.
-    pub fn spawn_reloads(&self, stop: &CancellationToken) {
+    /// Re-reads certificates and token files on their intervals until
+    /// `stop`, supervised: a reload task that panics is counted and fails
+    /// `/healthz`, since certificates and tokens would never be read again.
+    pub fn spawn_reloads(
+        &self,
+        stop: &CancellationToken,
+        failed: &crate::supervise::Failed,
+        metrics: &Arc<crate::telemetry::Metrics>,
+    ) {
         let listeners = [
             &self.otlp_grpc,
             &self.otlp_http,
@@ -179,25 +186,25 @@ impl Security {
         ];
         for tls in listeners.into_iter().filter_map(|l| l.tls.clone()) {
             let (every, listener) = (tls.reload_interval(), tls.listener());
-            tokio::spawn(reload_every(every, stop.clone(), move || {
-                match tls.reload() {
-                    Ok(true) => tracing::info!(listener, "TLS certificate reloaded"),
-                    Ok(false) => {}
-                    Err(e) => tracing::warn!(
-                        listener,
-                        error = %e,
-                        "TLS files changed but cannot be used; the previous certificate is still served"
-                    ),
-                }
-            }));
+            let task = reload_every(every, stop.clone(), move || match tls.reload() {
+                Ok(true) => tracing::info!(listener, "TLS certificate reloaded"),
+                Ok(false) => {}
+                Err(e) => tracing::warn!(
+                    listener,
+                    error = %e,
+                    "TLS files changed but cannot be used; the previous certificate is still served"
+                ),
+            });
+            crate::supervise::spawn("tls_reload", task, || (), failed, metrics);
         }
         if let Some(tokens) = self.tokens.clone() {
             let every = tokens.reload_interval();
-            tokio::spawn(reload_every(every, stop.clone(), move || {
+            let task = reload_every(every, stop.clone(), move || {
                 if let Err(e) = tokens.reload() {
                     tracing::warn!(error = %e, "cannot read tokens again; the previous ones are kept");
                 }
-            }));
+            });
+            crate::supervise::spawn("token_reload", task, || (), failed, metrics);
         }
     }
 }
@@ -210,6 +217,7 @@ async fn reload_every(
     reload: impl Fn() + Send + Sync + 'static,
 ) {
     let reload = Arc::new(reload);
+    // Validated at start-up (at most a day), so this cannot overflow.
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -218,8 +226,12 @@ async fn reload_every(
             _ = tick.tick() => {}
         }
         let reload = Arc::clone(&reload);
-        if let Err(e) = tokio::task::spawn_blocking(move || reload()).await {
-            tracing::warn!(error = %e, "a reload of TLS files or tokens failed");
+        match tokio::task::spawn_blocking(move || reload()).await {
+            Ok(()) => {}
+            // A panic of the reload itself goes on to the supervisor.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // The runtime is shutting down.
+            Err(_) => return,
         }
     }
 }

@@ -416,6 +416,24 @@ fn configs_that_used_to_pass_are_refused_naming_the_key() {
             "idle_timeout_secs",
         ),
         ("evaluation:\n  workers: 600\n", "evaluation.workers"),
+        // Each reload task overflowed its timer and died at start-up.
+        (
+            "auth:\n  reload_interval_secs: 18446744073709551615\n",
+            "auth.reload_interval_secs",
+        ),
+        (
+            "receivers:\n  grpc:\n    tls: {cert_file: c.pem, key_file: k.pem, reload_interval_secs: 18446744073709551615}\n",
+            "receivers.grpc.tls.reload_interval_secs",
+        ),
+        (
+            "api:\n  http:\n    endpoint: 127.0.0.1:8080\n    tls: {cert_file: c.pem, key_file: k.pem, reload_interval_secs: 0}\n",
+            "api.http.tls.reload_interval_secs",
+        ),
+        // Cut clients off mid-handshake.
+        (
+            "api:\n  http:\n    endpoint: 127.0.0.1:8080\n    tls: {cert_file: c.pem, key_file: k.pem, handshake_timeout_ms: 0}\n",
+            "api.http.tls.handshake_timeout_ms",
+        ),
         (
             "evaluators:\n  files: [no-such-evaluator.json]\n",
             "no-such-evaluator.json",

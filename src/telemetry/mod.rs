@@ -57,14 +57,19 @@ pub struct ResultLabel {
     pub status: &'static str,
 }
 
-/// The stages in `toolscore_stage_panics_total`.
-pub const STAGES: [&str; 6] = [
+/// The stages in `toolscore_stage_panics_total`: the pipeline's, and the
+/// background tasks it cannot do without.
+pub const STAGES: [&str; 10] = [
     "otlp_grpc",
     "otlp_http",
     "assembler",
     "evaluation",
     "api_http",
     "api_grpc",
+    "admission",
+    "retention",
+    "tls_reload",
+    "token_reload",
 ];
 
 /// The listeners' names in the connection metrics.
