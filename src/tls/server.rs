@@ -51,7 +51,8 @@ pub struct TlsMetrics {
     pub handshake_failures: Counter,
     /// Files read again and found changed: served from then on.
     pub reloads: Counter,
-    /// Files found changed but unusable: the previous ones are kept.
+    /// Files found changed but unusable, or unreadable: the previous ones
+    /// are kept.
     pub reload_failures: Counter,
     /// The served certificate's `notAfter`, Unix seconds: alert on it
     /// before a renewal that never came.
@@ -119,7 +120,11 @@ impl ServerTls {
     /// Reads the files again; returns whether they changed and were taken.
     /// Unusable files leave the previous configuration in place.
     pub fn reload(&self) -> Result<bool, TlsError> {
-        let files = read_files(&self.config)?;
+        // A file that cannot be read (a Secret unmounted) counts as a
+        // failure on every try, as an unusable one does.
+        let files = read_files(&self.config).inspect_err(|_| {
+            self.metrics.reload_failures.inc();
+        })?;
         if self.current.read().unwrap_or_else(|e| e.into_inner()).files == files {
             return Ok(false);
         }

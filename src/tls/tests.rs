@@ -88,6 +88,13 @@ fn reload_takes_changed_files_and_keeps_the_old_on_bad_ones() {
     assert!(tls.reload().is_err());
     assert_eq!(tls.metrics.reload_failures.get(), 1);
     assert_eq!(tls.metrics.reloads.get(), 1);
+
+    // Deleted (a Secret unmounted): a failure each time it is looked for.
+    std::fs::remove_file(&config.key_file).unwrap();
+    assert!(tls.reload().is_err());
+    assert!(tls.reload().is_err());
+    assert_eq!(tls.metrics.reload_failures.get(), 3);
+    assert_eq!(tls.metrics.reloads.get(), 1);
 }
 
 #[test]
