@@ -405,6 +405,60 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     running.stop().await.unwrap();
 }
 
+/// The database file deleted under the running service (by hand, by a
+/// cleanup job): everything written to it would be gone at the next start,
+/// so the service notices (within a second, idle or not), goes unready
+/// saying why, stores nothing more there, and refuses intake once its
+/// queues are full, rather than acknowledging results that would be lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_file_deleted_under_the_service_makes_it_unready() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    let config = small_queues(config);
+    let running = common::service::start(config).await;
+    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let api = running.api_addr.unwrap();
+    let http = common::http_builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut accepted = Vec::new();
+    for n in 1..=3 {
+        let r = http
+            .post(&otlp)
+            .header("content-type", "application/json")
+            .body(common::outage::one_span_trace(n))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        accepted.push(n);
+    }
+    all_evaluated(&http, api, &accepted).await;
+
+    std::fs::remove_file(dir.path().join("results.db")).unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (status, text) = common::process::body(&http, format!("http://{api}/readyz")).await;
+        if status == 503 && text.contains("was deleted or replaced while open") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {status} {text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    send_until_refused(&http, &otlp, api, &mut accepted).await;
+    // What was taken since cannot be stored: the drain says so.
+    let drained = running.stop().await;
+    assert!(
+        drained
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("did not commit every result")),
+        "{drained:?}"
+    );
+}
+
 /// Arguments are accepted nested up to 200 deep, past `serde_json`'s
 /// default limit of 128: such a trace must read back (it made every
 /// listing that reached it fail with 503), its details too.

@@ -124,6 +124,11 @@ pub trait Database: Send + Sync + 'static {
     fn tend_judgements(&self, _now: SystemTime) -> Result<u64, DbError> {
         Ok(0)
     }
+    /// Whether the database can still take writes, looked at while the
+    /// writer is idle (once a second): a failure makes the service unready.
+    fn check(&self) -> Result<(), DbError> {
+        Ok(())
+    }
 }
 
 /// See [`Database::listen`]; false once the store is gone.
@@ -493,7 +498,12 @@ impl Writer {
             let wait = if pruning { Duration::ZERO } else { PRUNE_EVERY };
             let first = match self.rx.recv_timeout(wait) {
                 Ok(queued) => Some(queued),
-                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = self.shared.db.check() {
+                        self.shared.failing(&e);
+                    }
+                    None
+                }
                 Err(RecvTimeoutError::Disconnected) => break,
             };
             let queued = first.into_iter().chain(self.rx.try_iter());
@@ -594,10 +604,7 @@ impl Writer {
                 }
                 Err(e) => {
                     s.stats.errors.fetch_add(1, Ordering::Relaxed);
-                    if s.healthy.swap(false, Ordering::Relaxed) {
-                        tracing::error!(error = %e, "writing results failed; retrying (receivers refuse spans while the queue is full)");
-                    }
-                    *lock(&s.last_error) = Some(e.to_string());
+                    s.failing(&e);
                     let deadline = *lock(&s.deadline);
                     if s.closing.load(Ordering::Relaxed)
                         && deadline.is_none_or(|d| Instant::now() + backoff > d)
@@ -615,6 +622,14 @@ impl Writer {
 impl Shared {
     /// Deletes one chunk of what is past retention or `max_traces`; whether
     /// more is left.
+    /// The database cannot take writes: unready, saying why (logged once).
+    fn failing(&self, e: &DbError) {
+        if self.healthy.swap(false, Ordering::Relaxed) {
+            tracing::error!(error = %e, "writing results failed; retrying (receivers refuse spans while the queue is full)");
+        }
+        *lock(&self.last_error) = Some(e.to_string());
+    }
+
     fn prune_chunk(&self, bounds: Bounds, rows: usize) -> bool {
         let older = bounds.older_than(SystemTime::now());
         let more = match self.db.prune(older, bounds.max_traces, rows) {

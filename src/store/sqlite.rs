@@ -97,6 +97,23 @@ pub struct Sqlite {
     busy_timeout: Duration,
     writer: Mutex<WriterState>,
     readers: Mutex<Vec<Connection>>,
+    /// The open file's identity (device, inode): a file deleted or
+    /// replaced under the process is noticed (see [`Sqlite::check_file`]).
+    file: Option<(u64, u64)>,
+}
+
+/// A file's device and inode, where the platform has them.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 struct WriterState {
@@ -199,6 +216,7 @@ impl Sqlite {
             )
             .map_err(|e| open_error(&path, e))?;
         Ok(Sqlite {
+            file: identity(&path),
             path,
             busy_timeout,
             writer: Mutex::new(WriterState {
@@ -210,6 +228,23 @@ impl Sqlite {
             }),
             readers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Whether the path still names the file open here. Deleted or
+    /// replaced (by hand, by a cleanup job), everything written would be
+    /// gone at the next start, results stored before included: commits
+    /// stop, so nothing more is acknowledged as stored, and the service
+    /// goes unready saying why. Only a restart opens the path again (the
+    /// write-ahead log keeps what was not stored).
+    fn check_file(&self) -> Result<(), DbError> {
+        match self.file {
+            Some(open) if identity(&self.path) != Some(open) => Err(DbError::Query(format!(
+                "the results database {} was deleted or replaced while open: results \
+                 written now would be lost; restart toolscore",
+                self.path.display()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Runs `f` on an idle read connection (or a new one).
@@ -486,12 +521,17 @@ fn load_scores(
 }
 
 impl Database for Sqlite {
+    fn check(&self) -> Result<(), DbError> {
+        self.check_file()
+    }
+
     fn write(
         &self,
         batch: &[Prepared],
         now: SystemTime,
         retention: &Retention,
     ) -> Result<Written, DbError> {
+        self.check_file()?;
         let mut guard = lock(&self.writer);
         let w = &mut *guard;
         w.checkpoint_at(CHECKPOINT_FRAMES);
