@@ -206,6 +206,8 @@ class Scenario:
     notes: str = ""
     plan: list = dataclasses.field(default_factory=lambda: COMMON_PLAN)
     no_tools_text: str | None = None  # answer to requests that offer no tools (default: the final text)
+    # text-protocol agents: a regex whose every match in a request counts as one tool result (see stub_model.py)
+    results_marker: str | None = None
     # builds the TracerProvider from a Resource (default: the SDK's TracerProvider with default limits);
     # the harness adds its in-memory exporter to it
     tracer_provider_factory: Callable | None = None
@@ -226,8 +228,9 @@ class Stub:
         with urllib.request.urlopen(req, timeout=30) as r:
             return json.load(r)
 
-    def set_plan(self, plan, no_tools_text=None, log=None):
-        self._call("/_stub/plan", {"plan": plan, "no_tools_text": no_tools_text, "log": log})
+    def set_plan(self, plan, no_tools_text=None, log=None, results_marker=None):
+        self._call("/_stub/plan", {"plan": plan, "no_tools_text": no_tools_text, "log": log,
+                                   "results_marker": results_marker})
 
     def log(self):
         return self._call("/_stub/log")["entries"]
@@ -450,7 +453,11 @@ def join_truth(truth_calls, stub_log, otlp: dict, logs_otlp: dict | None):
         else:
             used.add(match)
             e = emitted[match]
-            out.update(turn=e["turn"], name=e["name"], call_id=e["id"])
+            out.update(turn=e["turn"], name=e["name"])
+            if e.get("id") is not None:
+                out["call_id"] = e["id"]
+            if e.get("in_text"):  # written in the model's reply text: no call id
+                out["in_text"] = True
         for k in ("output", "output_json", "error"):
             if k in call:
                 out[k] = call[k]
@@ -565,7 +572,8 @@ def run_one(recorder: str, scenario: Scenario, libraries: list[str]) -> bool:
     outdir.mkdir(parents=True, exist_ok=True)
     logdir = HERE.parent.parent / "target" / "tmp" / "recordings" / "stub-logs" / recorder
     logdir.mkdir(parents=True, exist_ok=True)
-    stub.set_plan(scenario.plan, scenario.no_tools_text, str(logdir / f"{scenario.name}.jsonl"))
+    stub.set_plan(scenario.plan, scenario.no_tools_text, str(logdir / f"{scenario.name}.jsonl"),
+                  scenario.results_marker)
     otel = Otel(f"recording-{recorder}", scenario.tracer_provider_factory)
     ctx = Context(recorder, scenario, stub, otel)
     t0 = time.time()

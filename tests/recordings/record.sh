@@ -8,7 +8,8 @@
 # requirements.lock changes. A fresh stub model is started for each recorder and the SDKs are pointed
 # at it through the environment; nothing else on the network is reached.
 # A recorder directory may hold its own `record.sh` (e.g. a Node recorder); it is then run instead,
-# with the stub environment exported and $VENV_DIR set.
+# with the stub environment exported and $VENV_DIR set; it installs its own dependencies (no venv is
+# built for it) and `record.sh --lock <recorder>` runs `recorders/<recorder>/record.sh --lock`.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,6 +54,7 @@ venv_for() {  # build the venv from the lock file unless it is already built fro
 
 lock() {
   local r="$1" dir="$HERE/recorders/$1" venv="$WORK/venvs/$1"
+  if [[ -x "$dir/record.sh" ]]; then (cd "$dir" && VENV_DIR="$venv" "$dir/record.sh" --lock); return; fi
   echo "[$r] resolving requirements.in"
   rm -rf "$venv"
   "$(python_for "$r")" -m venv "$venv"
@@ -68,7 +70,7 @@ lock() {
 record() {
   local r="$1"; shift
   local dir="$HERE/recorders/$r" venv="$WORK/venvs/$r"
-  venv_for "$r"
+  [[ -x "$dir/record.sh" ]] || venv_for "$r"  # a recorder-local record.sh installs its own dependencies
   local out="$WORK/stub-$r.out"
   "$PYTHON" "$HERE/stub_model.py" --port 0 --log "$WORK/stub-$r.jsonl" > "$out" &
   local stub_pid=$!

@@ -24,6 +24,14 @@ and answers with the first turn whose earlier turns' calls are all answered.
 Past the end of the plan it answers the last string of the plan (or "Done.").
 A request that offers no tools gets `no_tools_text` (default: the final text).
 
+Text-protocol agents (DSPy ReAct, ReAct-style prompts) write their tool calls in
+the reply text and get the results back as text, not as tool messages. For them a
+turn may be {"text": "<reply>", "calls": [{"name", "arguments"}, ...]}: the reply
+is that text (no native tool calls) and the calls are logged with "id": null and
+"in_text": true. With `results_marker` (a regex, set with the plan) every match
+of it in the request's strings (outside `tools`) counts as one tool result, and
+requests that offer no tools follow the plan too.
+
 The plan's tool names are BASE names; each call is emitted under the name the
 request offers (`tools` list): the offered name equal to the base name, else one
 ending with it after a separator (`__ . - _ / :`), so framework-qualified names
@@ -36,7 +44,8 @@ request {"kind": "request", ...} and one per emitted call
  "arguments" (object), "arguments_json" (the exact string sent), "response_id"}.
 
 Control endpoints (for recorders):
-  POST /_stub/plan  {"plan": [...], "no_tools_text": str?, "log": path?}  set the plan, clear the log
+  POST /_stub/plan  {"plan": [...], "no_tools_text": str?, "log": path?, "results_marker": regex?}
+                    set the plan, clear the log
   GET  /_stub/log   -> {"entries": [...]}  (entries since the last /_stub/plan)
 
 CLI: python3 stub_model.py [--port 0] [--log FILE] [--plan FILE]
@@ -49,6 +58,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -66,13 +76,15 @@ class State:
         self.entries = []
         self.plan = plan or ["Done."]
         self.no_tools_text = None
+        self.results_marker = None  # compiled regex: each match in a request counts as a tool result
         self.counter = 0
         self.response_results = {}  # responses API: response id -> results seen when it was made
 
-    def set_plan(self, plan, no_tools_text=None, log_path=None):
+    def set_plan(self, plan, no_tools_text=None, log_path=None, results_marker=None):
         with self.lock:
             self.plan = plan or ["Done."]
             self.no_tools_text = no_tools_text
+            self.results_marker = re.compile(results_marker) if results_marker else None
             self.entries = []
             if log_path is not None:
                 self.log_path = log_path
@@ -100,9 +112,10 @@ class State:
         for i, turn in enumerate(self.plan):
             if isinstance(turn, str):
                 return i, turn
-            if results < answered + len(turn):
+            n = len(turn.get("calls") or []) if isinstance(turn, dict) else len(turn)
+            if results < answered + n or (n == 0 and isinstance(turn, dict)):
                 return i, turn
-            answered += len(turn)
+            answered += n
         return len(self.plan), self.final_text()
 
 
@@ -164,15 +177,38 @@ def anthropic_tools(body):
 
 
 # ---------------------------------------------------------------- answer planning
+def marker_count(pattern, node, key=None):
+    """Matches of `pattern` in the strings of a request body (outside its `tools`)."""
+    if key == "tools":
+        return 0
+    if isinstance(node, str):
+        return len(pattern.findall(node))
+    if isinstance(node, dict):
+        return sum(marker_count(pattern, v, k) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(marker_count(pattern, v) for v in node)
+    return 0
+
+
 def plan_answer(state, api, body, results, offered):
     """Return (turn_index, text or None, calls) and log the request and the calls."""
     stream = bool(body.get("stream"))
-    if not offered:
+    text_calls = []  # calls written in the reply text (text-protocol turns)
+    if state.results_marker is not None:
+        results += marker_count(state.results_marker, body)
+    if not offered and state.results_marker is None:
         turn, text, calls = None, state.no_tools_text or state.final_text(), []
     else:
         turn, step = state.choose_turn(results)
         if isinstance(step, str):
             text, calls = step, []
+        elif isinstance(step, dict):
+            text, calls = step["text"], []
+            for i, call in enumerate(step.get("calls") or []):
+                text_calls.append({"id": None, "name": call["name"], "base_name": call.get("base_name", call["name"]),
+                                   "matched": True, "arguments": call.get("arguments", {}),
+                                   "arguments_json": json.dumps(call.get("arguments", {})), "index": i,
+                                   "in_text": True})
         else:
             text, calls = None, []
             for i, call in enumerate(step):
@@ -197,9 +233,10 @@ def plan_answer(state, api, body, results, offered):
             state.response_results[response_id] = results
     state.log({"kind": "request", "api": api, "stream": stream, "turn": turn, "results_seen": results,
                "offered_tools": offered, "response_id": response_id, "time": time.time(), "body": body})
-    for c in calls:
+    for c in calls + text_calls:
         state.log({"kind": "tool_call", "api": api, "turn": turn, "response_id": response_id,
-                   **{k: c[k] for k in ("id", "name", "base_name", "matched", "arguments", "arguments_json", "index")}})
+                   **{k: c[k] for k in ("id", "name", "base_name", "matched", "arguments", "arguments_json", "index")},
+                   **({"in_text": True} if c.get("in_text") else {})})
     return response_id, text, calls
 
 
@@ -405,7 +442,7 @@ class Handler(BaseHTTPRequestHandler):
         st = self.state
         model = body.get("model") or MODEL
         if path == "/_stub/plan":
-            st.set_plan(body.get("plan"), body.get("no_tools_text"), body.get("log"))
+            st.set_plan(body.get("plan"), body.get("no_tools_text"), body.get("log"), body.get("results_marker"))
             return self._json(200, {"ok": True})
         if path == "/chat/completions":
             rid, text, calls = plan_answer(st, "chat_completions", body, chat_results(body), chat_tools(body))
@@ -456,7 +493,7 @@ def main():
     if a.plan:
         with open(a.plan) as f:
             p = json.load(f)
-        server.RequestHandlerClass.state.set_plan(p.get("plan"), p.get("no_tools_text"))
+        server.RequestHandlerClass.state.set_plan(p.get("plan"), p.get("no_tools_text"), None, p.get("results_marker"))
     print(f"STUB_PORT={port}", flush=True)
     try:
         threading.Event().wait()
