@@ -247,19 +247,25 @@ async fn run_service(
     Ok(())
 }
 
-/// SIGTERM (Kubernetes, docker stop) or Ctrl-C.
+/// SIGTERM (Kubernetes, docker stop), SIGHUP or Ctrl-C.
 async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        // SIGHUP (a closed terminal, a supervisor's reload signal) drains
+        // as SIGTERM does: its default would end the process at once.
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
                 tokio::select! {
                     _ = term.recv() => {}
+                    _ = hup.recv() => {}
                     _ = tokio::signal::ctrl_c() => {}
                 }
             }
-            Err(_) => {
+            _ => {
                 let _ = tokio::signal::ctrl_c().await;
             }
         }

@@ -170,3 +170,45 @@ async fn serve_exits_1_on_a_database_that_accepts_and_never_answers() {
         started.elapsed()
     );
 }
+
+/// SIGHUP (a closed terminal, a supervisor's reload signal) drains as
+/// SIGTERM does: a trace still in its grace period is evaluated and stored
+/// before the process exits 0, instead of the process ending at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_drains_as_sigterm_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = common::service::test_config();
+    config.store.backend = toolscore::config::StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    config.assembler.grace_after_root_ms = 60_000;
+    config.evaluators.inline = vec![common::service::count_evaluator(
+        serde_json::json!({"get_weather": [">=", 1]}),
+    )];
+    let mut s = common::process::serve(&config, dir.path());
+    common::process::ready(&common::http(), s.api).await;
+    let exporter = common::process::grpc_exporter(s.otlp_grpc);
+    common::service::export(&exporter, &common::service::weather_trace(9)).await;
+    let hup = Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running after SIGHUP");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    let stored: i64 = db
+        .query_row(
+            "SELECT count(*) FROM traces WHERE status = 'evaluated'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, 1, "the trace in its grace period was drained");
+}

@@ -248,9 +248,22 @@ pub(super) async fn get_scores(
     let trace_id = parse_trace_id(&id)?;
     let wait = Duration::from_millis(q.wait_ms.unwrap_or(0).min(st.config.max_wait_ms));
     let record = tokio::select! {
-        r = wait_for_result(&st.store, trace_id, wait) => r,
-        () = st.shutdown.cancelled() => store::get(&st.store, trace_id).await,
-    }?;
+        r = wait_for_result(&st.store, trace_id, wait) => r?,
+        () = st.shutdown.cancelled() => {
+            // Shutting down with the trace not evaluated yet: the drain may
+            // store it a moment later, so retry (here, or at another
+            // replica), as `/v1/watch` says to its watchers.
+            let r = store::get(&st.store, trace_id).await?;
+            if wait.is_zero() || r.as_ref().is_some_and(|r| r.status != TraceStatus::Pending) {
+                r
+            } else {
+                return Err(ApiError::new(
+                    ErrorKind::Unavailable,
+                    "the service is shutting down before the trace was evaluated",
+                ));
+            }
+        }
+    };
     match record {
         Some(r) => Ok(axum::Json(ScoresBody::from(&*r))),
         None => Err(ApiError::new(

@@ -125,9 +125,31 @@ async fn a_long_poll_ends_at_shutdown() {
         .await
         .expect("the poll ends with the shutdown")
         .unwrap();
+    // Still pending: the drain may store it a moment later, or another
+    // replica may have it, so the client is told to retry, as `/v1/watch`
+    // tells its watchers.
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["error"]["code"], "unavailable");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_poll_at_shutdown_answers_a_stored_result() {
+    let store = memory();
+    let mut done = TraceRecord::pending(TraceId([5; 16]));
+    done.status = TraceStatus::Unbound;
+    done.revision = 1;
+    store.put(done, Instant::now());
+    let state = test_state(store, ApiConfig::default());
+    state.shutdown.cancel();
+    let (status, body) = call(
+        state,
+        Method::GET,
+        &format!("/traces/{}/scores?wait_ms=20000", id(5)),
+    )
+    .await;
     assert_eq!(
         (status, &body["status"]),
-        (StatusCode::OK, &json!("pending"))
+        (StatusCode::OK, &json!("unbound"))
     );
 }
 
