@@ -212,3 +212,29 @@ async fn sighup_drains_as_sigterm_does() {
         .unwrap();
     assert_eq!(stored, 1, "the trace in its grace period was drained");
 }
+
+/// Exit codes as docs/operations.md gives them: a configuration that does
+/// not load (an evaluator or eval-set file included) exits 2, as
+/// `validate-config` does; a port that is taken exits 1.
+#[test]
+fn serve_exits_2_on_an_evaluator_file_that_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let evaluator = dir.path().join("broken.json");
+    std::fs::write(&evaluator, r#"{"version": "1.0", "id": "x"}"#).unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "receivers:\n  grpc:\n    endpoint: 127.0.0.1:0\n  http:\n    endpoint: 127.0.0.1:0\n\
+             api:\n  http:\n    endpoint: 127.0.0.1:0\n  grpc:\n    endpoint: 127.0.0.1:0\n\
+             store:\n  backend: memory\nwal:\n  enabled: false\n\
+             evaluators:\n  files: [{}]\n",
+            evaluator.display()
+        ),
+    )
+    .unwrap();
+    let out = toolscore(&["serve", "--config", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("broken.json"), "{stderr}");
+}
