@@ -14,7 +14,6 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::{Map, Value as Json};
 use utoipa::IntoParams;
 
 use super::ApiConfig;
@@ -722,7 +721,10 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
             format!("spans of one trace expected, got {trace_id} and {other}"),
         ));
     }
-    let json: Json = serde_json::from_slice(body).map_err(|e| invalid("(body)", e))?;
+    // The body as the references read their files, with `json.loads`:
+    // serde_json would refuse integers past a float's range (which Python
+    // reads as ints) and `NaN`, and make `-0` and integers past 64 bits floats.
+    let body = crate::pyvalue::json::loads(text).map_err(|e| invalid("(body)", e))?;
     let complete = spans.iter().any(|s| s.is_root());
     let ready = Ready {
         trace_id,
@@ -736,31 +738,20 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
         ticket: Default::default(),
     };
     let spans = ready.spans.clone();
-    match json.get("evaluators") {
-        None | Some(Json::Null) => {
+    match py_field(&body, "evaluators") {
+        None | Some(PyValue::None) => {
             let evaluated = evaluate_ready(&st.binder, &st.extract, &ready, SystemTime::now());
             Ok((evaluated.record, spans, evaluated.judges))
         }
         Some(list) => {
-            // Configs and criteria become Python values: read them as the
-            // references read their files, with `json.loads` (serde_json
-            // would make `-0` and integers past 64 bits floats).
-            let py = crate::pyvalue::json::loads(text).map_err(|e| invalid("(body)", e))?;
-            let (record, judged) = evaluate_inline(st, &ready, list, json.get("criteria"), &py)?;
+            let criteria = py_field(&body, "criteria");
+            let (record, judged) = evaluate_inline(st, &ready, list, criteria)?;
             Ok((record, spans, judged))
         }
     }
 }
 
-/// `body["evaluators"][i]` of the body as `json.loads` read it.
-fn py_item(body: &PyValue, i: usize) -> Option<&PyValue> {
-    match py_field(body, "evaluators")? {
-        PyValue::List(items) => items.get(i),
-        _ => None,
-    }
-}
-
-/// `body[key]` of the body as `json.loads` read it, when it is an object.
+/// `body[key]` of a body read by `json.loads`, when it is an object.
 fn py_field<'a>(body: &'a PyValue, key: &str) -> Option<&'a PyValue> {
     body.as_dict()?.get_str(key)
 }
@@ -770,19 +761,19 @@ fn py_field<'a>(body: &'a PyValue, key: &str) -> Option<&'a PyValue> {
 fn evaluate_inline(
     st: &ApiState,
     ready: &Ready,
-    list: &Json,
-    criteria: Option<&Json>,
-    py: &PyValue,
+    list: &PyValue,
+    criteria: Option<&PyValue>,
 ) -> ApiResult<(TraceRecord, Vec<Judged>)> {
-    let Json::Array(items) = list else {
+    let PyValue::List(items) = list else {
         return Err(invalid(
             "evaluators",
             "must be a list of {\"id\", \"type\", \"config\"}",
         ));
     };
+    let empty = crate::pyvalue::Dict::new();
     let criteria = match criteria {
-        None | Some(Json::Null) => Map::new(),
-        Some(Json::Object(m)) => m.clone(),
+        None | Some(PyValue::None) => &empty,
+        Some(PyValue::Dict(m)) => m,
         Some(_) => {
             return Err(invalid(
                 "criteria",
@@ -793,13 +784,21 @@ fn evaluate_inline(
     let calls = extract::extract(&ready.spans, &st.extract);
     let mut scores = Vec::with_capacity(items.len());
     let mut judged = Vec::new();
+    let mut ids = std::collections::HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("evaluators[{i}]");
-        let id = item["id"]
-            .as_str()
+        let field = |key: &str| py_field(item, key);
+        let id = field("id")
+            .and_then(PyValue::as_str)
             .ok_or_else(|| invalid(format!("{path}.id"), "a string is required"))?;
-        let ty = item["type"]
-            .as_str()
+        if !ids.insert(id) {
+            return Err(invalid(
+                format!("{path}.id"),
+                format!("{id:?} is the id of an earlier evaluator: ids must be unique"),
+            ));
+        }
+        let ty = field("type")
+            .and_then(PyValue::as_str)
             .ok_or_else(|| invalid(format!("{path}.type"), "a string is required"))?;
         let kind = EvaluatorType::parse(ty).ok_or_else(|| {
             invalid(
@@ -807,19 +806,15 @@ fn evaluate_inline(
                 format!("unknown evaluator type {ty:?}"),
             )
         })?;
-        let config = match item.get("config") {
-            None | Some(Json::Null) => crate::pyvalue::Dict::new(),
-            Some(Json::Object(_)) => py_item(py, i)
-                .and_then(|item| py_field(item, "config"))
-                .and_then(PyValue::as_dict)
-                .cloned()
-                .unwrap_or_default(),
+        let config = match field("config") {
+            None | Some(PyValue::None) => crate::pyvalue::Dict::new(),
+            Some(PyValue::Dict(c)) => c.clone(),
             Some(_) => return Err(invalid(format!("{path}.config"), "must be an object")),
         };
         let ev = crate::criteria::build_evaluator(id, kind, &config, &format!("{path}.config"))
             .map_err(|e| invalid(&e.path, &e.message))?;
-        let bound = match criteria.get(id) {
-            None | Some(Json::Null) => {
+        let bound = match criteria.get_str(id) {
+            None | Some(PyValue::None) => {
                 let Some(c) = &ev.default_criteria else {
                     return Err(invalid(
                         format!("criteria.{id}"),
@@ -828,14 +823,9 @@ fn evaluate_inline(
                 };
                 c.clone()
             }
-            Some(_) => {
-                let c = py_field(py, "criteria")
-                    .and_then(PyValue::as_dict)
-                    .and_then(|m| m.get_str(id))
-                    .unwrap_or(&PyValue::None);
-                ev.parse_criteria(c)
-                    .map_err(|e| invalid(format!("criteria.{id}"), e))?
-            }
+            Some(c) => ev
+                .parse_criteria(c)
+                .map_err(|e| invalid(format!("criteria.{id}"), e))?,
         };
         let outcome = if ev.is_llm_judged() {
             let (evaluator, criteria) = (Arc::new(ev.clone()), Arc::new(bound));
