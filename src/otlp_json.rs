@@ -26,8 +26,41 @@ pub struct Parsed {
     pub rejected: Vec<RejectedSpan>,
 }
 
+/// OTLP/JSON IDs are hex strings (the OTLP specification); the decoder's
+/// hex parser would also take one prefixed `0x`, which is refused here,
+/// naming the key. (A key spelled with `\u` escapes is not looked at.)
+pub fn check_id_prefixes(text: &[u8]) -> Result<(), String> {
+    let skip_ws = |b: &[u8]| -> usize { b.iter().take_while(|c| c.is_ascii_whitespace()).count() };
+    for key in ["traceId", "spanId", "parentSpanId"] {
+        let quoted = format!("\"{key}\"");
+        for at in memchr::memmem::find_iter(text, quoted.as_bytes()) {
+            let mut rest = &text[at + quoted.len()..];
+            rest = &rest[skip_ws(rest)..];
+            let Some(after_colon) = rest.strip_prefix(b":") else {
+                continue;
+            };
+            let value = &after_colon[skip_ws(after_colon)..];
+            if value.starts_with(b"\"0x") || value.starts_with(b"\"0X") {
+                let shown: String = String::from_utf8_lossy(&value[1..value.len().min(40)])
+                    .chars()
+                    .take_while(|c| *c != '"')
+                    .collect();
+                return Err(format!(
+                    "{key} {shown:?} has a 0x prefix: OTLP/JSON IDs are plain hex strings"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Parses one `{"resourceSpans": [...]}` object.
 pub fn parse_object(text: &str, keep: &KeepAttributes) -> Result<Parsed, OtlpJsonError> {
+    check_id_prefixes(text.as_bytes()).map_err(|message| OtlpJsonError {
+        location: String::new(),
+        path: "resourceSpans".into(),
+        message,
+    })?;
     let de = &mut serde_json::Deserializer::from_str(text);
     let data: TracesData =
         serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
@@ -87,6 +120,23 @@ mod tests {
                        {"key":"arr","value":{"arrayValue":{"values":[{"stringValue":"x"}]}}}]},
         {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0000000000000000","name":"bad"}
       ]}]}]}"#;
+
+    #[test]
+    fn ids_with_a_0x_prefix_are_refused_naming_the_key() {
+        let id = |key: &str, v: &str| format!(r#"{{"a": [{{"{key}" : "{v}"}}]}}"#);
+        assert!(
+            check_id_prefixes(id("traceId", "5b8efff798038103d269b633813fc60c").as_bytes()).is_ok()
+        );
+        let e = check_id_prefixes(id("spanId", "0x8efff798038103d2").as_bytes()).unwrap_err();
+        assert!(
+            e.contains("spanId") && e.contains("0x8efff798038103d2"),
+            "{e}"
+        );
+        assert!(check_id_prefixes(id("parentSpanId", "0X8efff798038103d2").as_bytes()).is_err());
+        // Inside a string value (escaped quotes), or as a value, it is no key.
+        let inside = r#"{"k": "\"traceId\": \"0x1\"", "v": "traceId", "w": "0x1"}"#;
+        assert!(check_id_prefixes(inside.as_bytes()).is_ok());
+    }
 
     #[test]
     fn parses_the_spec_json_mapping() {

@@ -265,6 +265,8 @@ pub(super) fn decode(format: Kind, bytes: &[u8], keep: &KeepAttributes) -> Resul
             if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
                 return Err("invalid OTLP JSON: the body must be a JSON object".into());
             }
+            crate::otlp_json::check_id_prefixes(bytes)
+                .map_err(|e| format!("invalid OTLP JSON: {e}"))?;
             let de = &mut serde_json::Deserializer::from_slice(bytes);
             let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
                 .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
