@@ -383,16 +383,16 @@ async fn run(
         let stop = shutdown.clone();
         let streams = g.max_concurrent_streams.get();
         let timeout = Duration::from_millis(g.request_timeout_ms.get());
+        let oversize = receiver::grpc::oversize_is_resource_exhausted(metrics.clone());
         let served = async move {
             tonic::transport::Server::builder()
                 .max_concurrent_streams(streams)
                 .timeout(timeout)
                 .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
                 .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+                .layer(receiver::grpc::GrpcContentTypeLayer)
                 .layer(auth)
-                .layer(tower::util::MapResponseLayer::new(
-                    receiver::grpc::oversize_is_resource_exhausted,
-                ))
+                .layer(tower::util::MapResponseLayer::new(oversize))
                 .add_service(health_service)
                 .add_service(svc)
                 .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
@@ -740,6 +740,7 @@ fn serve_grpc_api(
             .timeout(timeout)
             .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
             .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+            .layer(receiver::grpc::GrpcContentTypeLayer)
             .layer(auth)
             .layer(tower::util::MapResponseLayer::new(
                 grpc::decode_error_is_invalid_argument,

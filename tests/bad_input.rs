@@ -623,10 +623,42 @@ async fn evaluate_inputs_behave_as_the_references_do() {
           "evaluators": [{{"id": "args", "type": "uipath-tool-call-args", "config": {{"strict": -0}}}}],
           "criteria": {{"args": {{"toolCalls": [{{"name": "a", "args": {{"n": {big}, "z": -0}}}}]}}}}}}"#
     );
-    let r = http.post(&url).body(raw).send().await.unwrap();
+    let r = http.post(&url).body(raw.clone()).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let r: serde_json::Value = r.json().await.unwrap();
     assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
+
+    // Past a float's range too: 400 digits are an int to `json.loads`
+    // (serde_json refused the body, "number out of range").
+    let huge = "9".repeat(400);
+    let r = http
+        .post(&url)
+        .body(raw.replace(big, &huge))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let r: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
+
+    // Two inline evaluators under one id: refused, as in a config file,
+    // instead of two scores under one id.
+    let mut twice = body(
+        serde_json::json!({}),
+        serde_json::json!({"count": {"toolCallsCount": {"a": ["=", 1]}}}),
+    );
+    let first = twice["evaluators"][0].clone();
+    twice["evaluators"].as_array_mut().unwrap().push(first);
+    let (status, r) = post(twice).await;
+    assert_eq!(status, 400, "{r}");
+    assert_eq!(r["error"]["code"], "invalid_argument");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("evaluators[1].id"),
+        "{r}"
+    );
     running.stop().await.unwrap();
 }
 
@@ -760,6 +792,16 @@ async fn otlp_http_catalogue() {
             400,
             3,
             "invalid",
+        ),
+        // Hex strings, as the OTLP specification says: no `0x` prefix.
+        (
+            "application/json",
+            None,
+            None,
+            json_span(&format!("0x{good}"), "b7ad6b7169203331").into_bytes(),
+            400,
+            3,
+            "0x prefix",
         ),
         (
             "application/json",

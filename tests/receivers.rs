@@ -130,6 +130,41 @@ async fn grpc_gzip_and_invalid_ids_reported_in_partial_success() {
     running.stop().await.unwrap();
 }
 
+/// The gRPC protocol: a request on a gRPC port whose `content-type` is not
+/// gRPC's (an OTLP/JSON body sent over HTTP/2 to 4317) is answered 415,
+/// on both gRPC listeners, and nothing of it is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_port_answers_415_to_a_request_that_is_not_grpc() {
+    use tower::ServiceExt as _;
+    let running = service::start(counting_config()).await;
+    for addr in [running.grpc_addr.unwrap(), running.api_grpc_addr.unwrap()] {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let body = serde_json::to_vec(&serde_json::json!({"resourceSpans": []})).unwrap();
+        let req = http::Request::builder()
+            .method("POST")
+            .uri(format!(
+                "http://{addr}/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+            ))
+            .header("content-type", "application/json")
+            .body(tonic::body::Body::new(http_body_util::Full::new(
+                bytes::Bytes::from(body),
+            )))
+            .unwrap();
+        let res = channel.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 415, "{addr}");
+    }
+    let received = service::metrics_text(&running).await;
+    assert!(
+        !received.contains("toolscore_spans_received_total{receiver=\"grpc\"} 1"),
+        "{received}"
+    );
+    running.stop().await.unwrap();
+}
+
 /// A root whose parent span ID is all zeros (as some exporters and
 /// converters send it) is a root, as the Collector reads it: over gRPC and
 /// OTLP/JSON the trace completes at its root + grace, not at its timeout.
@@ -191,6 +226,12 @@ async fn oversized_grpc_messages_get_resource_exhausted() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    // Counted as OTLP/HTTP counts its own.
+    let text = service::metrics_text(&running).await;
+    assert!(
+        text.contains(r#"toolscore_requests_refused_total{reason="too_large"} 2"#),
+        "{text}"
+    );
     running.stop().await.unwrap();
 }
 

@@ -157,14 +157,103 @@ impl Decoder for RawCodec {
 }
 
 /// tonic refuses a message over `max_decoding_message_size` with
-/// OUT_OF_RANGE; the gRPC spec (and the OpenTelemetry Collector) use
-/// RESOURCE_EXHAUSTED. Our handlers never return OUT_OF_RANGE, so on this
-/// server the code can only come from that limit. Applied as a server layer.
-pub fn oversize_is_resource_exhausted<B>(mut res: http::Response<B>) -> http::Response<B> {
-    let status = |c: Code| http::HeaderValue::from(i32::from(c));
-    if res.headers().get("grpc-status") == Some(&status(Code::OutOfRange)) {
-        res.headers_mut()
-            .insert("grpc-status", status(Code::ResourceExhausted));
+/// OUT_OF_RANGE (a compressed one that inflates past it, with
+/// RESOURCE_EXHAUSTED); the gRPC spec (and the OpenTelemetry Collector) use
+/// RESOURCE_EXHAUSTED. Our handlers return neither, so on this server the
+/// codes can only come from that limit; the refusal is counted
+/// (`too_large`), as OTLP/HTTP counts its own. Applied as a server layer.
+pub fn oversize_is_resource_exhausted(
+    metrics: std::sync::Arc<crate::telemetry::Metrics>,
+) -> impl Fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> + Clone {
+    move |mut res| {
+        let status = |c: Code| http::HeaderValue::from(i32::from(c));
+        let code = res.headers().get("grpc-status");
+        if code == Some(&status(Code::OutOfRange)) {
+            res.headers_mut()
+                .insert("grpc-status", status(Code::ResourceExhausted));
+            metrics.refuse(Refusal::TooLarge);
+        } else if code == Some(&status(Code::ResourceExhausted)) {
+            metrics.refuse(Refusal::TooLarge);
+        }
+        res
     }
-    res
+}
+
+/// The gRPC protocol's content type check, as a server layer: a request
+/// whose `content-type` is not `application/grpc` (alone, or followed by
+/// `+` or `;`) is answered with HTTP 415 instead of being handled as gRPC
+/// (an OTLP/JSON client sending to the gRPC port over HTTP/2, say).
+#[derive(Clone, Copy, Default)]
+pub struct GrpcContentTypeLayer;
+
+impl<S> tower::Layer<S> for GrpcContentTypeLayer {
+    type Service = GrpcContentType<S>;
+
+    fn layer(&self, inner: S) -> GrpcContentType<S> {
+        GrpcContentType(inner)
+    }
+}
+
+#[derive(Clone)]
+pub struct GrpcContentType<S>(S);
+
+/// Whether a `content-type` is gRPC's.
+fn is_grpc(content_type: Option<&http::HeaderValue>) -> bool {
+    let Some(v) = content_type.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let v = v.trim_start();
+    v.len() >= 16
+        && v[..16].eq_ignore_ascii_case("application/grpc")
+        && matches!(v.as_bytes().get(16), None | Some(b'+' | b';'))
+}
+
+impl<S, B> tower::Service<http::Request<B>> for GrpcContentType<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = futures_util::future::Either<
+        std::future::Ready<Result<Self::Response, S::Error>>,
+        S::Future,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        if is_grpc(req.headers().get(http::header::CONTENT_TYPE)) {
+            return futures_util::future::Either::Right(self.0.call(req));
+        }
+        let mut res = http::Response::new(tonic::body::Body::empty());
+        *res.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        res.headers_mut().insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/grpc"),
+        );
+        futures_util::future::Either::Left(std::future::ready(Ok(res)))
+    }
+}
+
+#[cfg(test)]
+mod content_type_tests {
+    use super::is_grpc;
+
+    #[test]
+    fn only_grpc_content_types_are_grpc() {
+        let is = |v: &'static str| is_grpc(Some(&http::HeaderValue::from_static(v)));
+        assert!(is("application/grpc"));
+        assert!(is("application/grpc+proto"));
+        assert!(is("application/grpc; charset=utf-8"));
+        assert!(is("Application/GRPC"));
+        assert!(!is("application/json"));
+        assert!(!is("application/grpcx"));
+        assert!(!is("application/grpc-web"));
+        assert!(!is_grpc(None));
+    }
 }
