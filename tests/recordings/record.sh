@@ -72,6 +72,7 @@ record() {
   local dir="$HERE/recorders/$r" venv="$WORK/venvs/$r"
   [[ -x "$dir/record.sh" ]] || venv_for "$r"  # a recorder-local record.sh installs its own dependencies
   local out="$WORK/stub-$r.out"
+  rm -f "$out"  # else the wait below can read the previous run's port before the new stub truncates the file
   "$PYTHON" "$HERE/stub_model.py" --port 0 --log "$WORK/stub-$r.jsonl" > "$out" &
   local stub_pid=$!
   for _ in $(seq 100); do grep -q STUB_PORT "$out" 2>/dev/null && break; sleep 0.1; done
