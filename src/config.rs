@@ -491,13 +491,12 @@ pub fn kept_attributes(
     binding: &BindingConfig,
     rule_keys: impl IntoIterator<Item = String>,
 ) -> crate::span::KeepAttributes {
-    let keys = extract
-        .attribute_keys()
-        .chain(crate::evaluator::llm::TRACE_ATTRIBUTES)
-        .map(str::to_owned)
+    let keys = crate::evaluator::llm::TRACE_ATTRIBUTES
+        .iter()
+        .map(|k| (*k).to_owned())
         .chain(binding.attributes.iter().cloned())
         .chain(rule_keys);
-    crate::span::KeepAttributes::only(keys)
+    extract.keep(keys)
 }
 
 /// Collections nested deeper are refused while parsing: deserializing

@@ -876,9 +876,7 @@ pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<
         failed: crate::supervise::Failed::default(),
         config,
         shutdown: tokio_util::sync::CancellationToken::new(),
-        keep: Arc::new(crate::span::KeepAttributes::only(
-            ExtractConfig::default().attribute_keys().map(str::to_owned),
-        )),
+        keep: Arc::new(ExtractConfig::default().keep([])),
         judges: Arc::new(
             crate::judge::Judges::build(
                 &crate::judge::config::LlmConfig::default(),

@@ -38,6 +38,7 @@ fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
         end_time_unix_nano: u64::from(id) + 1,
         attributes: vec![],
         service_name: None,
+        scope_name: None,
     }
 }
 
@@ -559,6 +560,7 @@ fn a_service_at_its_quota_is_refused_new_traces_and_others_are_not() {
     });
     let of = |trace: u8, id: u8, parent: Option<u8>, service: &str| Span {
         service_name: Some(std::sync::Arc::from(service)),
+        scope_name: None,
         ..span(trace, id, parent)
     };
     assert_eq!(s.push(of(1, 1, None, "noisy"), t0), Push::Accepted);

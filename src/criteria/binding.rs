@@ -73,6 +73,7 @@ mod tests {
                 .map(|(k, v)| (Arc::from(*k), AttrValue::Str((*v).into())))
                 .collect(),
             service_name: None,
+            scope_name: None,
         }
     }
 

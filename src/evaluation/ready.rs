@@ -132,6 +132,7 @@ mod tests {
             output: "out".into(),
             raw_output: None,
             content_captured: true,
+            content_missing: false,
             span_id: SpanId([1; 8]),
             start_time_unix_nano: 1,
             end_time_unix_nano: 2,

@@ -250,6 +250,21 @@ impl Evaluator {
         }
     }
 
+    /// What of the tool calls, beyond their names and order, the
+    /// evaluator reads (`None`: names and order only).
+    fn reads_content(&self) -> Option<&'static str> {
+        match &self.config {
+            Config::Args { .. } => Some("arguments"),
+            Config::Output { .. } => Some("outputs"),
+            Config::ToolCorrectness(c) if c.input_parameters && c.output => {
+                Some("arguments and outputs")
+            }
+            Config::ToolCorrectness(c) if c.input_parameters => Some("arguments"),
+            Config::ToolCorrectness(c) if c.output => Some("outputs"),
+            _ => None,
+        }
+    }
+
     /// Scores `calls` against validated criteria, without a model: an
     /// evaluator that [needs one](Self::needs_model) gives an error outcome.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
@@ -264,6 +279,17 @@ impl Evaluator {
     }
 
     fn score(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
+        if let Some(what) = self.reads_content()
+            && let Some(call) = calls.iter().find(|c| c.content_missing)
+        {
+            return Outcome::skipped(format!(
+                "{} ({}) needs the tool calls' {what}, which the instrumentation did not \
+                 capture (for `{}` and others): turn its content capture on",
+                self.id,
+                self.kind.id(),
+                call.name
+            ));
+        }
         if self.needs_model() {
             return Outcome::error(format!(
                 "{} ({}) is LLM-judged and was run without a model provider",

@@ -34,6 +34,7 @@ fn span(name: &str, start: u64, attrs: &[(&str, AttrValue)]) -> Span {
             .map(|(k, v)| (std::sync::Arc::from(*k), v.clone()))
             .collect(),
         service_name: None,
+        scope_name: None,
     }
 }
 
@@ -2703,4 +2704,53 @@ fn output_explained_oracle(
         }
     }
     Some(Json::Object(explained))
+}
+
+/// A recognised library that captured no content: the evaluators reading
+/// arguments or outputs say so (skipped, with the reason), the ones reading
+/// names score as always; spans read by the reference's rules never are
+/// (their absent content scores as the reference scores it).
+#[test]
+fn content_a_library_did_not_capture_is_skipped_with_the_reason() {
+    let mut genai = span(
+        "execute_tool get_weather",
+        100,
+        &[
+            ("gen_ai.operation.name", text("execute_tool")),
+            ("gen_ai.tool.name", text("get_weather")),
+        ],
+    );
+    genai.scope_name = Some(std::sync::Arc::from("opentelemetry.util.genai.handler"));
+    let keep = std::sync::Arc::new(ExtractConfig::default().keep([]));
+    let records = crate::record::Records::from_spans(std::slice::from_ref(&genai), &keep);
+    let spans = records.traces(&keep).unwrap().into_values().next().unwrap();
+    let calls = extract::extract(&spans, &ExtractConfig::default());
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].content_missing && !calls[0].content_captured);
+
+    let args = Evaluator::with_defaults("args", EvaluatorType::Args);
+    let criteria = args
+        .parse_criteria(&py(
+            r#"{"toolCalls": [{"name": "get_weather", "args": {"city": "Paris"}}]}"#,
+        ))
+        .unwrap();
+    let outcome = args.evaluate(&calls, &criteria);
+    assert_eq!(outcome.status, Status::Skipped);
+    assert_eq!(outcome.score, None);
+    let why = outcome.error.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("arguments") && why.contains("get_weather"),
+        "{why}"
+    );
+
+    let count = Evaluator::with_defaults("count", EvaluatorType::Count);
+    let c = count
+        .parse_criteria(&py(r#"{"toolCallsCount": {"get_weather": ["=", 1]}}"#))
+        .unwrap();
+    assert_eq!(count.evaluate(&calls, &c).score, Some(1.0));
+
+    // The reference's spans without content: scored as the reference does.
+    let reference = named(&["get_weather"]);
+    assert!(!reference[0].content_missing && !reference[0].content_captured);
+    assert_eq!(args.evaluate(&reference, &criteria).status, Status::Ok);
 }

@@ -45,6 +45,11 @@ pub struct Convention {
     /// The output; absent means the convention does not capture it.
     #[serde(default)]
     pub output_attribute: Option<String>,
+    /// The model's id for the call (`gen_ai.tool.call.id`): joins the span
+    /// to the call in the model's messages. It is not the call's `id`,
+    /// which only `extract.id_attribute` gives (the reference's rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id_attribute: Option<String>,
 }
 
 impl Convention {
@@ -77,6 +82,11 @@ pub struct ExtractConfig {
     /// The root span's attribute holding the agent's output: UiPath's
     /// `workload_output`.
     pub root_output_attribute: String,
+    /// Agent frameworks' own tools, which end a run rather than act
+    /// (pydantic-ai's `final_result`, smolagents' `final_answer`, DSPy's
+    /// `finish`): left out of a trace's calls, but from spans read by the
+    /// reference's rules. `[]` keeps them.
+    pub exclude_tools: Vec<String>,
 }
 
 impl Default for ExtractConfig {
@@ -87,6 +97,9 @@ impl Default for ExtractConfig {
             id_attribute: "tool.id".into(),
             root_input_attribute: "input.value".into(),
             root_output_attribute: "output.value".into(),
+            exclude_tools: ["final_result", "final_answer", "finish"]
+                .map(String::from)
+                .to_vec(),
         }
     }
 }
@@ -103,13 +116,34 @@ impl ExtractConfig {
                     .chain([c.name_attribute.as_str()])
                     .chain(c.args_attribute.as_deref())
                     .chain(c.output_attribute.as_deref())
+                    .chain(c.call_id_attribute.as_deref())
             })
             .chain([
                 self.synthesized_attribute.as_str(),
                 self.id_attribute.as_str(),
                 self.root_input_attribute.as_str(),
                 self.root_output_attribute.as_str(),
+                super::spans::OPENINFERENCE_KIND,
             ])
+            .chain(super::messages::JSON_KEYS.iter().copied())
+    }
+
+    /// What a span keeps for extraction: these keys, the flattened model
+    /// messages, and the scopes of the libraries it tells apart.
+    pub fn keep(
+        &self,
+        other_keys: impl IntoIterator<Item = String>,
+    ) -> crate::span::KeepAttributes {
+        crate::span::KeepAttributes::only(
+            self.attribute_keys().map(str::to_owned).chain(other_keys),
+        )
+        .with_messages(
+            super::messages::LISTS
+                .iter()
+                .flat_map(|(i, o)| [i.to_string(), o.to_string()])
+                .chain([super::messages::TOOLS_LIST.to_owned()]),
+        )
+        .with_scopes(super::library::SCOPES.iter().map(|(s, _)| s.to_string()))
     }
 }
 
@@ -120,7 +154,8 @@ fn detect(attribute: &str, equals: Option<&str>) -> Detect {
     }
 }
 
-/// OpenInference/UiPath, OpenTelemetry GenAI, OpenLLMetry, Vercel AI SDK.
+/// OpenInference/UiPath, OpenTelemetry GenAI, pydantic-ai's version 2,
+/// OpenLLMetry, Vercel AI SDK.
 pub fn default_conventions() -> Vec<Convention> {
     vec![
         Convention {
@@ -130,6 +165,7 @@ pub fn default_conventions() -> Vec<Convention> {
             args_attribute: Some("input.value".into()),
             args_format: ArgsFormat::Value,
             output_attribute: Some("output.value".into()),
+            call_id_attribute: None,
         },
         Convention {
             name: "gen_ai".into(),
@@ -141,6 +177,17 @@ pub fn default_conventions() -> Vec<Convention> {
             args_attribute: Some("gen_ai.tool.call.arguments".into()),
             args_format: ArgsFormat::Value,
             output_attribute: Some("gen_ai.tool.call.result".into()),
+            call_id_attribute: Some("gen_ai.tool.call.id".into()),
+        },
+        Convention {
+            // pydantic-ai's instrumentation version 2.
+            name: "pydantic_ai_v2".into(),
+            detect: vec![detect("tool_arguments", None)],
+            name_attribute: "gen_ai.tool.name".into(),
+            args_attribute: Some("tool_arguments".into()),
+            args_format: ArgsFormat::Value,
+            output_attribute: Some("tool_response".into()),
+            call_id_attribute: Some("gen_ai.tool.call.id".into()),
         },
         Convention {
             name: "openllmetry".into(),
@@ -149,6 +196,7 @@ pub fn default_conventions() -> Vec<Convention> {
             args_attribute: Some("traceloop.entity.input".into()),
             args_format: ArgsFormat::TraceloopKwargs,
             output_attribute: Some("traceloop.entity.output".into()),
+            call_id_attribute: None,
         },
         Convention {
             name: "vercel_ai".into(),
@@ -157,6 +205,7 @@ pub fn default_conventions() -> Vec<Convention> {
             args_attribute: Some("ai.toolCall.args".into()),
             args_format: ArgsFormat::Value,
             output_attribute: Some("ai.toolCall.result".into()),
+            call_id_attribute: Some("ai.toolCall.id".into()),
         },
     ]
 }

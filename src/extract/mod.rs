@@ -9,12 +9,17 @@
 //! so an explicit `tool.name` always wins.
 
 mod conventions;
+pub mod library;
+mod messages;
+mod spans;
 
 pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
+pub use messages::{JSON_KEYS as MESSAGE_KEYS, LISTS as MESSAGE_LISTS};
 
 use crate::pyvalue::{Dict, Value, json, literal};
-use crate::record::{AttrRef, SpanRef, Spans, Unread};
+use crate::record::{AttrRef, Spans};
 use crate::span::SpanId;
+use spans::{Keys, SpanCall};
 
 /// One tool call extracted from a tool span.
 #[derive(Debug, Clone)]
@@ -31,6 +36,12 @@ pub struct ToolCall {
     pub raw_output: Option<Value>,
     /// Whether the span carried an arguments or output attribute at all.
     pub content_captured: bool,
+    /// A recognised library recorded no arguments and no output for the
+    /// call (its content capture off, or hidden): evaluators that read them
+    /// say so rather than score `{}` and `''`. Never set for spans read by
+    /// the reference's rules, which score absent content as the reference
+    /// does.
+    pub content_missing: bool,
     pub span_id: SpanId,
     pub start_time_unix_nano: u64,
     pub end_time_unix_nano: u64,
@@ -57,158 +68,200 @@ impl Args {
 }
 
 /// Extracts the tool calls of one trace's spans, in start-time order.
+///
+/// Tool spans first (`spans.rs`); then the model's messages
+/// (`messages.rs`), joined to the tool spans: a call seen as a tool span
+/// and in the messages is one call (matched by the model's call id, else by
+/// name in order), the span's fields filled from the messages where the
+/// span lacks them; a call only in the messages is a call of its own.
+/// Framework tools (`exclude_tools`) are left out, but from spans read by
+/// the reference's rules.
 pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     let keys = Keys::new(spans, config);
     let mut found = vec![None; keys.slots_used];
+    let mut json = Vec::with_capacity(keys.messages.len());
     // Sized for the worst case (every span a tool call): a ToolCall is large,
     // and growing the vector copied them more than once per trace.
     let mut calls = Vec::with_capacity(spans.len());
-    calls.extend(spans.iter().filter_map(|s| tool_call(s, &keys, &mut found)));
+    let mut conversation = messages::Conversation::default();
+    for span in spans.iter() {
+        if !span.has_attributes() {
+            continue;
+        }
+        let flattened = keys.read(&span, &mut found);
+        json.clear();
+        json.extend(
+            keys.messages
+                .iter()
+                .map(|&(_, slot)| spans::value(&found, slot)),
+        );
+        if flattened || json.iter().any(Option::is_some) {
+            conversation.read(&span, &json, flattened);
+        }
+        if let Some(c) = spans::tool_call(span, &keys, &found) {
+            calls.push(c);
+        }
+    }
+    let mut calls = merge_nested(calls);
+    let calls = if conversation.is_empty() && calls.iter().all(|c| c.pending.is_none()) {
+        calls
+            .into_iter()
+            .map(|mut c| {
+                let library = !c.library.is_reference();
+                c.call.content_missing = library && !c.call.content_captured;
+                (c.call, library)
+            })
+            .collect::<Vec<_>>()
+    } else {
+        calls.sort_by_key(|c| {
+            (
+                c.call.start_time_unix_nano,
+                c.call.end_time_unix_nano,
+                c.call.span_id,
+            )
+        });
+        join(calls, &conversation)
+    };
+    let mut calls: Vec<ToolCall> = calls
+        .into_iter()
+        .filter(|c| !(c.1 && config.exclude_tools.contains(&c.0.name)))
+        .map(|c| c.0)
+        .collect();
     calls.sort_by_key(|c| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
     calls
 }
 
-/// The attributes extraction reads, resolved against one trace's records
-/// once: each has a slot, which one pass over a span's attributes fills
-/// (the last value of a repeated key wins, as in a Python dict).
-struct Keys<'c> {
-    config: &'c ExtractConfig,
-    /// By key id: the key's slot, for the keys read here.
-    slot_of: Vec<Option<usize>>,
-    slots_used: usize,
-    synthesized: Option<usize>,
-    id: Option<usize>,
-    /// Every convention's detect attributes' slots, in order.
-    detect: Vec<Option<usize>>,
-    /// Each convention's name, arguments and output slots.
-    fields: Vec<[Option<usize>; 3]>,
+/// A tool span directly inside a tool span of the same name (OpenLLMetry's
+/// LangChain tool span around a traceloop `@tool`) is the same call: the
+/// outer one, its missing fields filled from the inner one.
+fn merge_nested(mut calls: Vec<SpanCall>) -> Vec<SpanCall> {
+    if calls.len() < 2 {
+        return calls;
+    }
+    let mut i = 0;
+    while i < calls.len() {
+        let outer = calls.iter().position(|o| {
+            Some(o.call.span_id) == calls[i].parent && o.call.name == calls[i].call.name
+        });
+        match outer {
+            Some(o) if o != i => {
+                let inner = calls.remove(i);
+                let o = if o > i { o - 1 } else { o };
+                let outer = &mut calls[o];
+                if !outer.has_args && inner.has_args {
+                    outer.call.args = inner.call.args;
+                    outer.pending = inner.pending;
+                    outer.has_args = true;
+                }
+                if !outer.has_output && inner.has_output {
+                    outer.call.output = inner.call.output;
+                    outer.call.raw_output = inner.call.raw_output;
+                    outer.has_output = true;
+                }
+                outer.call.content_captured |= inner.call.content_captured;
+                if outer.call_id.is_none() {
+                    outer.call_id = inner.call_id;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    calls
 }
 
-impl<'c> Keys<'c> {
-    fn new(spans: &Spans, config: &'c ExtractConfig) -> Keys<'c> {
-        let mut keys = Keys {
-            config,
-            slot_of: Vec::new(),
-            slots_used: 0,
-            synthesized: None,
-            id: None,
-            detect: Vec::new(),
-            fields: Vec::new(),
-        };
-        keys.synthesized = keys.slot(spans, Some(&config.synthesized_attribute));
-        keys.id = keys.slot(spans, Some(&config.id_attribute));
-        for c in &config.conventions {
-            for d in &c.detect {
-                let slot = keys.slot(spans, Some(&d.attribute));
-                keys.detect.push(slot);
-            }
-            let fields = [
-                keys.slot(spans, Some(&c.name_attribute)),
-                keys.slot(spans, c.args_attribute.as_deref()),
-                keys.slot(spans, c.output_attribute.as_deref()),
-            ];
-            keys.fields.push(fields);
+/// Joins tool spans' calls (in start-time order) with the calls the model
+/// asked for: by the model's call id, else the n-th span of a name with the
+/// n-th request of that name. Each call comes out with whether it may be
+/// left out as a framework tool (not a span read by the reference's rules).
+fn join(spans: Vec<SpanCall>, conversation: &messages::Conversation) -> Vec<(ToolCall, bool)> {
+    let requested = &conversation.requested;
+    let results = conversation.results();
+    let mut taken = vec![false; requested.len()];
+    let mut matched: Vec<Option<usize>> = Vec::with_capacity(spans.len());
+    for s in &spans {
+        let by_id = s.call_id.as_ref().and_then(|id| {
+            requested
+                .iter()
+                .enumerate()
+                .position(|(i, r)| !taken[i] && r.id.as_ref() == Some(id))
+        });
+        if let Some(i) = by_id {
+            taken[i] = true;
         }
-        keys
+        matched.push(by_id);
     }
-
-    /// `name`'s slot (a new one unless it has one); `None` when no span of
-    /// the trace can carry it.
-    fn slot(&mut self, spans: &Spans, name: Option<&str>) -> Option<usize> {
-        let i = spans.key(name?)?.index();
-        if self.slot_of.len() <= i {
-            self.slot_of.resize(i.checked_add(1)?, None);
+    for (s, m) in spans.iter().zip(matched.iter_mut()) {
+        if m.is_some() || s.call_id.is_some() && requested.iter().any(|r| r.id == s.call_id) {
+            continue;
         }
-        let slot = self.slot_of.get_mut(i)?;
-        Some(*slot.get_or_insert_with(|| {
-            self.slots_used += 1;
-            self.slots_used - 1
-        }))
-    }
-
-    /// Fills `found` with `span`'s values of the keys read here.
-    fn read<'s>(&self, span: &SpanRef<'s>, found: &mut [Option<Unread<'s>>]) {
-        found.fill(None);
-        for (key, value) in span.keyed() {
-            if let Some(Some(slot)) = self.slot_of.get(key.index())
-                && let Some(f) = found.get_mut(*slot)
-            {
-                *f = Some(value);
-            }
-        }
-    }
-
-    /// The first convention that recognises the span whose values are in
-    /// `found`, with its field slots.
-    fn convention(
-        &self,
-        found: &[Option<Unread<'_>>],
-    ) -> Option<(&'c Convention, [Option<usize>; 3])> {
-        let mut detect = self.detect.as_slice();
-        self.config
-            .conventions
+        let by_name = requested
             .iter()
-            .zip(&self.fields)
-            .find_map(|(c, fields)| {
-                let (mine, rest) = detect.split_at_checked(c.detect.len())?;
-                detect = rest;
-                c.detects(mine.iter().map(|&s| value(found, s)))
-                    .then_some((c, *fields))
-            })
+            .enumerate()
+            .position(|(i, r)| !taken[i] && r.name == s.call.name);
+        if let Some(i) = by_name {
+            taken[i] = true;
+            *m = Some(i);
+        }
     }
+    let mut out = Vec::with_capacity(spans.len() + requested.len());
+    for (mut s, m) in spans.into_iter().zip(matched) {
+        let request = m.map(|i| (&requested[i], results[i].as_deref()));
+        let model_args = request
+            .and_then(|(r, _)| r.args.as_ref())
+            .and_then(messages::args_dict);
+        if let Some(p) = s.pending.take() {
+            let declared = conversation.declared.get(&s.call.name).map(Vec::as_slice);
+            if let Some(args) = resolve(p, model_args.as_ref(), declared) {
+                s.call.args = Args::Dict(args);
+            }
+        } else if !s.has_args
+            && let Some(args) = model_args
+        {
+            s.call.args = Args::Dict(args);
+            s.call.content_captured = true;
+        }
+        if !s.has_output
+            && let Some((_, Some(text))) = request
+        {
+            s.call.output = text.to_owned();
+            s.call.raw_output = Some(Value::Str(text.to_owned()));
+            s.call.content_captured = true;
+        }
+        let framework = !s.library.is_reference();
+        s.call.content_missing = framework && !s.call.content_captured;
+        out.push((s.call, framework));
+    }
+    for (i, r) in requested.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let args = r.args.as_ref().and_then(messages::args_dict);
+        let output = results[i].clone();
+        out.push((
+            ToolCall {
+                name: r.name.clone(),
+                id: None,
+                content_captured: args.is_some() || output.is_some(),
+                content_missing: args.is_none() && output.is_none(),
+                args: Args::Dict(args.unwrap_or_default()),
+                raw_output: output.clone().map(Value::Str),
+                output: output.unwrap_or_default(),
+                span_id: r.span_id,
+                start_time_unix_nano: r.at,
+                end_time_unix_nano: r.at,
+            },
+            true,
+        ));
+    }
+    out
 }
 
-/// The value in `slot`, if the span has one.
-fn value<'s>(found: &[Option<Unread<'s>>], slot: Option<usize>) -> Option<AttrRef<'s>> {
-    found.get(slot?).copied().flatten()?.read()
-}
-
-/// The tool call a span stands for, if it is a tool span under any convention.
-fn tool_call<'s>(
-    span: SpanRef<'s>,
-    keys: &Keys<'_>,
-    found: &mut [Option<Unread<'s>>],
-) -> Option<ToolCall> {
-    if !span.has_attributes() {
-        return None;
-    }
-    keys.read(&span, found);
-    let get = |slot: Option<usize>| value(found, slot);
-    if get(keys.synthesized).is_some_and(|v| v.truthy()) {
-        return None;
-    }
-    let (convention, [name, args, output]) = keys.convention(found)?;
-    Some(call_from(
-        &span,
-        convention,
-        [get(name), get(keys.id), get(args), get(output)],
-    ))
-}
-
-/// The tool call of a span that `convention` recognises, from the values
-/// of its name, id, arguments and output attributes.
-fn call_from(
-    span: &SpanRef<'_>,
-    convention: &Convention,
-    values: [Option<AttrRef<'_>>; 4],
-) -> ToolCall {
-    let [name, id, args, output] = values;
-    ToolCall {
-        name: match name {
-            Some(v) if v.truthy() => v.py_str(),
-            _ => span.name().to_owned(),
-        },
-        id: match id {
-            None | Some(AttrRef::Empty) => None,
-            Some(v) => Some(v.py_str()),
-        },
-        args: parse_args(args, convention.args_format),
-        output: output_text(output),
-        raw_output: output.map(|v| v.to_py()),
-        content_captured: args.is_some() || output.is_some(),
-        span_id: span.span_id,
-        start_time_unix_nano: span.start_time_unix_nano,
-        end_time_unix_nano: span.end_time_unix_nano,
+/// Arguments waiting for names, named after the model's call: a bare
+/// value, or a wrapper's positional values.
+fn resolve(p: spans::Pending, model: Option<&Dict>, declared: Option<&[String]>) -> Option<Dict> {
+    match p {
+        spans::Pending::Bare(text) => library::bare_argument(&text, model, declared),
+        spans::Pending::Wrapped(d) => library::unwrap_args(&d, model, declared),
     }
 }
 

@@ -12,15 +12,11 @@ fn extract(spans: &[Span], config: &ExtractConfig) -> Vec<ToolCall> {
     super::extract(&Spans::from_spans(spans), config)
 }
 
-/// [`super::tool_call`] of a span built here.
+/// The tool call of a span built here, as [`super::extract`] reads it.
 fn tool_call(span: &Span, config: &ExtractConfig) -> Option<ToolCall> {
-    let spans = Spans::from_spans(std::slice::from_ref(span));
-    let keys = Keys::new(&spans, config);
-    let mut found = vec![None; keys.slots_used];
-    spans
-        .iter()
+    extract(std::slice::from_ref(span), config)
+        .into_iter()
         .next()
-        .and_then(|s| super::tool_call(s, &keys, &mut found))
 }
 
 const TRACE: TraceId = TraceId([9; 16]);
@@ -39,6 +35,7 @@ fn span_with(id: u64, name: &str, start: u64, end: u64, attrs: &[(&str, AttrValu
             .map(|(k, v)| (std::sync::Arc::from(*k), v.clone()))
             .collect(),
         service_name: None,
+        scope_name: None,
     }
 }
 
@@ -111,7 +108,10 @@ fn a_repeated_attribute_reads_as_its_last_value() {
 }
 
 /// Extraction by one lookup a key, each attribute found by name on the
-/// span: the plainest reading, the reference for the one-pass reader.
+/// span: the plainest reading, the reference for the one-pass reader. The
+/// first convention recognising the span names it; the reference's
+/// convention reads its own fields by the reference's rules, the others
+/// each field from the first recognising convention that has it.
 fn by_lookups(span: &Span, config: &ExtractConfig) -> Option<String> {
     let spans = Spans::from_spans(std::slice::from_ref(span));
     let s = spans.iter().next()?;
@@ -121,18 +121,55 @@ fn by_lookups(span: &Span, config: &ExtractConfig) -> Option<String> {
     {
         return None;
     }
-    let c = config
+    let detecting: Vec<&Convention> = config
         .conventions
         .iter()
-        .find(|c| c.detects(c.detect.iter().map(|d| s.attr(&d.attribute))))?;
+        .filter(|c| c.detects(c.detect.iter().map(|d| s.attr(&d.attribute))))
+        .collect();
+    let first = *detecting.first()?;
     let attr = |k: Option<&str>| k.and_then(|k| s.attr(k));
-    let values = [
-        attr(Some(&c.name_attribute)),
-        attr(Some(&config.id_attribute)),
-        attr(c.args_attribute.as_deref()),
-        attr(c.output_attribute.as_deref()),
-    ];
-    Some(summary(&call_from(&s, c, values)))
+    let mut call = ToolCall {
+        name: match attr(Some(&first.name_attribute)) {
+            Some(v) if v.truthy() => v.py_str(),
+            _ => s.name().to_owned(),
+        },
+        id: match attr(Some(&config.id_attribute)) {
+            None | Some(AttrRef::Empty) => None,
+            Some(v) => Some(v.py_str()),
+        },
+        args: Args::Dict(Dict::new()),
+        output: String::new(),
+        raw_output: None,
+        content_captured: false,
+        content_missing: false,
+        span_id: s.span_id,
+        start_time_unix_nano: s.start_time_unix_nano,
+        end_time_unix_nano: s.end_time_unix_nano,
+    };
+    if first.name == "openinference" {
+        let (args, output) = (
+            attr(first.args_attribute.as_deref()),
+            attr(first.output_attribute.as_deref()),
+        );
+        call.args = parse_args(args, first.args_format);
+        call.output = output_text(output);
+        call.raw_output = output.map(|v| v.to_py());
+        call.content_captured = args.is_some() || output.is_some();
+    } else {
+        let args = detecting
+            .iter()
+            .find_map(|c| Some((attr(c.args_attribute.as_deref())?, c.args_format)));
+        let output = detecting
+            .iter()
+            .find_map(|c| attr(c.output_attribute.as_deref()));
+        call.args = spans::library_args(args).0;
+        if let Some(v) = output {
+            call.output = spans::library_output(v).0;
+            call.raw_output = Some(Value::Str(call.output.clone()));
+        }
+        call.content_captured = args.is_some() || output.is_some();
+    }
+    Some(summary(&call))
 }
 
 fn summary(c: &ToolCall) -> String {
@@ -514,6 +551,7 @@ fn custom_convention_added_in_config() {
         args_attribute: Some("my.args".into()),
         args_format: ArgsFormat::Value,
         output_attribute: Some("my.result".into()),
+        call_id_attribute: None,
     });
     let s = span(
         "span-name",

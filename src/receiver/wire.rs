@@ -20,7 +20,7 @@
 //! by [`Records::from_otlp`]; the tests check it.
 
 use crate::record::{Header, Records};
-use crate::span::{self, AttrValue, IdError, KeepAttributes, RejectedSpan};
+use crate::span::{self, AttrValue, IdError, KeepAttributes, KeyRef, RejectedSpan};
 
 /// Spans taken from one request, and those refused one by one.
 #[derive(Debug, Default)]
@@ -210,7 +210,7 @@ fn resource_spans<'a>(
     ri: usize,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(u32, ValueRef<'a>)>,
+    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the resource's `service.name` (the resource may follow the spans).
@@ -267,15 +267,35 @@ fn scope_spans<'a>(
     service_name: Option<&str>,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(u32, ValueRef<'a>)>,
+    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<(), WireError> {
+    // First pass: the scope's name (it may follow the spans).
+    let mut scope = 0;
+    let mut first = r;
+    while let Some((field, wt)) = first.field()? {
+        match (field, wt) {
+            (1, LEN) => {
+                let mut sc = first.message()?;
+                while let Some((f, w)) = sc.field()? {
+                    match (f, w) {
+                        (1, LEN) => scope = keep.scope_id(sc.str()?),
+                        (1, _) => return Err(sc.error("wrong wire type for the scope's name")),
+                        _ => sc.skip(f, w, depth)?,
+                    }
+                }
+            }
+            (1, _) => return Err(first.error("wrong wire type in scope_spans")),
+            _ => first.skip(field, wt, depth)?,
+        }
+    }
     let mut index = 0;
+    let from = (service_name, scope);
     while let Some((field, wt)) = r.field()? {
         match (field, wt) {
             (2, LEN) => {
                 let s = r.message()?;
-                match span(s, service_name, keep, &mut out.spans, scratch, depth - 1)? {
+                match span(s, from, keep, &mut out.spans, scratch, depth - 1)? {
                     Ok(()) => {}
                     Err(reason) => out.rejected.push(RejectedSpan {
                         resource: ri,
@@ -296,10 +316,10 @@ fn scope_spans<'a>(
 /// One span: a wire error fails the request; a bad ID refuses this span only.
 fn span<'a>(
     mut r: Reader<'a>,
-    service_name: Option<&str>,
+    (service_name, scope): (Option<&str>, u32),
     keep: &KeepAttributes,
     out: &mut Records,
-    scratch: &mut Vec<(u32, ValueRef<'a>)>,
+    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
     depth: u32,
 ) -> Result<Result<(), IdError>, WireError> {
     let size = u32::try_from(r.buf.len()).unwrap_or(u32::MAX);
@@ -318,7 +338,7 @@ fn span<'a>(
             (9, LEN) => {
                 let kv = r.message()?;
                 let (key, value) = key_value(kv)?;
-                if let Some(k) = keep.id(key) {
+                if let Some(k) = keep.classify(key) {
                     scratch.push((k, value));
                 }
             }
@@ -339,6 +359,9 @@ fn span<'a>(
             return Ok(Err(e));
         }
     };
+    if scratch.iter().any(|(k, _)| matches!(k, KeyRef::Named(_))) {
+        keep_message_fields(keep, scratch)?;
+    }
     let header = Header {
         trace_id,
         span_id,
@@ -347,6 +370,7 @@ fn span<'a>(
         end,
         name,
         service: service_name,
+        scope,
     };
     out.begin(&header, scratch.len());
     for (key, value) in scratch.iter() {
@@ -358,6 +382,30 @@ fn span<'a>(
     }
     out.end(size);
     Ok(Ok(()))
+}
+
+/// Drops the flattened message attributes a span does not keep (see
+/// [`KeepAttributes::keeps_message_fields`]): a message's text unless it is
+/// a tool's result.
+fn keep_message_fields(
+    keep: &KeepAttributes,
+    scratch: &mut Vec<(KeyRef<'_>, ValueRef<'_>)>,
+) -> Result<(), WireError> {
+    let mut named = Vec::new();
+    for (k, v) in scratch.iter() {
+        if let KeyRef::Named(name) = k {
+            named.push((*name, keep.tool_mark(name, plain_string(*v)?)));
+        }
+    }
+    let mut verdicts = keep
+        .keeps_message_fields(named.into_iter())
+        .collect::<Vec<_>>()
+        .into_iter();
+    scratch.retain(|(k, _)| match k {
+        KeyRef::Named(_) => verdicts.next().unwrap_or(false),
+        KeyRef::Id(_) => true,
+    });
+    Ok(())
 }
 
 /// The value if it is an `AnyValue` holding one string and nothing else

@@ -10,11 +10,14 @@
 //!
 //! A record is: the span ID (8 bytes); the parent (0, or 1 and 8 bytes);
 //! start and end times (varints); the name (length, UTF-8); the resource's
-//! `service.name` (0, or 1 and a length-prefixed string); the attribute
-//! count, then each attribute as its key's id in the service's
-//! [`KeepAttributes`] (fixed at start-up, so no table travels with the
-//! records) and a tagged value. The trace ID is not in the record: the
-//! request's index and the trace's buffer are keyed by it.
+//! `service.name` (0, or 1 and a length-prefixed string); the scope's id in
+//! the service's [`KeepAttributes`] (a varint, 0: none it recognises); the
+//! attribute count, then each attribute as its key and a tagged value. A key
+//! is its id in the service's [`KeepAttributes`] (fixed at start-up, so no
+//! table travels with the records), as the varint `id × 2`, or a flattened
+//! message key by name (`1`, then the length-prefixed key). The trace ID is
+//! not in the record: the request's index and the trace's buffer are keyed
+//! by it.
 
 mod view;
 
@@ -26,7 +29,7 @@ use indexmap::IndexMap;
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1 as otlp;
 
-use crate::span::{self, AttrValue, KeepAttributes, RejectedSpan, Span, SpanId, TraceId};
+use crate::span::{self, AttrValue, KeepAttributes, KeyRef, RejectedSpan, Span, SpanId, TraceId};
 
 /// One request's records, as a receiver wrote them, with what the shards
 /// need before they copy a record.
@@ -82,6 +85,7 @@ impl Records {
                     .map(|kv| span::attr_of(kv).py_str())
             });
             for (si, ss) in rs.scope_spans.iter().enumerate() {
+                let scope = ss.scope.as_ref().map_or(0, |s| keep.scope_id(&s.name));
                 for (index, s) in ss.spans.iter().enumerate() {
                     let ids = span::checked_ids(&s.trace_id, &s.span_id, &s.parent_span_id);
                     let (trace_id, span_id, parent) = match ids {
@@ -96,11 +100,15 @@ impl Records {
                             continue;
                         }
                     };
-                    let kept: Vec<(u32, &_)> = s
-                        .attributes
-                        .iter()
-                        .filter_map(|kv| Some((keep.id(&kv.key)?, kv)))
-                        .collect();
+                    let kept = kept_of(keep, &s.attributes, |kv| {
+                        (
+                            &kv.key,
+                            kv.value.as_ref().and_then(|v| match &v.value {
+                                Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
+                                _ => None,
+                            }),
+                        )
+                    });
                     let header = Header {
                         trace_id,
                         span_id,
@@ -109,10 +117,11 @@ impl Records {
                         end: s.end_time_unix_nano,
                         name: &s.name,
                         service: service.as_deref(),
+                        scope,
                     };
                     out.begin(&header, kept.len());
-                    for (id, kv) in kept {
-                        out.key(id);
+                    for (key, kv) in kept {
+                        out.key(key);
                         match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
                             Some(any_value::Value::StringValue(text)) => out.str_value(text),
                             _ => out.value(&span::attr_of(kv)),
@@ -130,11 +139,15 @@ impl Records {
     pub fn from_spans(spans: &[Span], keep: &KeepAttributes) -> Records {
         let mut out = Records::default();
         for s in spans {
-            let kept: Vec<(u32, &AttrValue)> = s
-                .attributes
-                .iter()
-                .filter_map(|(k, v)| Some((keep.id(k)?, v)))
-                .collect();
+            let kept = kept_of(keep, &s.attributes, |(k, v)| {
+                (
+                    &**k,
+                    match v {
+                        AttrValue::Str(s) => Some(s.as_str()),
+                        _ => None,
+                    },
+                )
+            });
             let header = Header {
                 trace_id: s.trace_id,
                 span_id: s.span_id,
@@ -143,10 +156,11 @@ impl Records {
                 end: s.end_time_unix_nano,
                 name: &s.name,
                 service: s.service_name.as_deref(),
+                scope: s.scope_name.as_deref().map_or(0, |n| keep.scope_id(n)),
             };
             out.begin(&header, kept.len());
-            for (id, v) in kept {
-                out.key(id);
+            for (key, (_, v)) in kept {
+                out.key(key);
                 out.value(v);
             }
             out.end(0);
@@ -178,6 +192,7 @@ impl Records {
             }
             None => out.push(0),
         }
+        varint(out, u64::from(h.scope));
         varint(out, attributes as u64);
         self.spans.push(Entry {
             trace_id: h.trace_id,
@@ -189,8 +204,14 @@ impl Records {
         });
     }
 
-    pub fn key(&mut self, id: u32) {
-        varint(&mut self.bytes, u64::from(id));
+    pub fn key(&mut self, key: KeyRef<'_>) {
+        match key {
+            KeyRef::Id(id) => varint(&mut self.bytes, u64::from(id) << 1),
+            KeyRef::Named(name) => {
+                self.bytes.push(1);
+                bytes(&mut self.bytes, name.as_bytes());
+            }
+        }
     }
 
     pub fn str_value(&mut self, v: &str) {
@@ -277,6 +298,38 @@ pub struct Header<'a> {
     pub end: u64,
     pub name: &'a str,
     pub service: Option<&'a str>,
+    /// The scope's id in the [`KeepAttributes`] (0: none it recognises).
+    pub scope: u32,
+}
+
+/// The attributes of `attrs` a span keeps, with how each key is written:
+/// exact keys, and flattened message keys filtered by
+/// [`KeepAttributes::keeps_message_fields`]. `key_of` gives an attribute's
+/// key and its value when that is a string.
+pub fn kept_of<'a, T>(
+    keep: &KeepAttributes,
+    attrs: &'a [T],
+    key_of: impl Fn(&'a T) -> (&'a str, Option<&'a str>),
+) -> Vec<(KeyRef<'a>, &'a T)> {
+    let mut kept: Vec<(KeyRef<'a>, &'a T)> = attrs
+        .iter()
+        .filter_map(|a| Some((keep.classify(key_of(a).0)?, a)))
+        .collect();
+    if kept.iter().any(|(k, _)| matches!(k, KeyRef::Named(_))) {
+        let named = kept.iter().filter_map(|(k, a)| match k {
+            KeyRef::Named(name) => Some((*name, keep.tool_mark(name, key_of(a).1))),
+            KeyRef::Id(_) => None,
+        });
+        let mut verdicts = keep
+            .keeps_message_fields(named)
+            .collect::<Vec<_>>()
+            .into_iter();
+        kept.retain(|(k, _)| match k {
+            KeyRef::Named(_) => verdicts.next().unwrap_or(false),
+            KeyRef::Id(_) => true,
+        });
+    }
+    kept
 }
 
 /// One trace's records, appended as its spans arrive.
@@ -461,6 +514,7 @@ pub(crate) fn with_value<T>(
             .map(|v| vec![(Arc::from("v"), v.clone())])
             .unwrap_or_default(),
         service_name: None,
+        scope_name: None,
     };
     let spans = Spans::from_spans(&[span]);
     f(spans.iter().next().and_then(|s| s.attr("v")))

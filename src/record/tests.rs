@@ -54,6 +54,7 @@ fn spans() -> impl Strategy<Value = Vec<Span>> {
                     .map(|(k, v)| (Arc::from(KEYS[k]), v))
                     .collect(),
                 service_name: service.map(Arc::from),
+                scope_name: None,
             })
             .collect()
     })
@@ -118,6 +119,7 @@ fn root(attributes: Vec<(&str, AttrValue)>, service: Option<&str>) -> Span {
             .map(|(k, v)| (Arc::from(k), v))
             .collect(),
         service_name: service.map(Arc::from),
+        scope_name: None,
     }
 }
 

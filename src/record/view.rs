@@ -35,6 +35,7 @@ struct Head {
     end: u64,
     name: (usize, usize),
     service: Option<(usize, usize)>,
+    scope: u32,
     attrs: (usize, usize),
 }
 
@@ -50,6 +51,7 @@ pub struct SpanRef<'a> {
     /// look at a span's attributes only.
     name: &'a [u8],
     service: Option<&'a [u8]>,
+    scope: u32,
     attrs: &'a [u8],
     keys: &'a KeepAttributes,
 }
@@ -78,6 +80,11 @@ impl Key {
     /// A small number (keys are numbered from 0), for a table by key.
     pub fn index(self) -> usize {
         usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+
+    /// A flattened message key, kept by name (it matches no key of a table).
+    pub fn is_named(self) -> bool {
+        self.0 == u64::MAX
     }
 }
 
@@ -132,12 +139,17 @@ impl Spans {
                 1 => Some(r.str_at()?),
                 _ => return Err(r.corrupt()),
             };
+            let scope = u32::try_from(r.varint()?).map_err(|_| r.corrupt())?;
+            if scope != 0 && keys.scope_name(scope).is_none() {
+                return Err(r.corrupt());
+            }
             let count = r.varint()?;
             let from = r.pos;
             for _ in 0..count {
-                let key = r.varint()?;
-                if keys.name(key).is_none() {
-                    return Err(r.corrupt());
+                match r.key()? {
+                    KeyAt::Id(id) if keys.name(id).is_none() => return Err(r.corrupt()),
+                    KeyAt::Id(_) => {}
+                    KeyAt::Named(..) => {}
                 }
                 r.skip_value(0, true)?;
             }
@@ -148,6 +160,7 @@ impl Spans {
                 end,
                 name,
                 service,
+                scope,
                 attrs: (from, r.pos),
             });
         }
@@ -209,6 +222,7 @@ impl Spans {
             end_time_unix_nano: h.end,
             name: bytes(h.name),
             service: h.service.map(bytes),
+            scope: h.scope,
             attrs: self.bytes.get(h.attrs.0..h.attrs.1).unwrap_or_default(),
             keys: &self.keys,
         }
@@ -241,6 +255,12 @@ impl<'a> SpanRef<'a> {
             .map(|s| std::str::from_utf8(s).unwrap_or_default())
     }
 
+    /// The instrumentation scope, as the pattern it was recognised by
+    /// (`None`: not one extraction recognises).
+    pub fn scope(&self) -> Option<&'a str> {
+        self.keys.scope_name(self.scope)
+    }
+
     /// The attribute `key` (the last one if repeated, as a Python dict built
     /// from the list would keep). Compares key ids and steps over the other
     /// values unread: only the value returned is looked at.
@@ -262,7 +282,11 @@ impl<'a> SpanRef<'a> {
             if r.pos >= r.buf.len() {
                 return None;
             }
-            let key = Key(r.varint().ok()?);
+            // A message key by name matches no key of a table.
+            let key = match r.key().ok()? {
+                KeyAt::Id(id) => Key(id),
+                KeyAt::Named(..) => Key(u64::MAX),
+            };
             let value = Unread {
                 buf: r.buf,
                 pos: r.pos,
@@ -284,8 +308,30 @@ impl<'a> SpanRef<'a> {
             if r.pos >= r.buf.len() {
                 return None;
             }
-            let key = keys.name(r.varint().ok()?)?;
+            let key = match r.key().ok()? {
+                KeyAt::Id(id) => keys.name(id)?,
+                KeyAt::Named(from, to) => std::str::from_utf8(r.buf.get(from..to)?).ok()?,
+            };
             Some((key, r.value_ref().ok()?))
+        })
+    }
+
+    /// The flattened model message attributes kept by name, in wire order.
+    pub fn messages(&self) -> impl Iterator<Item = (&'a str, AttrRef<'a>)> + use<'a> {
+        let mut r = Reader::new(self.attrs);
+        std::iter::from_fn(move || {
+            loop {
+                if r.pos >= r.buf.len() {
+                    return None;
+                }
+                match r.key().ok()? {
+                    KeyAt::Id(_) => r.skip_value(0, false).ok()?,
+                    KeyAt::Named(from, to) => {
+                        let key = std::str::from_utf8(r.buf.get(from..to)?).ok()?;
+                        return Some((key, r.value_ref().ok()?));
+                    }
+                }
+            }
         })
     }
 
@@ -302,6 +348,7 @@ impl<'a> SpanRef<'a> {
                 .map(|(k, v)| (Arc::from(k), v.to_value()))
                 .collect(),
             service_name: self.service_name().map(Arc::from),
+            scope_name: self.scope().map(Arc::from),
         }
     }
 }
@@ -395,6 +442,13 @@ pub(super) fn service_of(record: &[u8]) -> Option<&str> {
     std::str::from_utf8(record.get(from..to)?).ok()
 }
 
+/// An attribute key as a record holds it.
+enum KeyAt {
+    Id(u64),
+    /// A flattened message key: its bytes' place.
+    Named(usize, usize),
+}
+
 /// Values nest no deeper than the wire decoder lets them (100 levels).
 const MAX_DEPTH: u32 = 128;
 
@@ -446,6 +500,18 @@ impl<'a> Reader<'a> {
         let s = self.buf.get(self.pos..end).ok_or(self.corrupt())?;
         self.pos = end;
         Ok(s)
+    }
+
+    /// An attribute's key: a table id, or a name's place (checked UTF-8).
+    fn key(&mut self) -> Result<KeyAt, Corrupt> {
+        match self.varint()? {
+            1 => {
+                let (from, to) = self.str_at()?;
+                Ok(KeyAt::Named(from, to))
+            }
+            v if v & 1 == 0 => Ok(KeyAt::Id(v >> 1)),
+            _ => Err(self.corrupt()),
+        }
     }
 
     /// A string's place, checked UTF-8.

@@ -104,6 +104,7 @@ pub fn spans(case: &Case) -> Vec<Span> {
                     .map(|(k, v)| (k.as_str().unwrap().into(), attr(v)))
                     .collect(),
                 service_name: None,
+                scope_name: None,
             }
         })
         .collect()

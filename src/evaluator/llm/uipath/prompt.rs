@@ -103,6 +103,7 @@ mod tests {
             end_time_unix_nano: 1_700_000_061_000_000_000,
             attributes: attrs.into_iter().map(|(k, v)| (Arc::from(k), v)).collect(),
             service_name: None,
+            scope_name: None,
         }
     }
 

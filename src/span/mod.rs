@@ -13,6 +13,10 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 
 use crate::pyvalue::{Dict, Value};
 
+mod keep;
+
+pub use keep::{KeepAttributes, KeyRef, MessageKey, marks_tool_result};
+
 /// Why an ID from the wire was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
@@ -210,6 +214,8 @@ pub struct Span {
     pub attributes: Vec<(Arc<str>, AttrValue)>,
     /// The resource's `service.name`, shared by every span of a resource.
     pub service_name: Option<Arc<str>>,
+    /// The instrumentation scope's name.
+    pub scope_name: Option<Arc<str>>,
 }
 
 impl Span {
@@ -226,48 +232,6 @@ pub struct RejectedSpan {
     pub scope: usize,
     pub index: usize,
     pub reason: IdError,
-}
-
-/// Which attributes a buffered span keeps, each with a small id for the
-/// records. The service keeps only the keys extraction, binding, rules and
-/// the judges read (an LLM span's prompt, say, is never looked at), so a
-/// buffered span costs little more than what is evaluated.
-#[derive(Debug, Clone, Default)]
-pub struct KeepAttributes {
-    /// Id → key.
-    names: Vec<Arc<str>>,
-    /// Key → id, looked up once per attribute on the receive path, hence
-    /// foldhash (the set is fixed at start-up; clients only look up).
-    ids: std::collections::HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
-}
-
-impl KeepAttributes {
-    pub fn only<I: IntoIterator<Item = String>>(keys: I) -> KeepAttributes {
-        let mut keep = KeepAttributes::default();
-        for key in keys {
-            let key: Arc<str> = Arc::from(key);
-            if !keep.ids.contains_key(&key)
-                && let Ok(id) = u32::try_from(keep.names.len())
-            {
-                keep.ids.insert(key.clone(), id);
-                keep.names.push(key);
-            }
-        }
-        keep
-    }
-
-    /// The key's id if the attribute is kept.
-    pub fn id(&self, key: &str) -> Option<u32> {
-        self.ids.get(key).copied()
-    }
-
-    /// The key with this id.
-    pub fn name(&self, id: u64) -> Option<&str> {
-        usize::try_from(id)
-            .ok()
-            .and_then(|i| self.names.get(i))
-            .map(|k| &**k)
-    }
 }
 
 /// A span's trace, span and parent span IDs as they come off the wire

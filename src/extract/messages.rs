@@ -1,0 +1,563 @@
+//! Tool calls from the model's messages: what a model span says the model
+//! asked for (its output messages) and what the next request sent back
+//! (its input messages' tool results). An agent whose model client alone
+//! is instrumented has no tool span at all: its calls are only here.
+//!
+//! The formats read, whatever library wrote them:
+//! - flattened messages: OpenInference's `llm.output_messages.{m}.message.
+//!   tool_calls.{k}.tool_call.{id, function.name, function.arguments}` and
+//!   `llm.input_messages.{i}.message.{role, tool_call_id, content}`;
+//!   OpenLLMetry's older `gen_ai.completion.{m}.tool_calls.{k}.{id, name,
+//!   arguments}` and `gen_ai.prompt.{i}.{role, tool_call_id, content}`;
+//! - JSON (text, or a structured value) in `gen_ai.output.messages` and
+//!   `gen_ai.input.messages`: the GenAI conventions' parts (`tool_call`,
+//!   `tool_call_response`), OpenAI's `tool_calls` and `role: tool`
+//!   messages, Anthropic's `tool_use` and `tool_result` blocks;
+//! - the Vercel AI SDK's `ai.response.toolCalls` and `ai.prompt.messages`.
+//!
+//! A call is taken from the output side only (input messages resend every
+//! earlier call), once per call id (several spans can describe one model
+//! call, and a root span can repeat every call of the run). A result is
+//! joined to its call by id, or, where the library recorded no ids, by its
+//! place in the conversation.
+
+use std::collections::HashMap;
+
+use super::library;
+use crate::pyvalue::{Dict, Value, json};
+use crate::record::{AttrRef, SpanRef};
+use crate::span::SpanId;
+
+/// The model message attributes kept by exact key.
+pub const JSON_KEYS: &[&str] = &[
+    "gen_ai.output.messages",
+    "gen_ai.input.messages",
+    "ai.response.toolCalls",
+    "ai.prompt.messages",
+    "gen_ai.tool.definitions",
+    "ai.prompt.tools",
+];
+
+/// The flattened list of the tools offered (`llm.tools.{n}.tool.json_schema`).
+pub const TOOLS_LIST: &str = "llm.tools.";
+
+/// The flattened message lists kept by name (`KeepAttributes::with_messages`):
+/// (input, output) of each convention.
+pub const LISTS: &[(&str, &str)] = &[
+    ("llm.input_messages.", "llm.output_messages."),
+    ("gen_ai.prompt.", "gen_ai.completion."),
+];
+
+/// A call the model asked for.
+#[derive(Debug, Clone)]
+pub(super) struct Requested {
+    pub id: Option<String>,
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text or an object).
+    pub args: Option<Value>,
+    pub span_id: SpanId,
+    /// When the model span ended: when the call was asked for.
+    pub at: u64,
+}
+
+/// A call as a model message writes it: the model's id, the tool's name,
+/// the arguments as written (JSON text or an object).
+#[derive(Debug, Clone)]
+struct Asked {
+    id: Option<String>,
+    name: String,
+    args: Option<Value>,
+}
+
+/// What a request sent: the model's earlier calls, and tool results.
+#[derive(Debug, Clone)]
+enum Sent {
+    Calls(Vec<(Option<String>, String)>),
+    Result {
+        id: Option<String>,
+        name: Option<String>,
+        /// `None`: the instrumentation recorded no content.
+        text: Option<String>,
+    },
+}
+
+/// A trace's model messages: the calls asked for, in order, and the
+/// results sent back.
+#[derive(Debug, Default)]
+pub(super) struct Conversation {
+    pub requested: Vec<Requested>,
+    /// Results by call id.
+    by_id: HashMap<String, String>,
+    /// The longest conversation a request sent (the last one's, usually),
+    /// for results without ids.
+    longest: Vec<Sent>,
+    /// The tools offered: each one's parameters, in declared order.
+    pub declared: HashMap<String, Vec<String>>,
+}
+
+impl Conversation {
+    /// Reads one model span: `json` are its values of [`JSON_KEYS`], and
+    /// `flattened` whether it has flattened messages.
+    pub fn read(&mut self, span: &SpanRef<'_>, json: &[Option<AttrRef<'_>>], flattened: bool) {
+        let mut out: Vec<Asked> = Vec::new();
+        let mut sent: Vec<Sent> = Vec::new();
+        if flattened {
+            let tools = read_flattened(span, &mut out, &mut sent);
+            for t in &tools {
+                self.declare(t);
+            }
+        }
+        for (key, value) in JSON_KEYS.iter().zip(json) {
+            let Some(v) = value.as_ref().and_then(as_value) else {
+                continue;
+            };
+            match *key {
+                "gen_ai.output.messages" => messages(&v, &mut out, &mut Vec::new()),
+                "gen_ai.input.messages" | "ai.prompt.messages" => {
+                    messages(&v, &mut Vec::new(), &mut sent);
+                }
+                "ai.response.toolCalls" => {
+                    for c in items(&v) {
+                        if let Some(call) = vercel_call(c) {
+                            out.push(call);
+                        }
+                    }
+                }
+                "gen_ai.tool.definitions" => {
+                    for t in items(&v) {
+                        self.declare(t);
+                    }
+                }
+                "ai.prompt.tools" => {
+                    for t in items(&v) {
+                        // An array of JSON strings.
+                        match t {
+                            Value::Str(s) => {
+                                if let Ok(t) = json::loads(s) {
+                                    self.declare(&t);
+                                }
+                            }
+                            other => self.declare(other),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for Asked { id, name, args } in out {
+            if let Some(id) = &id
+                && self.requested.iter().any(|r| r.id.as_ref() == Some(id))
+            {
+                continue;
+            }
+            self.requested.push(Requested {
+                id,
+                name,
+                args,
+                span_id: span.span_id,
+                at: span.end_time_unix_nano,
+            });
+        }
+        for s in &sent {
+            if let Sent::Result {
+                id: Some(id),
+                text: Some(text),
+                ..
+            } = s
+            {
+                self.by_id.entry(id.clone()).or_insert_with(|| text.clone());
+            }
+        }
+        if sent.len() > self.longest.len() {
+            self.longest = sent;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.requested.is_empty()
+    }
+
+    /// A tool definition offered to the model (OpenAI's `{"function":
+    /// {"name", "parameters"}}` or flat `{"name", "parameters"}`,
+    /// Anthropic's `input_schema`, the AI SDK's `inputSchema`, ADK's
+    /// `parameters_json_schema`): its parameters' names, in order.
+    fn declare(&mut self, t: &Value) {
+        let Value::Dict(d) = t else { return };
+        let d = match d.get_str("function") {
+            Some(Value::Dict(f)) => f,
+            _ => d,
+        };
+        let Some(name) = str_of(d, &["name"]) else {
+            return;
+        };
+        let schema = [
+            "parameters",
+            "input_schema",
+            "inputSchema",
+            "parameters_json_schema",
+        ]
+        .iter()
+        .find_map(|k| match d.get_str(k) {
+            Some(Value::Dict(s)) => Some(s),
+            _ => None,
+        });
+        let Some(Value::Dict(properties)) = schema.and_then(|s| s.get_str("properties")) else {
+            return;
+        };
+        let names = properties
+            .keys()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+        self.declared.entry(name.to_owned()).or_insert(names);
+    }
+
+    /// Each requested call's result, in the order of `requested`: by id,
+    /// else by its place in the longest conversation (a result answers
+    /// the call of the model message before it with its id, or its name,
+    /// or else the first one not answered yet).
+    pub fn results(&self) -> Vec<Option<String>> {
+        let mut placed: Vec<(String, Option<String>)> = Vec::new();
+        let mut waiting: std::collections::VecDeque<(Option<String>, String)> =
+            std::collections::VecDeque::new();
+        let mut after_calls = false;
+        for s in &self.longest {
+            match s {
+                Sent::Calls(calls) => {
+                    // A turn's calls may come as one message or several in a
+                    // row (the Responses API's items): results follow them all.
+                    if !after_calls {
+                        waiting.clear();
+                    }
+                    waiting.extend(calls.iter().cloned());
+                    after_calls = true;
+                    continue;
+                }
+                Sent::Result { id, name, text } => {
+                    let at = waiting
+                        .iter()
+                        .position(|(i, _)| i.is_some() && i == id)
+                        .or_else(|| {
+                            name.as_ref()
+                                .and_then(|n| waiting.iter().position(|(_, w)| w == n))
+                        })
+                        .or((!waiting.is_empty()).then_some(0));
+                    let called = match (at.and_then(|i| waiting.remove(i)), name) {
+                        (Some((_, n)), _) => n,
+                        (None, Some(n)) => n.clone(),
+                        (None, None) => continue,
+                    };
+                    placed.push((called, text.clone()));
+                }
+            }
+            after_calls = false;
+        }
+        let mut used = vec![false; placed.len()];
+        self.requested
+            .iter()
+            .map(|r| {
+                if let Some(text) = r.id.as_ref().and_then(|id| self.by_id.get(id)) {
+                    return Some(text.clone());
+                }
+                let i = placed
+                    .iter()
+                    .enumerate()
+                    .position(|(i, (n, _))| !used[i] && *n == r.name)?;
+                used[i] = true;
+                placed[i].1.clone()
+            })
+            .collect()
+    }
+}
+
+/// An attribute as a value: JSON text read, a structured value as it is.
+fn as_value(v: &AttrRef<'_>) -> Option<Value> {
+    match v {
+        AttrRef::Str(s) => json::loads(s).ok(),
+        AttrRef::Array(_) | AttrRef::KvList(_) => Some(v.to_py()),
+        _ => None,
+    }
+}
+
+/// A list's (or tuple's) items.
+fn items(v: &Value) -> &[Value] {
+    match v {
+        Value::List(items) | Value::Tuple(items) => items,
+        _ => &[],
+    }
+}
+
+fn str_of<'a>(d: &'a Dict, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| d.get_str(k)?.as_str())
+}
+
+/// The text of a result's value: a string as is, text blocks joined, the
+/// AI SDK's typed outputs unwrapped, anything else as JSON.
+fn result_text(v: &Value) -> String {
+    if let Value::Dict(d) = v
+        && let (Some(kind), Some(value)) = (str_of(d, &["type"]), d.get_str("value"))
+        && matches!(
+            kind,
+            "text" | "json" | "error-text" | "error-json" | "content"
+        )
+    {
+        return result_text(value);
+    }
+    library::value_text(v).unwrap_or_else(|| library::json_text(v))
+}
+
+/// A call of the AI SDK's (`ai.response.toolCalls`, `tool-call` parts).
+fn vercel_call(c: &Value) -> Option<Asked> {
+    let Value::Dict(d) = c else { return None };
+    let name = str_of(d, &["toolName"])?.to_owned();
+    let id = str_of(d, &["toolCallId"]).map(str::to_owned);
+    let args = d.get_str("input").or_else(|| d.get_str("args")).cloned();
+    Some(Asked { id, name, args })
+}
+
+/// An OpenAI-shaped call (`{"id", "function": {"name", "arguments"}}`)
+/// or a GenAI `tool_call` part / Anthropic `tool_use` block (`{"id",
+/// "name", "arguments" | "input"}`).
+fn call_of(d: &Dict) -> Option<Asked> {
+    let id = str_of(d, &["id", "tool_call_id"]).map(str::to_owned);
+    if let Some(Value::Dict(f)) = d.get_str("function") {
+        let name = str_of(f, &["name"])?.to_owned();
+        let args = f.get_str("arguments").cloned();
+        return Some(Asked { id, name, args });
+    }
+    let name = str_of(d, &["name"])?.to_owned();
+    let args = d
+        .get_str("arguments")
+        .or_else(|| d.get_str("input"))
+        .cloned();
+    Some(Asked { id, name, args })
+}
+
+/// The messages of a JSON message list: calls asked for go to `out`
+/// (from assistant messages), what was sent to `sent`.
+fn messages(
+    v: &Value,
+    out: &mut Vec<Asked>,
+    sent: &mut Vec<Sent>,
+) {
+    for m in items(v) {
+        let Value::Dict(m) = m else { continue };
+        let role = str_of(m, &["role"]).unwrap_or_default();
+        let mut calls = Vec::new();
+        // OpenAI's shape: `tool_calls` beside the content; a tool message.
+        for c in m.get_str("tool_calls").map(items).unwrap_or_default() {
+            if let Value::Dict(c) = c
+                && let Some(call) = call_of(c)
+            {
+                calls.push(call);
+            }
+        }
+        if matches!(role, "tool" | "function")
+            && let Some(content) = m.get_str("content").or_else(|| m.get_str("result"))
+            && m.get_str("parts").is_none()
+        {
+            sent.push(Sent::Result {
+                id: str_of(m, &["tool_call_id", "id"]).map(str::to_owned),
+                name: str_of(m, &["name"]).map(str::to_owned),
+                text: Some(result_text(content)),
+            });
+        }
+        // GenAI parts, Anthropic blocks, the AI SDK's content parts.
+        let parts = m
+            .get_str("parts")
+            .or_else(|| m.get_str("content"))
+            .map(items)
+            .unwrap_or_default();
+        for p in parts {
+            let Value::Dict(p) = p else { continue };
+            match str_of(p, &["type"]).unwrap_or_default() {
+                "tool_call" | "tool_use" | "function_call" => {
+                    if let Some(call) = call_of(p) {
+                        calls.push(call);
+                    }
+                }
+                "tool-call" => {
+                    if let Some(call) = vercel_call(&Value::Dict(p.clone())) {
+                        calls.push(call);
+                    }
+                }
+                "tool_call_response" | "tool_result" | "tool-result" | "function_call_output" => {
+                    let value = ["response", "result", "content", "output"]
+                        .iter()
+                        .find_map(|k| p.get_str(k));
+                    sent.push(Sent::Result {
+                        id: str_of(p, &["id", "tool_use_id", "toolCallId", "call_id"])
+                            .map(str::to_owned),
+                        name: str_of(p, &["name", "toolName"]).map(str::to_owned),
+                        text: value.map(result_text),
+                    });
+                }
+                _ => {}
+            }
+        }
+        if !calls.is_empty() {
+            if matches!(role, "assistant" | "model" | "") {
+                sent.push(Sent::Calls(
+                    calls
+                        .iter()
+                        .map(|c| (c.id.clone(), c.name.clone()))
+                        .collect(),
+                ));
+            }
+            out.extend(calls);
+        }
+    }
+}
+
+/// One flattened message: its fields by name, in wire order.
+#[derive(Default)]
+struct Flat {
+    role: Option<String>,
+    tool_call_id: Option<String>,
+    name: Option<String>,
+    text: Vec<String>,
+    /// Calls by their index, each as far as its fields came.
+    calls: Vec<(u64, FlatCall)>,
+}
+
+/// A flattened call's fields: id, name, arguments.
+#[derive(Default)]
+struct FlatCall {
+    id: Option<String>,
+    name: Option<String>,
+    args: Option<Value>,
+}
+
+/// The flattened messages of a span: output lists' calls to `out`, input
+/// lists' messages to `sent`.
+fn read_flattened(
+    span: &SpanRef<'_>,
+    out: &mut Vec<Asked>,
+    sent: &mut Vec<Sent>,
+) -> Vec<Value> {
+    let mut tools = Vec::new();
+    // (list, message index) → message, in index order per list.
+    let mut lists: Vec<(&str, std::collections::BTreeMap<u64, Flat>)> = Vec::new();
+    for (key, value) in span.messages() {
+        if let Some(rest) = key.strip_prefix(TOOLS_LIST) {
+            if rest.ends_with(".tool.json_schema")
+                && let Some(t) = value.as_str().and_then(|s| json::loads(s).ok())
+            {
+                tools.push(t);
+            }
+            continue;
+        }
+        let Some((list, rest)) = LISTS
+            .iter()
+            .flat_map(|(i, o)| [*i, *o])
+            .find_map(|l| Some((l, key.strip_prefix(l)?)))
+        else {
+            continue;
+        };
+        let Some((index, field)) = rest.split_once('.') else {
+            continue;
+        };
+        let Ok(index) = index.parse::<u64>() else {
+            continue;
+        };
+        let field = field.strip_prefix("message.").unwrap_or(field);
+        let at = match lists.iter().position(|(l, _)| *l == list) {
+            Some(at) => at,
+            None => {
+                lists.push((list, Default::default()));
+                lists.len() - 1
+            }
+        };
+        let m = lists[at].1.entry(index).or_default();
+        let text = || value.py_str();
+        match field {
+            "role" => m.role = Some(text()),
+            "tool_call_id" => m.tool_call_id = Some(text()),
+            "name" => m.name = Some(text()),
+            "content" => m.text.push(text()),
+            f if f.starts_with("contents.") && f.ends_with(".message_content.text") => {
+                m.text.push(text());
+            }
+            f => {
+                let Some(call) = f.strip_prefix("tool_calls.") else {
+                    continue;
+                };
+                let Some((k, part)) = call.split_once('.') else {
+                    continue;
+                };
+                let Ok(k) = k.parse::<u64>() else { continue };
+                let part = part.strip_prefix("tool_call.").unwrap_or(part);
+                let slot = match m.calls.iter().position(|c| c.0 == k) {
+                    Some(i) => i,
+                    None => {
+                        m.calls.push((k, FlatCall::default()));
+                        m.calls.len() - 1
+                    }
+                };
+                let c = &mut m.calls[slot].1;
+                match part {
+                    "id" => c.id = Some(text()),
+                    "function.name" | "name" => c.name = Some(text()),
+                    "function.arguments" | "arguments" => {
+                        c.args = Some(match value {
+                            AttrRef::Str(s) => Value::Str(s.to_owned()),
+                            other => other.to_py(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (list, messages) in lists {
+        let output = LISTS.iter().any(|(_, o)| *o == list);
+        for (_, mut m) in messages {
+            m.calls.sort_by_key(|c| c.0);
+            let calls: Vec<Asked> = m
+                .calls
+                .into_iter()
+                .filter_map(|(_, c)| {
+                    Some(Asked {
+                        id: c.id,
+                        name: c.name?,
+                        args: c.args,
+                    })
+                })
+                .collect();
+            if output {
+                out.extend(calls);
+                continue;
+            }
+            if !calls.is_empty() {
+                sent.push(Sent::Calls(
+                    calls.into_iter().map(|c| (c.id, c.name)).collect(),
+                ));
+            }
+            let role = m.role.as_deref().unwrap_or_default();
+            if matches!(role, "tool" | "function" | "tool-response") || m.tool_call_id.is_some() {
+                sent.push(Sent::Result {
+                    id: m.tool_call_id,
+                    name: m.name,
+                    text: (!m.text.is_empty()).then(|| m.text.concat()),
+                });
+            }
+        }
+    }
+    tools
+}
+
+/// The arguments the model wrote, as a dict: JSON text read (or a Python
+/// literal, as a reference would), an object as it is.
+pub(super) fn args_dict(args: &Value) -> Option<Dict> {
+    match args {
+        Value::Dict(d) => Some(d.clone()),
+        Value::Str(s) => match json::loads(s) {
+            Ok(Value::Dict(d)) => Some(d),
+            _ => match crate::pyvalue::literal::literal_eval(s) {
+                Ok(Value::Dict(d)) => Some(d),
+                _ => None,
+            },
+        },
+        _ => None,
+    }
+}

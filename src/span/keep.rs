@@ -1,0 +1,270 @@
+//! What a buffered span keeps of its attributes and scope: the service
+//! keeps only what extraction, binding, rules and the judges read (an LLM
+//! span's prompt, say, is never looked at), so a buffered span costs little
+//! more than what is evaluated.
+//!
+//! Three kinds of keys are kept:
+//! - exact keys, each with a small id for the records (fixed at start-up,
+//!   so no table of keys travels with a trace);
+//! - flattened model messages (`llm.output_messages.0.message.tool_calls.1.…`,
+//!   `gen_ai.prompt.3.content`): the keys under a message prefix, which
+//!   carry indexes and so are kept by name. Of those, a message's role, ids
+//!   and tool calls are kept, and its text only when it is a tool's result:
+//!   the conversation's prompts are never read;
+//! - the instrumentation scope, as a small id, when it is one extraction
+//!   recognises a library by.
+
+use std::sync::Arc;
+
+/// How a kept attribute's key is written in a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRef<'a> {
+    /// An exact key, by its id.
+    Id(u32),
+    /// A flattened message key, by name.
+    Named(&'a str),
+}
+
+/// A flattened message attribute's key, taken apart:
+/// `llm.input_messages.3.message.content` is list `llm.input_messages.`,
+/// message `3`, field `content` (a leading `message.` dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageKey<'a> {
+    pub list: &'a str,
+    pub index: &'a str,
+    pub field: &'a str,
+}
+
+impl<'a> MessageKey<'a> {
+    /// Whether the field is the message's text, kept only for a tool's result.
+    fn is_text(&self) -> bool {
+        self.field == "content" || self.field.starts_with("contents.")
+    }
+
+    /// Whether the field is kept whatever the message: its role, the ids
+    /// and name of a tool result, its tool calls (and a declared tool's
+    /// schema, `llm.tools.{n}.tool.json_schema`).
+    fn always(&self) -> bool {
+        matches!(
+            self.field,
+            "role" | "tool_call_id" | "name" | "tool.json_schema"
+        ) || self.field.starts_with("tool_calls.")
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct KeepAttributes {
+    /// Id → key.
+    names: Vec<Arc<str>>,
+    /// Key → id, looked up once per attribute on the receive path, hence
+    /// foldhash (the set is fixed at start-up; clients only look up).
+    ids: std::collections::HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
+    /// Prefixes of flattened model messages, each ending in `.`.
+    messages: Vec<Arc<str>>,
+    /// Instrumentation scope names (a name, or a prefix ending in `*`): a
+    /// span of one of them keeps its position here, plus one.
+    scopes: Vec<Arc<str>>,
+}
+
+impl KeepAttributes {
+    pub fn only<I: IntoIterator<Item = String>>(keys: I) -> KeepAttributes {
+        let mut keep = KeepAttributes::default();
+        for key in keys {
+            let key: Arc<str> = Arc::from(key);
+            if !keep.ids.contains_key(&key)
+                && let Ok(id) = u32::try_from(keep.names.len())
+            {
+                keep.ids.insert(key.clone(), id);
+                keep.names.push(key);
+            }
+        }
+        keep
+    }
+
+    /// Keeps flattened model messages under these prefixes too (each ends
+    /// with `.`: `llm.input_messages.`).
+    pub fn with_messages<I: IntoIterator<Item = String>>(mut self, prefixes: I) -> KeepAttributes {
+        self.messages = prefixes.into_iter().map(Arc::from).collect();
+        self
+    }
+
+    /// Recognises these instrumentation scopes (names, or prefixes ending
+    /// in `*`).
+    pub fn with_scopes<I: IntoIterator<Item = String>>(mut self, scopes: I) -> KeepAttributes {
+        self.scopes = scopes.into_iter().map(Arc::from).collect();
+        self
+    }
+
+    /// The key's id if the attribute is kept by its exact key.
+    pub fn id(&self, key: &str) -> Option<u32> {
+        self.ids.get(key).copied()
+    }
+
+    /// The key with this id.
+    pub fn name(&self, id: u64) -> Option<&str> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.names.get(i))
+            .map(|k| &**k)
+    }
+
+    /// How a key is kept, if it is: by id, or by name as a flattened
+    /// message (subject to [`KeepAttributes::keeps_message_field`]).
+    pub fn classify<'k>(&self, key: &'k str) -> Option<KeyRef<'k>> {
+        if let Some(id) = self.id(key) {
+            return Some(KeyRef::Id(id));
+        }
+        self.message_key(key).map(|_| KeyRef::Named(key))
+    }
+
+    /// `key` taken apart, when it is under a message prefix.
+    pub fn message_key<'k>(&self, key: &'k str) -> Option<MessageKey<'k>> {
+        if self.messages.is_empty() {
+            return None;
+        }
+        let list = self.messages.iter().find(|p| key.starts_with(&***p))?;
+        let rest = &key[list.len()..];
+        let (index, field) = rest.split_once('.')?;
+        if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let field = field.strip_prefix("message.").unwrap_or(field);
+        Some(MessageKey {
+            list: &key[..list.len()],
+            index,
+            field,
+        })
+    }
+
+    /// Whether an attribute (`key`, its value if a string) marks its
+    /// message as a tool's result (see [`marks_tool_result`]).
+    pub fn tool_mark(&self, key: &str, value: Option<&str>) -> bool {
+        self.message_key(key)
+            .is_some_and(|m| marks_tool_result(m.field, value))
+    }
+
+    /// The scope's small id (0: not one extraction recognises).
+    pub fn scope_id(&self, scope: &str) -> u32 {
+        self.scopes
+            .iter()
+            .position(|s| match s.strip_suffix('*') {
+                Some(prefix) => scope.starts_with(prefix),
+                None => scope == &**s,
+            })
+            .and_then(|i| u32::try_from(i + 1).ok())
+            .unwrap_or(0)
+    }
+
+    /// The scope pattern with this id.
+    pub fn scope_name(&self, id: u32) -> Option<&str> {
+        let i = usize::try_from(id).ok()?.checked_sub(1)?;
+        self.scopes.get(i).map(|s| &**s)
+    }
+
+    /// Which of a span's flattened message attributes to keep: `named`
+    /// gives each one's key and whether it is a role of `tool` (or a
+    /// `tool_call_id`, which marks a tool's result too); the answer is, for
+    /// each, whether it is kept.
+    pub fn keeps_message_fields<'k>(
+        &self,
+        named: impl Iterator<Item = (&'k str, bool)> + Clone,
+    ) -> impl Iterator<Item = bool> {
+        // Tool results: the (list, index) of each message marked as one.
+        let results: Vec<(&str, &str)> = named
+            .clone()
+            .filter(|(_, tool)| *tool)
+            .filter_map(|(k, _)| self.message_key(k))
+            .map(|m| (m.list, m.index))
+            .collect();
+        named.map(move |(k, _)| match self.message_key(k) {
+            Some(m) if m.always() => true,
+            Some(m) if m.is_text() => results.contains(&(m.list, m.index)),
+            _ => false,
+        })
+    }
+}
+
+/// Whether a flattened message attribute marks its message as a tool's
+/// result: a `role` of `tool` (or `function`, older OpenAI), or a
+/// `tool_call_id` of any value.
+pub fn marks_tool_result(field: &str, value: Option<&str>) -> bool {
+    match field {
+        "tool_call_id" => true,
+        "role" => matches!(value, Some("tool" | "function" | "tool-response")),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keep() -> KeepAttributes {
+        KeepAttributes::only(["tool.name".to_owned()])
+            .with_messages([
+                "llm.input_messages.".to_owned(),
+                "gen_ai.prompt.".to_owned(),
+            ])
+            .with_scopes([
+                "openinference.instrumentation.langchain".to_owned(),
+                "@arizeai/*".to_owned(),
+            ])
+    }
+
+    #[test]
+    fn keys_are_kept_by_id_or_as_messages() {
+        let k = keep();
+        assert_eq!(k.classify("tool.name"), Some(KeyRef::Id(0)));
+        assert_eq!(
+            k.classify("llm.input_messages.2.message.content"),
+            Some(KeyRef::Named("llm.input_messages.2.message.content"))
+        );
+        assert_eq!(k.classify("llm.input_messages.x.message.content"), None);
+        assert_eq!(k.classify("input.value"), None);
+        let m = k.message_key("gen_ai.prompt.10.tool_calls.0.name").unwrap();
+        assert_eq!(
+            (m.list, m.index, m.field),
+            ("gen_ai.prompt.", "10", "tool_calls.0.name")
+        );
+    }
+
+    #[test]
+    fn only_a_tool_results_text_is_kept() {
+        let k = keep();
+        let attrs = [
+            ("llm.input_messages.0.message.role", false),
+            ("llm.input_messages.0.message.content", false),
+            ("llm.input_messages.1.message.role", true),
+            ("llm.input_messages.1.message.content", false),
+            ("llm.input_messages.1.message.tool_call_id", true),
+            (
+                "llm.input_messages.2.message.tool_calls.0.tool_call.function.name",
+                false,
+            ),
+            (
+                "llm.input_messages.2.message.contents.0.message_content.text",
+                false,
+            ),
+            ("gen_ai.prompt.0.content", false),
+            ("gen_ai.prompt.0.finish_reason", false),
+        ];
+        let kept: Vec<bool> = k.keeps_message_fields(attrs.iter().copied()).collect();
+        assert_eq!(
+            kept,
+            [true, false, true, true, true, true, false, false, false]
+        );
+    }
+
+    #[test]
+    fn scopes_match_by_name_or_prefix() {
+        let k = keep();
+        assert_eq!(k.scope_id("openinference.instrumentation.langchain"), 1);
+        assert_eq!(k.scope_id("openinference.instrumentation.langchainx"), 0);
+        assert_eq!(
+            k.scope_id("@arizeai/openinference-instrumentation-langchain"),
+            2
+        );
+        assert_eq!(k.scope_name(2), Some("@arizeai/*"));
+        assert_eq!(k.scope_name(0), None);
+    }
+}
