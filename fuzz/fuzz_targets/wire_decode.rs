@@ -10,7 +10,8 @@
 //!   prost's own canonical encoding the same encoded span sizes too;
 //! - what the decoder takes but prost refuses must be refused by prost inside
 //!   a field the decoder documents as never read (wire.rs: events, links,
-//!   status, scope, trace state, … and attribute values it does not keep),
+//!   status, the scope but its name, trace state, … and attribute values it
+//!   does not keep),
 //!   where it checks the wire format only. Anything else is a crash.
 #![no_main]
 
@@ -25,6 +26,7 @@ use toolscore_fuzz::{every_key, same_records, wire_spans};
 /// Fields of the trace messages the decoder skips without decoding.
 const UNREAD: &[&str] = &[
     "ResourceSpans.schema_url",
+    // The scope's name is read (a recognised library's); the rest is not.
     "ScopeSpans.scope",
     "ScopeSpans.schema_url",
     "Resource.dropped_attributes_count",
