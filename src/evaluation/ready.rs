@@ -51,7 +51,11 @@ pub fn evaluate_ready(
         start_time_unix_nano: r.start_time_unix_nano,
         end_time_unix_nano: r.end_time_unix_nano,
     });
-    let bound = binder.bind(spans);
+    let bound = if agent_definition(spans) {
+        None
+    } else {
+        binder.bind(spans)
+    };
     let status = match (&bound, ready.complete) {
         (None, _) => TraceStatus::Unbound,
         (Some(_), true) => TraceStatus::Evaluated,
@@ -97,6 +101,20 @@ pub fn evaluate_ready(
     Evaluated { record, judges }
 }
 
+/// A trace of one span that only defines an agent (OpenLLMetry's
+/// LangChain instrumentation exports the building of an agent as a trace
+/// of its own, `gen_ai.operation.name = create_agent`): not an agent's
+/// run, so nothing binds evaluators to it (it is stored as `unbound`).
+fn agent_definition(spans: &Spans) -> bool {
+    let mut it = spans.iter();
+    match (it.next(), it.next()) {
+        (Some(only), None) => {
+            only.attr("gen_ai.operation.name").and_then(|v| v.as_str()) == Some("create_agent")
+        }
+        _ => false,
+    }
+}
+
 /// The calls as the record keeps them, in a list of exactly their number:
 /// `collect` would reuse extraction's larger list (sized for every span, of
 /// larger items), and a stored record would keep that slack.
@@ -137,6 +155,63 @@ mod tests {
             start_time_unix_nano: 1,
             end_time_unix_nano: 2,
         }
+    }
+
+    /// OpenLLMetry's LangChain instrumentation exports an agent's building
+    /// as a trace of its own: not a run, so unbound (it scored 0.0 on every
+    /// evaluator applied to all traces); a run's root of the same kind is.
+    #[test]
+    fn a_trace_that_only_defines_an_agent_is_not_bound() {
+        use crate::span::{AttrValue, Span, TraceId};
+        let mut config = crate::config::Config::default();
+        config.rules.clear();
+        let cfg =
+            serde_json::json!({"defaultEvaluationCriteria": {"toolCallsCount": {"x": [">=", 1]}}});
+        config.evaluators.inline = vec![crate::config::InlineEvaluator {
+            id: "count".into(),
+            kind: "tool-call-count".into(),
+            config: cfg.as_object().cloned().unwrap_or_default(),
+            apply_to_all_traces: true,
+        }];
+        let binder = Binder::load(config.binder(), None).expect("binder");
+        let span = |id: u8, op: &str| Span {
+            trace_id: TraceId([3; 16]),
+            span_id: SpanId([id; 8]),
+            parent_span_id: (id > 1).then_some(SpanId([1; 8])),
+            name: op.into(),
+            start_time_unix_nano: 1,
+            end_time_unix_nano: 2,
+            attributes: vec![(
+                Arc::from("gen_ai.operation.name"),
+                AttrValue::Str(op.into()),
+            )],
+            service_name: None,
+            scope_name: None,
+        };
+        let ready = |spans: &[Span]| Ready {
+            trace_id: TraceId([3; 16]),
+            spans: Arc::new(Spans::from_spans(spans)),
+            complete: true,
+            revision: 1,
+            reason: crate::assembler::Reason::Complete,
+            root_arrived: None,
+            due: std::time::Instant::now(),
+            pin: Default::default(),
+            ticket: Default::default(),
+        };
+        let extract = ExtractConfig::default();
+        let alone = evaluate_ready(
+            &binder,
+            &extract,
+            &ready(&[span(1, "create_agent")]),
+            SystemTime::now(),
+        );
+        assert_eq!(alone.record.status, TraceStatus::Unbound);
+        assert!(alone.record.scores.is_empty());
+        let run = [span(1, "create_agent"), span(2, "chat")];
+        let run = evaluate_ready(&binder, &extract, &ready(&run), SystemTime::now());
+        assert_eq!(run.record.status, TraceStatus::Evaluated);
+        assert_eq!(run.record.scores.len(), 1);
     }
 
     #[test]
