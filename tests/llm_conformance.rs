@@ -258,3 +258,42 @@ async fn the_eval_command_runs_the_judges() {
     assert!(ran >= 50, "only {ran} cases ran");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// deepeval's metric configured as its LLM path (a `model`) without
+/// `available_tools` (the key absent: `None` in Python) takes the same path
+/// as with an empty list, whose recordings are in the cases: every such
+/// case again without the key gives the same requests (none), score and
+/// details (`score_is_int`, `verbose_logs` with `Available Tools: []`,
+/// `evaluation_cost`), not only `reason`, `success` and `threshold`.
+#[tokio::test]
+async fn deepeval_without_available_tools_answers_as_with_an_empty_list() {
+    let stub = Stub::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = stub.config(dir.path());
+    let mut cases: Vec<LlmCase> = load_cases()
+        .into_iter()
+        .filter(|c| {
+            c.case.evaluator_type == "tool-correctness-llm"
+                && c.case
+                    .config
+                    .as_dict()
+                    .and_then(|d| d.get_str("available_tools"))
+                    .is_some_and(|t| matches!(t, Value::List(l) if l.is_empty()))
+        })
+        .collect();
+    assert!(!cases.is_empty(), "no deepeval case with available_tools: []");
+    let mut failures = Vec::new();
+    for case in &mut cases {
+        let mut without = Dict::new();
+        for (k, v) in case.case.config.as_dict().unwrap().iter() {
+            if k.as_str() != Some("available_tools") {
+                without.insert(k.clone(), v.clone()).unwrap();
+            }
+        }
+        case.case.config = Value::Dict(without);
+        if let Err(e) = run(case, &stub, &config).await {
+            failures.push(format!("{} without available_tools: {e}", case.id()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

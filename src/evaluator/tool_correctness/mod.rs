@@ -40,7 +40,9 @@ pub struct DeepevalConfig {
     pub threshold_is_int: bool,
     pub strict_mode: bool,
     /// `available_tools` (absent or null = None): a non-empty list asks the
-    /// LLM judge for a tool-selection score.
+    /// LLM judge for a tool-selection score; `Some([])` (also when absent
+    /// from a config that names the judge) takes the LLM path's details
+    /// without asking it.
     pub available_tools: Option<Vec<DeepevalTool>>,
     /// The OpenAI model name of the judge (deepeval's default `gpt-5.4`).
     pub model: String,
@@ -166,6 +168,16 @@ impl DeepevalConfig {
                 }
                 cfg.available_tools = Some(tools);
             }
+        }
+        // A config naming the judge is deepeval's metric as its LLM path
+        // runs it, whose details (verbose logs, cost) it gives without
+        // `available_tools` too (`None` and `[]` alike score selection 1.0,
+        // asking no model). One naming none is the deterministic part alone.
+        let judge_named = ["model", "async_mode", "asyncMode", "temperature"]
+            .iter()
+            .any(|k| d.get_str(k).is_some());
+        if cfg.available_tools.is_none() && judge_named {
+            cfg.available_tools = Some(Vec::new());
         }
         Ok(cfg)
     }
