@@ -504,10 +504,17 @@ fn truncate(s: &str) -> String {
 /// score, `str` reason; errors in field order.
 pub fn validate(data: &Value, json_input: bool) -> Result<(f64, String), PyErr> {
     let Value::Dict(d) = data else {
+        // `model_validate_json` words it for JSON, `model_validate` for
+        // Python objects.
+        let msg = if json_input {
+            "Input should be an object"
+        } else {
+            "Input should be a valid dictionary or instance of ToolSelectionScore"
+        };
         return Err(validation_error(&[LineError {
             loc: "",
             kind: "model_type",
-            msg: "Input should be a valid dictionary or instance of ToolSelectionScore".into(),
+            msg: msg.into(),
             input: data.clone(),
         }]));
     };
@@ -592,4 +599,47 @@ pub fn parse_float_str(s: &str) -> Option<f64> {
         return None;
     }
     s.replace('_', "").parse::<f64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pydantic 2.14.3's `ToolSelectionScore.model_validate_json` on JSON
+    /// that is not an object, and on bad fields (recorded from it); and
+    /// `model_validate`'s own wording for a Python object.
+    #[test]
+    fn validation_messages_are_pydantics_for_json_input() {
+        let err = |json: &str, json_input: bool| {
+            let v = crate::pyvalue::json::loads(json).unwrap();
+            validate(&v, json_input).unwrap_err().message
+        };
+        let not_an_object = |value: &str, ty: &str| {
+            format!(
+                "1 validation error for ToolSelectionScore\n  Input should be an object [type=model_type, input_value={value}, input_type={ty}]\n    For further information visit https://errors.pydantic.dev/2.14/v/model_type"
+            )
+        };
+        assert_eq!(err("[0.5]", true), not_an_object("[0.5]", "list"));
+        assert_eq!(err(r#""x""#, true), not_an_object("'x'", "str"));
+        assert_eq!(err("5", true), not_an_object("5", "int"));
+        assert_eq!(err("null", true), not_an_object("None", "NoneType"));
+        assert_eq!(err("true", true), not_an_object("True", "bool"));
+        assert_eq!(
+            err(r#"{"score": [1], "reason": 5}"#, true),
+            "2 validation errors for ToolSelectionScore\nscore\n  Input should be a valid number [type=float_type, input_value=[1], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type\nreason\n  Input should be a valid string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type"
+        );
+        assert_eq!(
+            err(r#"{"score": "abc", "reason": "r"}"#, true),
+            "1 validation error for ToolSelectionScore\nscore\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='abc', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing"
+        );
+        assert_eq!(
+            err("{}", true),
+            "2 validation errors for ToolSelectionScore\nscore\n  Field required [type=missing, input_value={}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/missing\nreason\n  Field required [type=missing, input_value={}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/missing"
+        );
+        assert!(err("[0.5]", false).contains(
+            "Input should be a valid dictionary or instance of ToolSelectionScore [type=model_type"
+        ));
+        let ok = crate::pyvalue::json::loads(r#"{"score": "0.8", "reason": "r"}"#).unwrap();
+        assert_eq!(validate(&ok, true).unwrap(), (0.8, "r".to_owned()));
+    }
 }
