@@ -641,6 +641,24 @@ async fn evaluate_inputs_behave_as_the_references_do() {
     let r: serde_json::Value = r.json().await.unwrap();
     assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
 
+    // No span at all: refused, saying how to score an empty list; a root
+    // span alone scores it as the references do.
+    let empty = serde_json::json!({"resourceSpans": [],
+        "evaluators": [{"id": "count", "type": "uipath-tool-call-count", "config": {}}],
+        "criteria": {"count": {"toolCallsCount": {}}}});
+    let (status, r) = post(empty).await;
+    assert_eq!(status, 400, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("no spans: send at least one span"), "{r}");
+    let root_only = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
+         "name": "agent", "startTimeUnixNano": "1", "endTimeUnixNano": "9"}]}]}],
+        "evaluators": [{"id": "count", "type": "uipath-tool-call-count", "config": {}}],
+        "criteria": {"count": {"toolCallsCount": {}}}});
+    let (status, r) = post(root_only).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["tool_calls"], 0, "{r}");
+    assert_eq!(r["scores"][0]["score"], 1.0, "{r}");
+
     // Two inline evaluators under one id: refused, as in a config file,
     // instead of two scores under one id.
     let mut twice = body(

@@ -713,7 +713,13 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     })?;
     let mut traces = traces.into_iter();
     let Some((trace_id, spans)) = traces.next() else {
-        return Err(invalid("resourceSpans", "no spans"));
+        // Both references score an empty tool-call list; but a body with no
+        // span names no trace, so the answer's trace ID, root and revision
+        // would be invented (docs/api.md).
+        return Err(invalid(
+            "resourceSpans",
+            "no spans: send at least one span of the trace (a root span alone scores an empty tool-call list)",
+        ));
     };
     if let Some((other, _)) = traces.next() {
         return Err(invalid(
