@@ -35,8 +35,16 @@ enum Command {
     /// Check a configuration file (and the evaluator and eval-set files it
     /// names) without starting; exit 2 with the file and key path on error.
     ValidateConfig {
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
+        #[arg(
+            value_name = "FILE",
+            required_unless_present = "config",
+            conflicts_with = "config"
+        )]
+        file: Option<PathBuf>,
+        /// The file, given as `serve` takes it (`--config FILE`, as
+        /// `otelcol validate --config=FILE`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Evaluate OTLP JSON trace files against a UiPath eval set (offline, for CI).
     ///
@@ -113,7 +121,11 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config } => serve(config.as_deref()),
-        Command::ValidateConfig { file } => validate(&file),
+        Command::ValidateConfig { file, config } => match file.or(config) {
+            Some(file) => validate(&file),
+            // clap requires one of them.
+            None => ExitCode::from(2),
+        },
         Command::Eval {
             eval_set,
             evaluators,

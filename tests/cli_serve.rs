@@ -40,6 +40,32 @@ fn validate_config_accepts_the_default_and_names_the_broken_key() {
         "{stderr}"
     );
 
+    // `--config FILE` (and `--config=FILE`) as `serve` takes it, and as
+    // the Collector's `otelcol validate --config=…`.
+    for args in [
+        vec!["validate-config", "--config", default],
+        vec!["validate-config", &format!("--config={default}")],
+    ] {
+        let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+        let out = toolscore(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = toolscore(&["validate-config", "--config", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = toolscore(&["validate-config", default, "--config", default]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a file given twice is a usage error"
+    );
+    let out = toolscore(&["validate-config"]);
+    assert_eq!(out.status.code(), Some(2), "no file is a usage error");
+
     // A rule naming an evaluator that does not exist is caught too.
     std::fs::write(&bad, "rules:\n  - name: r\n    evaluators: [nope]\n").unwrap();
     let out = toolscore(&["validate-config", bad.to_str().unwrap()]);
