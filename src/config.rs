@@ -589,6 +589,23 @@ mod tests {
         assert!(!c.rules.is_empty(), "the default has a sample rule");
     }
 
+    /// Every key of an API listener is optional, its endpoint too (each
+    /// listener's own default): `enabled: false` alone turns one off.
+    #[test]
+    fn an_api_listener_turned_off_needs_no_endpoint() {
+        let c = Config::parse("api:\n  grpc:\n    enabled: false\n", "c.yaml").unwrap();
+        assert!(!c.api.grpc.enabled);
+        assert_eq!(c.api.grpc.endpoint.to_string(), "127.0.0.1:8081");
+        let c = Config::parse("api:\n  http: {enabled: false}\n", "c.yaml").unwrap();
+        assert!(!c.api.http.enabled);
+        assert_eq!(c.api.http.endpoint.to_string(), "127.0.0.1:8080");
+        let c = Config::parse("api:\n  http: {endpoint: '0.0.0.0:9000'}\n", "c.yaml").unwrap();
+        assert!(c.api.http.enabled);
+        assert_eq!(c.api.http.endpoint.to_string(), "0.0.0.0:9000");
+        let e = Config::parse("api:\n  grpc:\n    enabld: false\n", "c.yaml").unwrap_err();
+        assert!(e.to_string().contains("api.grpc.enabld"), "{e}");
+    }
+
     /// YAML setting one dotted key.
     fn yaml_setting(path: &str, value: u64) -> String {
         let mut out = String::new();

@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ApiConfig {
+    /// The HTTP API (default endpoint `127.0.0.1:8080`).
+    #[serde(deserialize_with = "http_listener")]
     pub http: ApiListener,
+    /// The gRPC query API (default endpoint `127.0.0.1:8081`).
+    #[serde(deserialize_with = "grpc_listener")]
     pub grpc: ApiListener,
     /// Every HTTP API request is cut off after this long (503).
     pub request_timeout_ms: NonZeroU64,
@@ -72,20 +76,51 @@ impl Default for UiConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiListener {
-    #[serde(default = "enabled")]
     pub enabled: bool,
     pub endpoint: SocketAddr,
-    #[serde(default)]
     /// TLS (`cert_file`, `key_file`, `client_ca_file`, …); absent: plaintext.
     pub tls: Option<crate::tls::ServerTlsConfig>,
     /// Bearer tokens with the listener's scope (`auth.tokens`).
-    #[serde(default)]
     pub auth: crate::auth::ListenerAuthConfig,
+}
+
+/// A listener's keys as written: every one optional, the endpoint's
+/// default being the listener's own.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListenerKeys {
+    #[serde(default = "enabled")]
+    enabled: bool,
+    #[serde(default)]
+    endpoint: Option<SocketAddr>,
+    #[serde(default)]
+    tls: Option<crate::tls::ServerTlsConfig>,
+    #[serde(default)]
+    auth: crate::auth::ListenerAuthConfig,
 }
 
 fn enabled() -> bool {
     true
+}
+
+fn listener<'de, D: serde::Deserializer<'de>>(d: D, port: u16) -> Result<ApiListener, D::Error> {
+    let k = ListenerKeys::deserialize(d)?;
+    Ok(ApiListener {
+        enabled: k.enabled,
+        endpoint: k
+            .endpoint
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], port))),
+        tls: k.tls,
+        auth: k.auth,
+    })
+}
+
+fn http_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, D::Error> {
+    listener(d, 8080)
+}
+
+fn grpc_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, D::Error> {
+    listener(d, 8081)
 }
