@@ -97,8 +97,19 @@ fn the_dockerfile_parser_refuses_a_broken_file() {
 #[test]
 fn dockerfile_has_a_pinned_build_stage_and_a_small_runtime_stage() {
     let (global_args, stages) = dockerfile();
-    assert_eq!(stages.len(), 2, "{stages:#?}");
-    let (build, runtime) = (&stages[0], &stages[1]);
+    assert_eq!(stages.len(), 3, "{stages:#?}");
+    let (build, symbols, runtime) = (&stages[0], &stages[1], &stages[2]);
+    // The runtime's binary is stripped; its symbols are a stage of their
+    // own (never the default target: the runtime stage comes last).
+    assert!(
+        build
+            .all("RUN")
+            .iter()
+            .any(|r| r.contains("--strip-all") && r.contains("--add-gnu-debuglink")),
+        "the build stage strips the binary, keeping a debuglink"
+    );
+    assert_eq!(symbols.base, "scratch");
+    assert_eq!(symbols.name.as_deref(), Some("debug-symbols"));
 
     // The Rust image is official and pinned to a version, not `latest`.
     let rust_version = global_args
