@@ -419,6 +419,7 @@ async fn run(
                     guard,
                     scope_of: Box::new(|_, _| Some(crate::auth::Scope::Ingest)),
                     refuse: receiver::http::refuse_auth,
+                    sessions: None,
                 }),
                 crate::auth::http_guard,
             ));
@@ -467,6 +468,21 @@ async fn run(
         api_servers.push(supervise::watch("api_grpc", task, || (), &failed, &metrics));
     }
     let api = listeners.api_http.map(|listener| {
+        // With tokens, the UI's pages take a signed-in session too.
+        let ui_auth = security
+            .api_http
+            .guard
+            .clone()
+            .filter(|_| config.api.ui.enabled)
+            .map(|guard| crate::auth::UiAuth {
+                guard,
+                sessions: Arc::new(crate::auth::Sessions::new(
+                    Duration::from_secs(config.api.ui.session_ttl_secs.get()),
+                    config.api.ui.max_sessions.get(),
+                    security.api_http.tls.is_some(),
+                    metrics.ui_sessions.clone(),
+                )),
+            });
         let state = Arc::new(crate::api::http::ApiState {
             store: store.clone(),
             binder: binder.clone(),
@@ -483,6 +499,7 @@ async fn run(
                 shutdown.clone(),
             ),
             keep,
+            ui_auth: ui_auth.clone(),
         });
         // The UI joins before the token guard and the timeout: its pages
         // need the `read` scope and are cut off like any other request.
@@ -499,6 +516,7 @@ async fn run(
                         config.api.http.auth.public_metrics,
                     )),
                     refuse: crate::api::http::refuse_auth,
+                    sessions: ui_auth.map(|u| u.sessions),
                 }),
                 crate::auth::http_guard,
             ));

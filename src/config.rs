@@ -189,7 +189,7 @@ impl Config {
     /// byte budget split over shards) can overflow at run time. docs/configuration.md lists the same
     /// maxima.
     #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 47] {
+    fn maxima(&self) -> [(&'static str, u64, u64); 49] {
         const HOUR_MS: u64 = 3_600_000;
         const DAY_SECS: u64 = 86_400;
         const GIB: u64 = 1 << 30;
@@ -244,6 +244,8 @@ impl Config {
             ("api.watch_buffer", n(api.watch_buffer.get()), 1_000_000),
             ("api.max_connections", n(api.max_connections.get()), 100_000),
             ("api.read_header_timeout_ms", api.read_header_timeout_ms.get(), HOUR_MS),
+            ("api.ui.session_ttl_secs", api.ui.session_ttl_secs.get(), 30 * DAY_SECS),
+            ("api.ui.max_sessions", n(api.ui.max_sessions.get()), 1_000_000),
             ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
         ]
     }

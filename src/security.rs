@@ -302,11 +302,15 @@ pub fn warn_exposed(config: &Config) {
     }
 }
 
-/// The scope of an HTTP API request: health probes are open, `/metrics`
-/// per `public_metrics`, `POST /v1/evaluate` needs `evaluate`, the rest `read`.
+/// The scope of an HTTP API request: health probes, the UI's sign-in and
+/// sign-out and its static files are open, `/metrics` per
+/// `public_metrics`, `POST /v1/evaluate` needs `evaluate`, the rest `read`.
 pub fn api_http_scope(public_metrics: bool) -> impl Fn(&Method, &str) -> Option<Scope> {
     move |method, path| match path {
         "/healthz" | "/readyz" => None,
+        // The UI's sign-in, sign-out and static files need no token.
+        "/ui/sign-in" | "/ui/sign-out" => None,
+        p if p.starts_with("/ui/assets/") => None,
         "/metrics" if public_metrics => None,
         "/metrics" => Some(Scope::Metrics),
         "/v1/evaluate" if method == Method::POST => Some(Scope::Evaluate),

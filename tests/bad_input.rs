@@ -648,7 +648,13 @@ async fn evaluate_inputs_behave_as_the_references_do() {
         "criteria": {"count": {"toolCallsCount": {}}}});
     let (status, r) = post(empty).await;
     assert_eq!(status, 400, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("no spans: send at least one span"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no spans: send at least one span"),
+        "{r}"
+    );
     let root_only = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
         {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331",
          "name": "agent", "startTimeUnixNano": "1", "endTimeUnixNano": "9"}]}]}],

@@ -281,7 +281,10 @@ async fn deepeval_without_available_tools_answers_as_with_an_empty_list() {
                     .is_some_and(|t| matches!(t, Value::List(l) if l.is_empty()))
         })
         .collect();
-    assert!(!cases.is_empty(), "no deepeval case with available_tools: []");
+    assert!(
+        !cases.is_empty(),
+        "no deepeval case with available_tools: []"
+    );
     let mut failures = Vec::new();
     for case in &mut cases {
         let mut without = Dict::new();

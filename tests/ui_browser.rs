@@ -5,6 +5,10 @@
 //! axe-core's accessibility rules and a phone-sized viewport, and leaves
 //! screenshots in target/ui-artifacts/.
 //!
+//! `the_ui_behind_tokens_in_a_real_browser` runs tests/browser/sign-in.mjs
+//! against services with tokens on the HTTP API: signed out, a wrong
+//! token, signed in, signed out again, an expired session.
+//!
 //! Needs chromium and the script's node modules (.ci/browser/install.sh):
 //! missing, the test fails under `CI=true` and is skipped otherwise.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -42,6 +46,11 @@ const FINISH_WITHIN: Duration = Duration::from_secs(180);
 /// The browser and the script's modules; `None` (skipped) when missing,
 /// unless `CI=true`.
 fn browser_setup() -> Option<(PathBuf, PathBuf)> {
+    browser_and(|root| root.join("tests/browser/ui.mjs"))
+}
+
+/// [`browser_setup`] for another script of tests/browser/.
+fn browser_and(script: impl Fn(&Path) -> PathBuf) -> Option<(PathBuf, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let chromium = std::env::var_os("CHROMIUM")
         .map(PathBuf::from)
@@ -57,7 +66,7 @@ fn browser_setup() -> Option<(PathBuf, PathBuf)> {
     .flatten()
     .collect();
     if missing.is_empty() {
-        return Some((chromium, root.join("tests/browser/ui.mjs")));
+        return Some((chromium, script(root)));
     }
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
@@ -172,10 +181,14 @@ fn expectations() -> Json {
 }
 
 fn artifacts_dir() -> PathBuf {
+    artifacts_dir_named("ui-artifacts")
+}
+
+fn artifacts_dir_named(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let dir = target.join("ui-artifacts");
+    let dir = target.join(name);
     // No screenshot of an earlier run left to mislead.
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -214,7 +227,7 @@ impl Script {
     /// Echoes the script's lines until `wanted`; `false` if its output ends first.
     async fn until_line(&mut self, wanted: &str) -> bool {
         while let Some(line) = self.lines.recv().await {
-            println!("ui.mjs: {line}");
+            println!("node: {line}");
             if line == wanted {
                 return true;
             }
@@ -233,7 +246,7 @@ impl Script {
     async fn finish(&mut self) -> (std::process::ExitStatus, Vec<String>) {
         let mut stderr = Vec::new();
         while let Some(line) = self.lines.recv().await {
-            println!("ui.mjs: {line}");
+            println!("node: {line}");
             if let Some(line) = line.strip_prefix("stderr: ") {
                 stderr.push(line.to_owned());
             }
@@ -324,4 +337,63 @@ async fn the_ui_in_a_real_browser() {
         stderr.join("\n")
     );
     running.stop().await.unwrap();
+}
+
+/// Tokens on the HTTP API: `reader-token` has the `read` scope. A session
+/// lasts `ttl_secs`.
+fn with_tokens(dir: &Path, ttl_secs: u64) -> toolscore::config::Config {
+    use toolscore::auth::{AuthConfig, Scope, TokenConfig};
+    let file = dir.join(format!("read-tokens-{ttl_secs}"));
+    std::fs::write(&file, "reader-token\n").unwrap();
+    let mut config = service::test_config();
+    config.api.http.auth.enabled = true;
+    config.api.ui.session_ttl_secs = std::num::NonZeroU64::new(ttl_secs).unwrap();
+    config.auth = AuthConfig {
+        tokens: vec![TokenConfig {
+            name: "dashboards".into(),
+            file: Some(file),
+            env: None,
+            scopes: vec![Scope::Read],
+        }],
+        reload_interval_secs: 30,
+    };
+    config
+}
+
+/// With tokens on the HTTP API the UI is used through its sign-in page: a
+/// wrong token is refused, the read token opens a session (an HttpOnly,
+/// SameSite=Strict cookie) that the pages and the live stream accept,
+/// signing out ends it, and a session past its lifetime opens nothing, in
+/// the browser or on the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_behind_tokens_in_a_real_browser() {
+    let Some((chromium, script)) = browser_and(|root| root.join("tests/browser/sign-in.mjs"))
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let running = service::start(with_tokens(dir.path(), 3600)).await;
+    let short = service::start(with_tokens(dir.path(), 1)).await;
+    let base = |r: &toolscore::app::Running| format!("http://{}", r.api_addr.unwrap());
+    let artifacts = artifacts_dir_named("ui-sign-in-artifacts");
+    let mut node = Script::spawn(
+        &chromium,
+        &script,
+        &[
+            base(&running),
+            base(&short),
+            "reader-token".to_owned(),
+            artifacts.display().to_string(),
+        ],
+    );
+    let (status, stderr) = tokio::time::timeout(FINISH_WITHIN, node.finish())
+        .await
+        .unwrap_or_else(|_| panic!("sign-in.mjs did not finish within {FINISH_WITHIN:?}"));
+    assert!(
+        status.success(),
+        "sign-in.mjs failed ({status}):\n{}",
+        stderr.join("\n")
+    );
+    running.stop().await.unwrap();
+    short.stop().await.unwrap();
 }

@@ -68,11 +68,20 @@ impl Default for ApiConfig {
 pub struct UiConfig {
     /// Serve the pages under `/ui/` on `api.http.endpoint`.
     pub enabled: bool,
+    /// With tokens on `api.http`: how long a browser stays signed in (the
+    /// session and its cookie).
+    pub session_ttl_secs: NonZeroU64,
+    /// Signed-in sessions kept at once; past it the oldest ends.
+    pub max_sessions: NonZeroUsize,
 }
 
 impl Default for UiConfig {
     fn default() -> Self {
-        UiConfig { enabled: true }
+        UiConfig {
+            enabled: true,
+            session_ttl_secs: const { NonZero::new(8 * 3600).unwrap() },
+            max_sessions: const { NonZero::new(1000).unwrap() },
+        }
     }
 }
 

@@ -57,6 +57,9 @@ pub struct ApiState {
     /// The attributes a span keeps: `POST /v1/evaluate` reads its spans as
     /// the receivers do.
     pub keep: Arc<crate::span::KeepAttributes>,
+    /// With tokens on this listener: the UI's sign-in (`None`: no tokens,
+    /// the UI needs no sign-in).
+    pub ui_auth: Option<crate::auth::UiAuth>,
 }
 
 /// An API error: `{"error": {"code", "message"}}` with the table's status.
@@ -891,5 +894,6 @@ pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<
             .expect("the default llm config builds"),
         ),
         watchers: super::watch::Watchers::new(16, 16, tokio_util::sync::CancellationToken::new()),
+        ui_auth: None,
     })
 }

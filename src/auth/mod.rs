@@ -16,9 +16,11 @@ use subtle::ConstantTimeEq;
 
 mod grpc;
 mod http;
+mod session;
 
 pub use grpc::GrpcAuthLayer;
 pub use http::{HttpGuard, http_guard};
+pub use session::{COOKIE, Sessions, UiAuth};
 
 /// What a token lets its holder do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -174,14 +176,19 @@ impl Tokens {
     pub fn check(&self, authorization: Option<&[u8]>, scope: Scope) -> Result<(), Failure> {
         let value = authorization.ok_or(Failure::Missing)?;
         let token = bearer(value).ok_or(Failure::Malformed)?;
-        let presented = digest(token);
+        self.check_digest(&digest(token), scope)
+    }
+
+    /// Checks a token by its digest (a signed-in session's) for `scope`:
+    /// a token since revoked no longer passes.
+    fn check_digest(&self, presented: &Digest, scope: Scope) -> Result<(), Failure> {
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
         // Every entry is compared, so the time taken does not say which
         // (or whether one) matched.
         let mut matched = false;
         let mut allowed = false;
         for (d, scopes) in known.iter() {
-            let hit: bool = d.ct_eq(&presented).into();
+            let hit: bool = d.ct_eq(presented).into();
             matched |= hit;
             allowed |= hit && scopes.contains(&scope);
         }
@@ -268,12 +275,37 @@ impl Guard {
     }
 
     pub fn check(&self, authorization: Option<&[u8]>, scope: Scope) -> Result<(), Failure> {
-        self.tokens.check(authorization, scope).inspect_err(|f| {
+        self.count(self.tokens.check(authorization, scope))
+    }
+
+    /// [`check`](Self::check) of a token as typed (the UI's sign-in form).
+    pub fn check_token(&self, token: &[u8], scope: Scope) -> Result<(), Failure> {
+        let token = token.trim_ascii();
+        if token.is_empty() {
+            return self.count(Err(Failure::Missing));
+        }
+        self.count(self.tokens.check_digest(&digest(token), scope))
+    }
+
+    /// [`check`](Self::check) of a request's signed-in session.
+    pub fn check_session(
+        &self,
+        sessions: &Sessions,
+        headers: &http_types::HeaderMap,
+        scope: Scope,
+    ) -> Result<(), Failure> {
+        self.count(sessions.check(headers, &self.tokens, scope, std::time::Instant::now()))
+    }
+
+    fn count(&self, r: Result<(), Failure>) -> Result<(), Failure> {
+        r.inspect_err(|f| {
             let i = Failure::ALL.iter().position(|x| x == f).unwrap_or(0);
             self.failures[i].inc();
         })
     }
 }
+
+use ::http as http_types;
 
 #[cfg(test)]
 mod tests;

@@ -335,11 +335,7 @@ fn call_of(d: &Dict) -> Option<Asked> {
 
 /// The messages of a JSON message list: calls asked for go to `out`
 /// (from assistant messages), what was sent to `sent`.
-fn messages(
-    v: &Value,
-    out: &mut Vec<Asked>,
-    sent: &mut Vec<Sent>,
-) {
+fn messages(v: &Value, out: &mut Vec<Asked>, sent: &mut Vec<Sent>) {
     for m in items(v) {
         let Value::Dict(m) = m else { continue };
         let role = str_of(m, &["role"]).unwrap_or_default();
@@ -430,11 +426,7 @@ struct FlatCall {
 
 /// The flattened messages of a span: output lists' calls to `out`, input
 /// lists' messages to `sent`.
-fn read_flattened(
-    span: &SpanRef<'_>,
-    out: &mut Vec<Asked>,
-    sent: &mut Vec<Sent>,
-) -> Vec<Value> {
+fn read_flattened(span: &SpanRef<'_>, out: &mut Vec<Asked>, sent: &mut Vec<Sent>) -> Vec<Value> {
     let mut tools = Vec::new();
     // (list, message index) → message, in index order per list.
     let mut lists: Vec<(&str, std::collections::BTreeMap<u64, Flat>)> = Vec::new();

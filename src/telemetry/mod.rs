@@ -123,6 +123,8 @@ pub struct Metrics {
     pub tls_certificate_expiry: Family<ListenerLabel, Gauge>,
     /// Requests refused for their token, by listener and reason.
     pub auth_failures: Family<AuthFailureLabel, Counter>,
+    /// The web UI's signed-in sessions held (at most `api.ui.max_sessions`).
+    pub ui_sessions: Gauge,
     /// Panics caught in a stage, by stage. Any is a bug; `/readyz` and
     /// `/healthz` then fail.
     pub stage_panics: Family<StageLabel, Counter>,
@@ -183,6 +185,7 @@ impl Metrics {
             tls_reload_failures: Family::default(),
             tls_certificate_expiry: Family::default(),
             auth_failures: Family::default(),
+            ui_sessions: Gauge::default(),
             stage_panics: Family::default(),
             wal_bytes: Gauge::default(),
             wal_segments: Gauge::default(),
@@ -327,6 +330,11 @@ impl Metrics {
             "auth_failures",
             "Requests refused for their bearer token, by listener and reason",
             m.auth_failures.clone(),
+        );
+        registry.register(
+            "ui_sessions",
+            "Signed-in web UI sessions held (at most api.ui.max_sessions; the oldest ends past it)",
+            m.ui_sessions.clone(),
         );
         registry.register(
             "stage_panics",

@@ -24,8 +24,9 @@ pub enum Nav {
 }
 
 /// A whole page: `title` names it in the tab and in the first heading's
-/// place for screen readers; `body` goes inside `<main>`.
-pub fn page(title: &str, nav: Nav, body: Markup) -> Markup {
+/// place for screen readers; `body` goes inside `<main>`. `sign_out`: the
+/// listener has tokens, so the header offers to end the browser's session.
+pub fn page(title: &str, nav: Nav, sign_out: bool, body: Markup) -> Markup {
     let current = |n: Nav| (n == nav).then_some("page");
     html! {
         (DOCTYPE)
@@ -46,6 +47,11 @@ pub fn page(title: &str, nav: Nav, body: Markup) -> Markup {
                         ul {
                             li { a href="/ui/" aria-current=[current(Nav::Overview)] { "Overview" } }
                             li { a href="/ui/search" aria-current=[current(Nav::Search)] { "Search" } }
+                        }
+                    }
+                    @if sign_out {
+                        form class="sign-out" method="post" action="/ui/sign-out" {
+                            button type="submit" { "Sign out" }
                         }
                     }
                 }

@@ -15,6 +15,7 @@ mod explain;
 mod layout;
 mod overview;
 mod search;
+mod sign_in;
 mod trace;
 
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use maud::{Markup, html};
 
 use super::http::ApiState;
@@ -46,6 +47,15 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/ui/search", get(search::handler))
         .route("/ui/traces/{trace_id}", get(trace_page))
         .route("/ui/assets/{name}", get(assets::handler))
+        .route(
+            "/ui/sign-in",
+            get(sign_in::page)
+                .post(sign_in::submit)
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    sign_in::MAX_FORM_BYTES,
+                )),
+        )
+        .route("/ui/sign-out", post(sign_in::sign_out))
         .with_state(state)
 }
 
@@ -120,7 +130,7 @@ impl IntoResponse for UiError {
             p class="error-text" { (message) }
             p { a href="/ui/" { "Back to the overview" } }
         };
-        html_page(status, layout::page(title, Nav::None, body))
+        html_page(status, layout::page(title, Nav::None, false, body))
     }
 }
 
@@ -144,10 +154,11 @@ async fn trace_page(
     // A trace with many or large calls takes milliseconds to render:
     // that work leaves the async threads.
     let binder = st.binder.clone();
+    let sign_out = st.ui_auth.is_some();
     let page = tokio::task::spawn_blocking(move || {
         let body = trace::render(&record, &binder);
         let title = format!("Trace {}", id.to_hex());
-        layout::page(&title, Nav::None, body)
+        layout::page(&title, Nav::None, sign_out, body)
     })
     .await
     .map_err(UiError::Internal)?;

@@ -144,7 +144,12 @@ pub async fn handler(State(st): State<Arc<ApiState>>) -> Result<Response, UiErro
     }
     Ok(html_page(
         StatusCode::OK,
-        layout::page("Overview", Nav::Overview, render(&stats, &records)),
+        layout::page(
+            "Overview",
+            Nav::Overview,
+            st.ui_auth.is_some(),
+            render(&stats, &records),
+        ),
     ))
 }
 

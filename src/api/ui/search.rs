@@ -224,6 +224,7 @@ pub async fn handler(
         ));
     };
     let evaluators: Vec<String> = st.binder.catalog.evaluators.keys().cloned().collect();
+    let signed = st.ui_auth.is_some();
     let (form, mut errors) = read_form(pairs);
     let parsed = parse(&form, st.config.max_list_limit.get());
     let filter = match parsed {
@@ -232,19 +233,19 @@ pub async fn handler(
         }
         Ok(Parsed::List(f)) if errors.is_empty() => f,
         Ok(_) => {
-            let body = render(&form, &errors, &evaluators, None);
+            let body = render(&form, &errors, &evaluators, None, signed);
             return Ok(html_page(StatusCode::BAD_REQUEST, body));
         }
         Err(e) => {
             errors.extend(e);
-            let body = render(&form, &errors, &evaluators, None);
+            let body = render(&form, &errors, &evaluators, None, signed);
             return Ok(html_page(StatusCode::BAD_REQUEST, body));
         }
     };
     let records = crate::store::list(&st.store, filter).await?;
     Ok(html_page(
         StatusCode::OK,
-        render(&form, &errors, &evaluators, Some(&records)),
+        render(&form, &errors, &evaluators, Some(&records), signed),
     ))
 }
 
@@ -254,6 +255,7 @@ pub fn render(
     errors: &Errors,
     evaluators: &[String],
     results: Option<&[Arc<TraceRecord>]>,
+    sign_out: bool,
 ) -> Markup {
     let title = if errors.is_empty() {
         "Search"
@@ -280,7 +282,7 @@ pub fn render(
             }
         }
     };
-    layout::page(title, Nav::Search, body)
+    layout::page(title, Nav::Search, sign_out, body)
 }
 
 fn search_form(form: &Form, errors: &Errors, evaluators: &[String]) -> Markup {

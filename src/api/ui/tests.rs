@@ -827,3 +827,210 @@ async fn an_unknown_asset_is_not_sniffed() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
 }
+
+/// The UI behind the HTTP API's token guard, as `app.rs` joins them: a
+/// `read` token (`reader`) and an `evaluate`-only one (`writer`).
+fn signed_in_ui(ttl: Duration) -> (tempfile::TempDir, axum::Router) {
+    use crate::auth::{AuthConfig, Guard, HttpGuard, Scope, Sessions, TokenConfig, Tokens};
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        Some(p)
+    };
+    let tokens = Tokens::load(&AuthConfig {
+        tokens: vec![
+            TokenConfig {
+                name: "ui".into(),
+                file: file("read", "reader\n"),
+                env: None,
+                scopes: vec![Scope::Read],
+            },
+            TokenConfig {
+                name: "ci".into(),
+                file: file("evaluate", "writer\n"),
+                env: None,
+                scopes: vec![Scope::Evaluate],
+            },
+        ],
+        reload_interval_secs: 30,
+    })
+    .unwrap();
+    let guard = Guard::new(Arc::new(tokens), "api_http", Default::default());
+    let sessions = Arc::new(Sessions::new(ttl, 10, false, Default::default()));
+    let mut st = state(memory_with(vec![record(1)]));
+    Arc::get_mut(&mut st).unwrap().ui_auth = Some(crate::auth::UiAuth {
+        guard: guard.clone(),
+        sessions: sessions.clone(),
+    });
+    let http_guard = Arc::new(HttpGuard {
+        guard,
+        scope_of: Box::new(crate::security::api_http_scope(false)),
+        refuse: crate::api::http::refuse_auth,
+        sessions: Some(sessions),
+    });
+    let app = super::router(st).layer(axum::middleware::from_fn_with_state(
+        http_guard,
+        crate::auth::http_guard,
+    ));
+    (dir, app)
+}
+
+async fn send(
+    app: &axum::Router,
+    req: Request<Body>,
+) -> (StatusCode, axum::http::HeaderMap, String) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    (status, headers, String::from_utf8(body.to_vec()).unwrap())
+}
+
+/// A sign-in form post, with a header saying where it comes from.
+fn sign_in(token: &str, from: Option<(&str, &str)>) -> Request<Body> {
+    let mut req = Request::post("/ui/sign-in")
+        .header(header::HOST, "toolscore.test:8080")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some((name, value)) = from {
+        req = req.header(name, value);
+    }
+    req.body(Body::from(format!("token={token}"))).unwrap()
+}
+
+fn page_with(uri: &str, cookie: &str) -> Request<Body> {
+    Request::get(uri)
+        .header(header::COOKIE, cookie)
+        .body(Body::empty())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn with_tokens_a_browser_signs_in_with_a_read_token_and_out_again() {
+    let (_dir, app) = signed_in_ui(Duration::from_secs(600));
+    let location = |h: &axum::http::HeaderMap| h[header::LOCATION].to_str().unwrap().to_owned();
+
+    // No session: every page goes to the sign-in page, which is open.
+    let (status, h, _) = send(
+        &app,
+        page_with("/ui/traces/01010101010101010101010101010101", "x=1"),
+    )
+    .await;
+    assert!(status.is_redirection(), "{status}");
+    assert_eq!(location(&h), "/ui/sign-in");
+    let (status, h, body) = send(
+        &app,
+        Request::get("/ui/sign-in").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], super::CSP);
+    assert!(
+        body.contains(r#"type="password""#) && body.contains(r#"action="/ui/sign-in""#),
+        "{body}"
+    );
+    assert!(!body.contains("Sign out"), "not signed in yet: {body}");
+
+    // Wrong token, a token without `read`, an empty form, another site's form.
+    for (token, origin, want) in [
+        ("nope", None, StatusCode::UNAUTHORIZED),
+        ("writer", None, StatusCode::FORBIDDEN),
+        ("", None, StatusCode::UNAUTHORIZED),
+        (
+            "reader",
+            Some(("origin", "https://evil.example")),
+            StatusCode::FORBIDDEN,
+        ),
+        ("reader", Some(("origin", "null")), StatusCode::FORBIDDEN),
+        (
+            "reader",
+            Some(("sec-fetch-site", "cross-site")),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "reader",
+            Some(("sec-fetch-site", "same-site")),
+            StatusCode::FORBIDDEN,
+        ),
+    ] {
+        let (status, h, body) = send(&app, sign_in(token, origin)).await;
+        assert_eq!(status, want, "{token:?} from {origin:?}: {body}");
+        assert!(h.get(header::SET_COOKIE).is_none(), "{token:?}: no session");
+        assert!(
+            body.contains(r#"role="alert""#),
+            "{token:?}: the reason is shown: {body}"
+        );
+    }
+
+    // Another browser's same-origin post, and a client that is no browser.
+    for origin in [
+        Some(("sec-fetch-site", "same-origin")),
+        Some(("origin", "http://toolscore.test:8080")),
+        None,
+    ] {
+        let (status, _, _) = send(&app, sign_in("reader", origin)).await;
+        assert_eq!(status, StatusCode::SEE_OTHER, "{origin:?}");
+    }
+    // The read token: a session cookie, never the token, then the overview.
+    let (status, h, _) = send(
+        &app,
+        sign_in("reader", Some(("origin", "http://toolscore.test:8080"))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(location(&h), "/ui/");
+    let set = h[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(set.starts_with("toolscore_session="), "{set}");
+    assert!(
+        set.contains("; HttpOnly; SameSite=Strict; Max-Age=600"),
+        "{set}"
+    );
+    assert!(!set.contains("Secure"), "plain HTTP: {set}");
+    assert!(!set.contains("reader"), "{set}");
+    let cookie = set.split(';').next().unwrap().to_owned();
+    let (status, _, body) = send(&app, page_with("/ui/", &cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains(r#"action="/ui/sign-out""#),
+        "a sign-out button: {body}"
+    );
+    let (status, _, body) = send(
+        &app,
+        page_with("/ui/traces/01010101010101010101010101010101", &cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The session is the UI's alone: the JSON API still wants the token.
+    let (status, _, _) = send(&app, page_with("/v1/traces", &cookie)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Signed out: the cookie is cleared and no longer opens a page.
+    let out = Request::post("/ui/sign-out")
+        .header(header::COOKIE, &cookie)
+        .body(Body::empty())
+        .unwrap();
+    let (status, h, _) = send(&app, out).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(location(&h), "/ui/sign-in");
+    assert!(
+        h[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    let (status, h, _) = send(&app, page_with("/ui/", &cookie)).await;
+    assert!(status.is_redirection(), "{status}");
+    assert_eq!(location(&h), "/ui/sign-in");
+}
+
+#[tokio::test]
+async fn without_tokens_the_sign_in_page_leads_to_the_overview() {
+    let st = state(memory_with(vec![]));
+    let (status, h, _) = get(st.clone(), "/ui/sign-in").await;
+    assert!(status.is_redirection(), "{status}");
+    assert_eq!(h[header::LOCATION], "/ui/");
+    let (_, _, body) = get(st, "/ui/").await;
+    assert!(!body.contains("Sign out"), "{body}");
+}
