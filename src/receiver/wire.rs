@@ -359,9 +359,9 @@ fn span<'a>(
             return Ok(Err(e));
         }
     };
-    if scratch.iter().any(|(k, _)| matches!(k, KeyRef::Named(_))) {
-        keep_message_fields(keep, scratch)?;
-    }
+    // A role that is not valid UTF-8 marks nothing; the value itself is
+    // refused below as any other.
+    keep.retain_message_fields(scratch, |v| plain_string(*v).ok().flatten());
     let header = Header {
         trace_id,
         span_id,
@@ -382,30 +382,6 @@ fn span<'a>(
     }
     out.end(size);
     Ok(Ok(()))
-}
-
-/// Drops the flattened message attributes a span does not keep (see
-/// [`KeepAttributes::keeps_message_fields`]): a message's text unless it is
-/// a tool's result.
-fn keep_message_fields(
-    keep: &KeepAttributes,
-    scratch: &mut Vec<(KeyRef<'_>, ValueRef<'_>)>,
-) -> Result<(), WireError> {
-    let mut named = Vec::new();
-    for (k, v) in scratch.iter() {
-        if let KeyRef::Named(name) = k {
-            named.push((*name, keep.tool_mark(name, plain_string(*v)?)));
-        }
-    }
-    let mut verdicts = keep
-        .keeps_message_fields(named.into_iter())
-        .collect::<Vec<_>>()
-        .into_iter();
-    scratch.retain(|(k, _)| match k {
-        KeyRef::Named(_) => verdicts.next().unwrap_or(false),
-        KeyRef::Id(_) => true,
-    });
-    Ok(())
 }
 
 /// The value if it is an `AnyValue` holding one string and nothing else

@@ -304,7 +304,7 @@ pub struct Header<'a> {
 
 /// The attributes of `attrs` a span keeps, with how each key is written:
 /// exact keys, and flattened message keys filtered by
-/// [`KeepAttributes::keeps_message_fields`]. `key_of` gives an attribute's
+/// [`KeepAttributes::retain_message_fields`]. `key_of` gives an attribute's
 /// key and its value when that is a string.
 pub fn kept_of<'a, T>(
     keep: &KeepAttributes,
@@ -315,20 +315,7 @@ pub fn kept_of<'a, T>(
         .iter()
         .filter_map(|a| Some((keep.classify(key_of(a).0)?, a)))
         .collect();
-    if kept.iter().any(|(k, _)| matches!(k, KeyRef::Named(_))) {
-        let named = kept.iter().filter_map(|(k, a)| match k {
-            KeyRef::Named(name) => Some((*name, keep.tool_mark(name, key_of(a).1))),
-            KeyRef::Id(_) => None,
-        });
-        let mut verdicts = keep
-            .keeps_message_fields(named)
-            .collect::<Vec<_>>()
-            .into_iter();
-        kept.retain(|(k, _)| match k {
-            KeyRef::Named(_) => verdicts.next().unwrap_or(false),
-            KeyRef::Id(_) => true,
-        });
-    }
+    keep.retain_message_fields(&mut kept, |a| key_of(a).1);
     kept
 }
 

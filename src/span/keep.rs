@@ -109,12 +109,14 @@ impl KeepAttributes {
     }
 
     /// How a key is kept, if it is: by id, or by name as a flattened
-    /// message (subject to [`KeepAttributes::keeps_message_field`]).
+    /// message field that is kept always or may be (a message's text, which
+    /// [`KeepAttributes::retain_message_fields`] then decides on).
     pub fn classify<'k>(&self, key: &'k str) -> Option<KeyRef<'k>> {
         if let Some(id) = self.id(key) {
             return Some(KeyRef::Id(id));
         }
-        self.message_key(key).map(|_| KeyRef::Named(key))
+        let m = self.message_key(key)?;
+        (m.always() || m.is_text()).then_some(KeyRef::Named(key))
     }
 
     /// `key` taken apart, when it is under a message prefix.
@@ -136,13 +138,6 @@ impl KeepAttributes {
         })
     }
 
-    /// Whether an attribute (`key`, its value if a string) marks its
-    /// message as a tool's result (see [`marks_tool_result`]).
-    pub fn tool_mark(&self, key: &str, value: Option<&str>) -> bool {
-        self.message_key(key)
-            .is_some_and(|m| marks_tool_result(m.field, value))
-    }
-
     /// The scope's small id (0: not one extraction recognises).
     pub fn scope_id(&self, scope: &str) -> u32 {
         self.scopes
@@ -161,26 +156,41 @@ impl KeepAttributes {
         self.scopes.get(i).map(|s| &**s)
     }
 
-    /// Which of a span's flattened message attributes to keep: `named`
-    /// gives each one's key and whether it is a role of `tool` (or a
-    /// `tool_call_id`, which marks a tool's result too); the answer is, for
-    /// each, whether it is kept.
-    pub fn keeps_message_fields<'k>(
+    /// Drops the flattened message text a span does not keep: a
+    /// message's text stays only when the message is a tool's result (its
+    /// `role` is `tool`, or it has a `tool_call_id`). `kept` is what
+    /// [`KeepAttributes::classify`] kept of a span, with each value;
+    /// `value_of` gives a value's text when it is a string. Most spans have
+    /// no message, and most messages no tool result: neither allocates.
+    pub fn retain_message_fields<'k, T>(
         &self,
-        named: impl Iterator<Item = (&'k str, bool)> + Clone,
-    ) -> impl Iterator<Item = bool> {
-        // Tool results: the (list, index) of each message marked as one.
-        let results: Vec<(&str, &str)> = named
-            .clone()
-            .filter(|(_, tool)| *tool)
-            .filter_map(|(k, _)| self.message_key(k))
-            .map(|m| (m.list, m.index))
-            .collect();
-        named.map(move |(k, _)| match self.message_key(k) {
-            Some(m) if m.always() => true,
-            Some(m) if m.is_text() => results.contains(&(m.list, m.index)),
-            _ => false,
-        })
+        kept: &mut Vec<(KeyRef<'k>, T)>,
+        value_of: impl Fn(&T) -> Option<&str>,
+    ) {
+        // The (list, index) of each message marked as a tool's result.
+        let mut results: Vec<(&'k str, &'k str)> = Vec::new();
+        let mut text = false;
+        for (k, v) in kept.iter() {
+            let KeyRef::Named(name) = *k else { continue };
+            let Some(m) = self.message_key(name) else {
+                continue;
+            };
+            text |= m.is_text();
+            let needs_value = m.field == "role";
+            if marks_tool_result(m.field, needs_value.then(|| value_of(v)).flatten()) {
+                results.push((m.list, m.index));
+            }
+        }
+        if !text {
+            return;
+        }
+        kept.retain(|(k, _)| match *k {
+            KeyRef::Named(name) => match self.message_key(name) {
+                Some(m) if m.is_text() => results.contains(&(m.list, m.index)),
+                _ => true,
+            },
+            KeyRef::Id(_) => true,
+        });
     }
 }
 
@@ -232,27 +242,57 @@ mod tests {
     fn only_a_tool_results_text_is_kept() {
         let k = keep();
         let attrs = [
-            ("llm.input_messages.0.message.role", false),
-            ("llm.input_messages.0.message.content", false),
-            ("llm.input_messages.1.message.role", true),
-            ("llm.input_messages.1.message.content", false),
-            ("llm.input_messages.1.message.tool_call_id", true),
+            ("llm.input_messages.0.message.role", "user"),
+            ("llm.input_messages.0.message.content", "a prompt"),
+            ("llm.input_messages.1.message.role", "tool"),
+            ("llm.input_messages.1.message.content", "a result"),
+            ("llm.input_messages.3.message.tool_call_id", "call_1"),
+            ("llm.input_messages.3.message.content", "another result"),
             (
                 "llm.input_messages.2.message.tool_calls.0.tool_call.function.name",
-                false,
+                "f",
             ),
             (
                 "llm.input_messages.2.message.contents.0.message_content.text",
-                false,
+                "text",
             ),
-            ("gen_ai.prompt.0.content", false),
-            ("gen_ai.prompt.0.finish_reason", false),
+            ("gen_ai.prompt.0.content", "a prompt"),
+            ("gen_ai.prompt.0.finish_reason", "stop"),
+            ("gen_ai.prompt.1.role", "function"),
+            ("gen_ai.prompt.1.content", "an older result"),
         ];
-        let kept: Vec<bool> = k.keeps_message_fields(attrs.iter().copied()).collect();
+        let mut kept: Vec<(KeyRef<'_>, &str)> = attrs
+            .iter()
+            .filter_map(|(key, v)| Some((k.classify(key)?, *v)))
+            .collect();
+        k.retain_message_fields(&mut kept, |v| Some(*v));
+        let kept: Vec<&str> = kept
+            .iter()
+            .map(|(key, _)| match key {
+                KeyRef::Named(n) => *n,
+                KeyRef::Id(_) => "",
+            })
+            .collect();
         assert_eq!(
             kept,
-            [true, false, true, true, true, true, false, false, false]
+            [
+                "llm.input_messages.0.message.role",
+                "llm.input_messages.1.message.role",
+                "llm.input_messages.1.message.content",
+                "llm.input_messages.3.message.tool_call_id",
+                "llm.input_messages.3.message.content",
+                "llm.input_messages.2.message.tool_calls.0.tool_call.function.name",
+                "gen_ai.prompt.1.role",
+                "gen_ai.prompt.1.content",
+            ]
         );
+        // Without a tool result, nothing is dropped but the text.
+        let mut prompts = vec![
+            (k.classify("gen_ai.prompt.0.role").unwrap(), "user"),
+            (k.classify("gen_ai.prompt.0.content").unwrap(), "hello"),
+        ];
+        k.retain_message_fields(&mut prompts, |v| Some(*v));
+        assert_eq!(prompts.len(), 1);
     }
 
     #[test]
