@@ -11,11 +11,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{Form, State};
+use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use serde::Deserialize;
 
 use super::html_page;
 use super::layout::{self, Nav};
@@ -24,12 +24,6 @@ use crate::auth::{Failure, Scope};
 
 /// The largest sign-in form body read: a token is a line of text.
 pub const MAX_FORM_BYTES: usize = 8 * 1024;
-
-#[derive(Deserialize)]
-pub struct SignIn {
-    #[serde(default)]
-    token: String,
-}
 
 /// `GET /ui/sign-in`: the form, or the overview when no sign-in is needed.
 pub async fn page(State(st): State<Arc<ApiState>>) -> Response {
@@ -45,7 +39,7 @@ pub async fn submit(
     State(st): State<Arc<ApiState>>,
     uri: Uri,
     headers: HeaderMap,
-    form: Result<Form<SignIn>, axum::extract::rejection::FormRejection>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let Some(auth) = &st.ui_auth else {
         return Redirect::to("/ui/").into_response();
@@ -56,13 +50,21 @@ pub async fn submit(
             render(Some("Sign-in is only accepted from this site's own page.")),
         );
     }
-    let Ok(Form(form)) = form else {
+    let form_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    let (true, Ok(body)) = (form_type, body) else {
         return html_page(
             StatusCode::BAD_REQUEST,
             render(Some("The form could not be read; enter the token again.")),
         );
     };
-    let token = form.token.trim().as_bytes();
+    let token = form_urlencoded::parse(&body)
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v)
+        .unwrap_or_default();
+    let token = token.trim().as_bytes();
     let refused = match auth.guard.check_token(token, Scope::Read) {
         Ok(()) => None,
         Err(Failure::Forbidden) => Some((

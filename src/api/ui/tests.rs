@@ -964,6 +964,14 @@ async fn with_tokens_a_browser_signs_in_with_a_read_token_and_out_again() {
         );
     }
 
+    // Not a form.
+    let json = Request::post("/ui/sign-in")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"token":"reader"}"#))
+        .unwrap();
+    let (status, h, _) = send(&app, json).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(h.get(header::SET_COOKIE).is_none());
     // Another browser's same-origin post, and a client that is no browser.
     for origin in [
         Some(("sec-fetch-site", "same-origin")),
