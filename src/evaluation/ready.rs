@@ -162,18 +162,26 @@ mod tests {
     /// evaluator applied to all traces); a run's root of the same kind is.
     #[test]
     fn a_trace_that_only_defines_an_agent_is_not_bound() {
+        use crate::criteria::{BinderConfig, BindingConfig, EvalSetsConfig, EvaluatorsConfig};
         use crate::span::{AttrValue, Span, TraceId};
-        let mut config = crate::config::Config::default();
-        config.rules.clear();
         let cfg =
             serde_json::json!({"defaultEvaluationCriteria": {"toolCallsCount": {"x": [">=", 1]}}});
-        config.evaluators.inline = vec![crate::config::InlineEvaluator {
-            id: "count".into(),
-            kind: "tool-call-count".into(),
-            config: cfg.as_object().cloned().unwrap_or_default(),
-            apply_to_all_traces: true,
-        }];
-        let binder = Binder::load(config.binder(), None).expect("binder");
+        let evaluators = EvaluatorsConfig {
+            inline: vec![crate::criteria::InlineEvaluator {
+                id: "count".into(),
+                kind: "tool-call-count".into(),
+                config: cfg.as_object().cloned().unwrap_or_default(),
+                apply_to_all_traces: true,
+            }],
+            ..EvaluatorsConfig::default()
+        };
+        let config = BinderConfig {
+            evaluators: &evaluators,
+            eval_sets: &EvalSetsConfig::default(),
+            rules: &[],
+            binding: &BindingConfig::default(),
+        };
+        let binder = Binder::load(config, None).expect("binder");
         let span = |id: u8, op: &str| Span {
             trace_id: TraceId([3; 16]),
             span_id: SpanId([id; 8]),

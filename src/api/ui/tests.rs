@@ -865,7 +865,11 @@ fn signed_in_ui(ttl: Duration) -> (tempfile::TempDir, axum::Router) {
     });
     let http_guard = Arc::new(HttpGuard {
         guard,
-        scope_of: Box::new(crate::security::api_http_scope(false)),
+        // As security::api_http_scope says: the sign-in page is open,
+        // the rest of the UI needs `read`.
+        scope_of: Box::new(|_, path| {
+            (!matches!(path, "/ui/sign-in" | "/ui/sign-out")).then_some(Scope::Read)
+        }),
         refuse: crate::api::http::refuse_auth,
         sessions: Some(sessions),
     });
