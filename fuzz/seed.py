@@ -1,29 +1,49 @@
 #!/usr/bin/env python3
-"""Builds the seed corpora, fuzz/corpus/<target>/, from the conformance cases
-(../shared/conformance/cases.jsonl beside the repository, or
-$TOOLSCORE_CONFORMANCE_CASES; skipped with a note when absent) and the
-repository's own files: examples/, config/*.yaml, the Helm chart's CI values'
-`config:` parts, and the string fixtures in tests/. Seeds are named by their
-SHA-1, as libFuzzer names what it adds, so running it again adds nothing
-twice. The protobuf seeds (wire_decode) are encoded here, by a small encoder
-of the OTLP trace messages (no protobuf package needed).
+"""Builds the working corpora, fuzz/corpus/<target>/ (git-ignored: what the
+campaign fuzzes into and grows), from
 
-    python3 fuzz/seed.py            # then fuzz, then `cargo fuzz cmin` (README)
+- the committed seeds, fuzz/seeds/<target>.seeds (`cargo fuzz cmin`'s
+  result of the last campaign, and each finding's reproducer, packed one
+  `<name> <base64>` line per input so that a clone carries 12 files, not
+  thousands), unpacked under their own names;
+- the conformance cases (../shared/conformance/cases.jsonl beside the
+  repository, or $TOOLSCORE_CONFORMANCE_CASES; skipped with a note when
+  absent) and the repository's own files: examples/, config/*.yaml, the Helm
+  chart's CI values' `config:` parts, and the string fixtures in tests/;
+  and a few inputs written by hand.
+
+Generated inputs are named by their SHA-1, as libFuzzer names what it adds,
+so running it again adds nothing twice. The protobuf seeds (wire_decode) are
+encoded here, by a small encoder of the OTLP trace messages (no protobuf
+package needed).
+
+    python3 fuzz/seed.py              # fill (or top up) fuzz/corpus/
+    python3 fuzz/seed.py --clean      # delete fuzz/corpus/ first: rebuild it
+    python3 fuzz/seed.py --seeds-only # only unpack fuzz/seeds/ (nothing generated)
+    python3 fuzz/seed.py --unpack DIR # only the seeds, into DIR/<target>/ (smoke.sh)
+    python3 fuzz/seed.py --pack DIR   # DIR/<target>/* becomes fuzz/seeds/
+
+then fuzz (campaign.sh), then `cargo fuzz cmin` and refresh fuzz/seeds/
+(fuzz/README.md).
 """
+import argparse
 import base64
 import hashlib
 import json
 import os
 import pathlib
 import re
+import shutil
 import struct
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 CASES = pathlib.Path(os.environ.get(
     "TOOLSCORE_CONFORMANCE_CASES", REPO.parent / "shared/conformance/cases.jsonl"))
-CORPUS = HERE / "corpus"
+CORPUS = HERE / "corpus"  # the working corpora (git-ignored)
+SEEDS = HERE / "seeds"    # the committed, minimised seeds
 counts = {}
+copied = {}
 
 
 def put(target, data):
@@ -365,8 +385,65 @@ def seed_by_hand():
         put("api_query", t)
 
 
-seed_cases()
-seed_repo()
-seed_by_hand()
-for t in sorted(counts):
-    print(f"{t}: {counts[t]} new seeds")
+def read_packed(path):
+    """A packed seed file: one `<name> <base64 of the input>` line per seed."""
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        name, _, data = line.partition(" ")
+        if not name or "/" in name or name.startswith("."):
+            raise SystemExit(f"{path}:{n}: a seed needs a plain file name")
+        yield name, base64.b64decode(data, validate=True)
+
+
+def unpack(into):
+    """Every committed seed into <into>/<target>/<name> (existing files kept)."""
+    if not SEEDS.is_dir():
+        print(f"note: no seeds at {SEEDS}")
+        return
+    for f in sorted(SEEDS.glob("*.seeds")):
+        out = into / f.stem
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in read_packed(f):
+            if not (out / name).exists():
+                (out / name).write_bytes(data)
+                copied[f.stem] = copied.get(f.stem, 0) + 1
+
+
+def pack(source):
+    """<source>/<target>/* (a minimised corpus) into seeds/<target>.seeds."""
+    SEEDS.mkdir(exist_ok=True)
+    for d in sorted(p for p in source.iterdir() if p.is_dir()):
+        files = sorted(f for f in d.iterdir() if f.is_file())
+        lines = [f"{f.name} {base64.b64encode(f.read_bytes()).decode()}\n" for f in files]
+        (SEEDS / f"{d.name}.seeds").write_text("".join(lines))
+        print(f"seeds/{d.name}.seeds: {len(files)} seeds")
+
+
+args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+args.add_argument("--clean", action="store_true", help="delete the working corpus first")
+args.add_argument("--seeds-only", action="store_true",
+                  help="only unpack the committed seeds (generate nothing)")
+args.add_argument("--unpack", metavar="DIR", type=pathlib.Path,
+                  help="only unpack the committed seeds into DIR/<target>/ (smoke.sh)")
+args.add_argument("--pack", metavar="DIR", type=pathlib.Path,
+                  help="replace seeds/ by DIR/<target>/* (after cargo fuzz cmin)")
+args = args.parse_args()
+if args.pack:
+    pack(args.pack)
+elif args.unpack:
+    unpack(args.unpack)
+    for t in sorted(copied):
+        print(f"{t}: {copied[t]} seeds unpacked into {args.unpack / t}")
+else:
+    if args.clean and CORPUS.exists():
+        shutil.rmtree(CORPUS)
+    unpack(CORPUS)
+    if not args.seeds_only:
+        seed_cases()
+        seed_repo()
+        seed_by_hand()
+    for t in sorted(d.name for d in CORPUS.iterdir() if d.is_dir()) if CORPUS.is_dir() else []:
+        print(f"{t}: {copied.get(t, 0)} new from seeds/, {counts.get(t, 0)} new generated, "
+              f"{sum(1 for _ in (CORPUS / t).iterdir())} in corpus/{t}")

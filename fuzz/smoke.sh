@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# A short run of every fuzz target on its committed corpus (fuzz/README.md):
-# each target replays fuzz/corpus/<target>/ and then fuzzes for
+# A short run of every fuzz target on its committed seeds (fuzz/README.md):
+# each target replays fuzz/seeds/<target>.seeds (unpacked by seed.py into a
+# scratch directory) and then fuzzes for
 # SMOKE_SECONDS (default 30) from a fixed seed. Fails (exit 1) on any
-# crash, timeout (an input running over 10 s) or OOM (over 2 GiB).
+# crash, timeout (an input running over 10 s) or OOM (over 2 GiB). Needs
+# only what a clone has: the working corpora (fuzz/corpus/, git-ignored,
+# seed.py and campaign.sh's) are neither read nor written.
 #
 #   bash fuzz/smoke.sh                    # every target, 30 s each
 #   SMOKE_SECONDS=5 bash fuzz/smoke.sh    # shorter
 #   bash fuzz/smoke.sh wire_decode json_text   # some targets only
 #
-# Needs a C++ compiler (libfuzzer-sys builds libFuzzer); installs
+# Needs python3 and a C++ compiler (libfuzzer-sys builds libFuzzer); installs
 # cargo-fuzz, pinned, from crates.io when it is missing. No nightly
 # toolchain: without a sanitizer (`-s none`) cargo fuzz's instrumentation
 # flags are stable rustc's. New inputs go
-# to a scratch directory: the committed corpus is not changed. Crash
+# to a scratch directory: the committed seeds are not changed. Crash
 # reproducers are written to $SMOKE_ARTIFACTS (default: a scratch
 # directory, printed).
 set -euo pipefail
@@ -40,13 +43,16 @@ cargo fuzz build "${build[@]}"
 artifacts="${SMOKE_ARTIFACTS:-$(mktemp -d)}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
+python3 seed.py --unpack "$scratch/seeds" >/dev/null
 failed=""
 for t in $targets; do
-  mkdir -p "corpus/$t" "$scratch/$t" "$artifacts/$t"
+  mkdir -p "$scratch/$t" "$artifacts/$t"
   log="$scratch/$t.log"
+  seeds=()
+  if [ -d "$scratch/seeds/$t" ]; then seeds=("$scratch/seeds/$t"); else echo "note: no seeds/$t.seeds: fuzzing $t from nothing"; fi
   rc=0
-  # New inputs go to the first directory (scratch); the corpus is read only.
-  cargo fuzz run "${build[@]}" "$t" "$scratch/$t" "corpus/$t" -- \
+  # New inputs go to the first directory (scratch); the seeds are read only.
+  cargo fuzz run "${build[@]}" "$t" "$scratch/$t" "${seeds[@]}" -- \
     -max_total_time="$seconds" -seed=1 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$t/" >"$log" 2>&1 || rc=$?
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"

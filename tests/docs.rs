@@ -1,6 +1,7 @@
 //! The documentation agrees with the code and the CI script where a
 //! reader acts on what it says: every environment variable the code reads
-//! is listed, and tables are not broken apart.
+//! is listed, tables are not broken apart, and the fuzz smoke run's length
+//! is the one `.ci/run` uses.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -102,4 +103,41 @@ fn no_table_in_the_docs_is_split_by_a_blank_line() {
         split.is_empty(),
         "a table row after a blank line: {split:?}"
     );
+}
+
+#[test]
+fn the_fuzz_readme_gives_the_smoke_length_ci_runs() {
+    let ci = read(".ci/run");
+    let seconds = ci
+        .split("SMOKE_SECONDS=")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect(".ci/run sets SMOKE_SECONDS");
+    let readme = read("fuzz/README.md");
+    let said: Vec<&str> = readme
+        .split("SMOKE_SECONDS=")
+        .skip(1)
+        .filter_map(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .collect();
+    assert!(!said.is_empty(), "fuzz/README.md names no SMOKE_SECONDS");
+    assert!(
+        said.iter().all(|s| *s == seconds),
+        "fuzz/README.md says {said:?}, .ci/run {seconds}"
+    );
+}
+
+/// Issue 50: the seeds stay packed, so that the tree is the project's.
+#[test]
+fn the_fuzz_seeds_are_a_file_per_target() {
+    let mut seeds = 0;
+    for entry in std::fs::read_dir(root().join("fuzz/seeds")).unwrap() {
+        let path = entry.unwrap().path();
+        assert!(
+            path.is_file() && path.extension().is_some_and(|e| e == "seeds"),
+            "fuzz/seeds holds {} (seeds are packed: python3 fuzz/seed.py --pack)",
+            path.display()
+        );
+        seeds += 1;
+    }
+    assert!(seeds > 0, "no packed seeds in fuzz/seeds");
 }

@@ -129,6 +129,7 @@ pub fn api() -> &'static Api {
             ready: Arc::new(std::sync::atomic::AtomicBool::new(true)),
             failed: toolscore::supervise::Failed::default(),
             config: config.api.clone(),
+            ui_auth: None,
             shutdown: tokio_util::sync::CancellationToken::new(),
             // No model providers: an LLM judge in a fuzzed body is an error score.
             judges: Arc::new(
