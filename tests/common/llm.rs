@@ -78,10 +78,22 @@ impl LlmCase {
     }
 }
 
+/// The project's own recorded cases (tests/llm/README.md): shapes the
+/// shared cases lack, recorded from the reference library.
+pub fn own_cases_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/recorded.jsonl")
+}
+
+/// The shared cases, then the project's own.
 pub fn load_cases() -> Vec<LlmCase> {
-    let path = cases_path();
-    let cases = conformance::load_cases_from(&path);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let mut cases = load_cases_at(&cases_path());
+    cases.extend(load_cases_at(&own_cases_path()));
+    cases
+}
+
+fn load_cases_at(path: &std::path::Path) -> Vec<LlmCase> {
+    let cases = conformance::load_cases_from(path);
+    let text = std::fs::read_to_string(path).unwrap();
     let jsons: Vec<Json> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
