@@ -388,6 +388,7 @@ fn span<'a>(
 /// (nearly every kept attribute): copied as it is, without building an
 /// `AttrValue`. Anything else (`None`) goes the general way, which merges
 /// repeated fields as protobuf does.
+#[inline(always)]
 fn plain_string(value: ValueRef<'_>) -> Result<Option<&str>, WireError> {
     let ValueRef::One(mut r) = value else {
         return Ok(None);

@@ -207,7 +207,7 @@ impl Records {
     pub fn key(&mut self, key: KeyRef<'_>) {
         match key {
             KeyRef::Id(id) => varint(&mut self.bytes, u64::from(id) << 1),
-            KeyRef::Named(name) => {
+            KeyRef::Named(name, _) => {
                 self.bytes.push(1);
                 bytes(&mut self.bytes, name.as_bytes());
             }

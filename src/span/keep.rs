@@ -21,8 +21,23 @@ use std::sync::Arc;
 pub enum KeyRef<'a> {
     /// An exact key, by its id.
     Id(u32),
-    /// A flattened message key, by name.
-    Named(&'a str),
+    /// A flattened message key, by name, with what its field is to
+    /// [`KeepAttributes::retain_message_fields`].
+    Named(&'a str, Field),
+}
+
+/// A flattened message field, as far as keeping it goes (told once, when
+/// the key is classified, so the filter need not take keys apart again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Kept whatever the message (ids, tool calls, a tool's schema).
+    Kept,
+    /// The message's role: kept, and marks a tool's result by its value.
+    Role,
+    /// A `tool_call_id`: kept, and marks a tool's result.
+    CallId,
+    /// The message's text: kept only for a tool's result.
+    Text,
 }
 
 /// A flattened message attribute's key, taken apart:
@@ -111,12 +126,20 @@ impl KeepAttributes {
     /// How a key is kept, if it is: by id, or by name as a flattened
     /// message field that is kept always or may be (a message's text, which
     /// [`KeepAttributes::retain_message_fields`] then decides on).
+    #[inline]
     pub fn classify<'k>(&self, key: &'k str) -> Option<KeyRef<'k>> {
         if let Some(id) = self.id(key) {
             return Some(KeyRef::Id(id));
         }
         let m = self.message_key(key)?;
-        (m.always() || m.is_text()).then_some(KeyRef::Named(key))
+        let field = match m.field {
+            "role" => Field::Role,
+            "tool_call_id" => Field::CallId,
+            _ if m.always() => Field::Kept,
+            _ if m.is_text() => Field::Text,
+            _ => return None,
+        };
+        Some(KeyRef::Named(key, field))
     }
 
     /// `key` taken apart, when it is under a message prefix.
@@ -161,35 +184,44 @@ impl KeepAttributes {
     /// `role` is `tool`, or it has a `tool_call_id`). `kept` is what
     /// [`KeepAttributes::classify`] kept of a span, with each value;
     /// `value_of` gives a value's text when it is a string. Most spans have
-    /// no message, and most messages no tool result: neither allocates.
+    /// no message text, and most messages are no tool's result: only then
+    /// are keys taken apart again, to match text to its message.
     pub fn retain_message_fields<'k, T>(
         &self,
         kept: &mut Vec<(KeyRef<'k>, T)>,
         value_of: impl Fn(&T) -> Option<&str>,
     ) {
-        // The (list, index) of each message marked as a tool's result.
-        let mut results: Vec<(&'k str, &'k str)> = Vec::new();
-        let mut text = false;
+        let (mut text, mut marked) = (false, false);
         for (k, v) in kept.iter() {
-            let KeyRef::Named(name) = *k else { continue };
-            let Some(m) = self.message_key(name) else {
-                continue;
-            };
-            text |= m.is_text();
-            let needs_value = m.field == "role";
-            if marks_tool_result(m.field, needs_value.then(|| value_of(v)).flatten()) {
-                results.push((m.list, m.index));
+            match k {
+                KeyRef::Named(_, Field::Text) => text = true,
+                KeyRef::Named(_, Field::CallId) => marked = true,
+                KeyRef::Named(_, Field::Role) => marked |= marks_tool_result("role", value_of(v)),
+                _ => {}
             }
         }
         if !text {
             return;
         }
+        // The (list, index) of each message marked as a tool's result.
+        let mut results: Vec<(&'k str, &'k str)> = Vec::new();
+        if marked {
+            for (k, v) in kept.iter() {
+                let KeyRef::Named(name, Field::Role | Field::CallId) = *k else {
+                    continue;
+                };
+                if let Some(m) = self.message_key(name)
+                    && marks_tool_result(m.field, value_of(v))
+                {
+                    results.push((m.list, m.index));
+                }
+            }
+        }
         kept.retain(|(k, _)| match *k {
-            KeyRef::Named(name) => match self.message_key(name) {
-                Some(m) if m.is_text() => results.contains(&(m.list, m.index)),
-                _ => true,
-            },
-            KeyRef::Id(_) => true,
+            KeyRef::Named(name, Field::Text) => self
+                .message_key(name)
+                .is_some_and(|m| results.contains(&(m.list, m.index))),
+            _ => true,
         });
     }
 }
@@ -227,7 +259,10 @@ mod tests {
         assert_eq!(k.classify("tool.name"), Some(KeyRef::Id(0)));
         assert_eq!(
             k.classify("llm.input_messages.2.message.content"),
-            Some(KeyRef::Named("llm.input_messages.2.message.content"))
+            Some(KeyRef::Named(
+                "llm.input_messages.2.message.content",
+                Field::Text
+            ))
         );
         assert_eq!(k.classify("llm.input_messages.x.message.content"), None);
         assert_eq!(k.classify("input.value"), None);
@@ -269,7 +304,7 @@ mod tests {
         let kept: Vec<&str> = kept
             .iter()
             .map(|(key, _)| match key {
-                KeyRef::Named(n) => *n,
+                KeyRef::Named(n, _) => *n,
                 KeyRef::Id(_) => "",
             })
             .collect();

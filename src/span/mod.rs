@@ -15,7 +15,7 @@ use crate::pyvalue::{Dict, Value};
 
 mod keep;
 
-pub use keep::{KeepAttributes, KeyRef, MessageKey, marks_tool_result};
+pub use keep::{Field, KeepAttributes, KeyRef, MessageKey, marks_tool_result};
 
 /// Why an ID from the wire was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
