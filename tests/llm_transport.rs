@@ -328,7 +328,8 @@ async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
     let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
     let metrics = LlmMetrics::register(&mut registry);
     let judges = toolscore::judge::Judges::build(&config, &metrics).unwrap();
-    let kind = EvaluatorType::JudgeOutputSemantic;
+    let kind =
+        EvaluatorType::Judge(toolscore::evaluator::llm::uipath::Kind::OutputSemanticSimilarity);
     let mut ev = Evaluator::with_defaults("semantic", kind);
     let cfg = toolscore::pyvalue::json::loads(r#"{"model": "gpt-4.1"}"#).unwrap();
     ev.config = toolscore::evaluator::parse_config(kind, cfg.as_dict().unwrap(), "config").unwrap();

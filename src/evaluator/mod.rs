@@ -24,27 +24,25 @@ use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
 use common::Invalid;
 
-/// The evaluator types toolscore runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// The evaluator types toolscore runs. Every dispatch on a type or its
+/// [`Config`] is an exhaustive `match` (no `_` arm), so a new type does not
+/// compile until it has each of its parts (docs/development.md, "Adding an
+/// evaluator").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EvaluatorType {
-    #[serde(rename = "uipath-tool-call-count")]
     Count,
-    #[serde(rename = "uipath-tool-call-order")]
     Order,
-    #[serde(rename = "uipath-tool-call-args")]
     Args,
-    #[serde(rename = "uipath-tool-call-output")]
     Output,
-    #[serde(rename = "deepeval-tool-correctness")]
     ToolCorrectness,
-    #[serde(rename = "uipath-llm-judge-trajectory-similarity")]
-    JudgeTrajectory,
-    #[serde(rename = "uipath-llm-judge-trajectory-simulation")]
-    JudgeSimulation,
-    #[serde(rename = "uipath-llm-judge-output-semantic-similarity")]
-    JudgeOutputSemantic,
-    #[serde(rename = "uipath-llm-judge-output-strict-json-similarity")]
-    JudgeOutputStrictJson,
+    /// A UiPath LLM judge (`llm::uipath`).
+    Judge(llm::uipath::Kind),
+}
+
+impl Serialize for EvaluatorType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.id())
+    }
 }
 
 impl EvaluatorType {
@@ -54,10 +52,10 @@ impl EvaluatorType {
         EvaluatorType::Args,
         EvaluatorType::Output,
         EvaluatorType::ToolCorrectness,
-        EvaluatorType::JudgeTrajectory,
-        EvaluatorType::JudgeSimulation,
-        EvaluatorType::JudgeOutputSemantic,
-        EvaluatorType::JudgeOutputStrictJson,
+        EvaluatorType::Judge(llm::uipath::Kind::TrajectorySimilarity),
+        EvaluatorType::Judge(llm::uipath::Kind::TrajectorySimulation),
+        EvaluatorType::Judge(llm::uipath::Kind::OutputSemanticSimilarity),
+        EvaluatorType::Judge(llm::uipath::Kind::OutputStrictJsonSimilarity),
     ];
 
     /// The canonical type id (UiPath's `evaluatorTypeId` for the UiPath ones).
@@ -68,27 +66,35 @@ impl EvaluatorType {
             EvaluatorType::Args => "uipath-tool-call-args",
             EvaluatorType::Output => "uipath-tool-call-output",
             EvaluatorType::ToolCorrectness => "deepeval-tool-correctness",
-            other => other.judge_kind().map_or("", |k| k.id()),
+            EvaluatorType::Judge(kind) => kind.id(),
         }
     }
 
     /// The UiPath LLM judge this type is, if it is one.
     pub fn judge_kind(self) -> Option<llm::uipath::Kind> {
-        use llm::uipath::Kind;
         match self {
-            EvaluatorType::JudgeTrajectory => Some(Kind::TrajectorySimilarity),
-            EvaluatorType::JudgeSimulation => Some(Kind::TrajectorySimulation),
-            EvaluatorType::JudgeOutputSemantic => Some(Kind::OutputSemanticSimilarity),
-            EvaluatorType::JudgeOutputStrictJson => Some(Kind::OutputStrictJsonSimilarity),
-            _ => None,
+            EvaluatorType::Judge(kind) => Some(kind),
+            EvaluatorType::Count
+            | EvaluatorType::Order
+            | EvaluatorType::Args
+            | EvaluatorType::Output
+            | EvaluatorType::ToolCorrectness => None,
         }
     }
 
-    /// The short alias (`tool-call-count`, …, `tool-correctness`).
+    /// The short alias (`tool-call-count`, …, `tool-correctness`,
+    /// `llm-judge-…`).
     pub fn alias(self) -> &'static str {
         match self {
             EvaluatorType::ToolCorrectness => "tool-correctness",
-            other => &other.id()["uipath-".len()..],
+            EvaluatorType::Count
+            | EvaluatorType::Order
+            | EvaluatorType::Args
+            | EvaluatorType::Output
+            | EvaluatorType::Judge(_) => {
+                let id = self.id();
+                id.strip_prefix("uipath-").unwrap_or(id)
+            }
         }
     }
 
@@ -107,7 +113,7 @@ impl EvaluatorType {
             EvaluatorType::Args => "ToolCallArgsEvaluator",
             EvaluatorType::Output => "ToolCallOutputEvaluator",
             EvaluatorType::ToolCorrectness => "ToolCorrectnessMetric",
-            other => other.judge_kind().map_or("", |k| k.default_name()),
+            EvaluatorType::Judge(kind) => kind.default_name(),
         }
     }
 }
@@ -222,10 +228,10 @@ impl Evaluator {
             Some(v) => self.parse_criteria(v).map(Cow::Owned),
             None => match &self.default_criteria {
                 Some(c) => Ok(Cow::Borrowed(c)),
-                None => Err(match self.kind {
-                    EvaluatorType::ToolCorrectness => CriteriaError::MissingExpectedTools,
-                    _ => CriteriaError::Missing,
-                }),
+                None if self.kind == EvaluatorType::ToolCorrectness => {
+                    Err(CriteriaError::MissingExpectedTools)
+                }
+                None => Err(CriteriaError::Missing),
             },
         }
     }
@@ -235,7 +241,8 @@ impl Evaluator {
         match &self.config {
             Config::Judge(_) => true,
             Config::ToolCorrectness(cfg) => llm::deepeval::needs_model(cfg),
-            _ => false,
+            Config::Count { .. } | Config::Order { .. } | Config::Args { .. } => false,
+            Config::Output { .. } => false,
         }
     }
 
@@ -246,7 +253,8 @@ impl Evaluator {
         match &self.config {
             Config::Judge(_) => true,
             Config::ToolCorrectness(cfg) => cfg.available_tools.is_some(),
-            _ => false,
+            Config::Count { .. } | Config::Order { .. } | Config::Args { .. } => false,
+            Config::Output { .. } => false,
         }
     }
 
@@ -256,12 +264,13 @@ impl Evaluator {
         match &self.config {
             Config::Args { .. } => Some("arguments"),
             Config::Output { .. } => Some("outputs"),
-            Config::ToolCorrectness(c) if c.input_parameters && c.output => {
-                Some("arguments and outputs")
-            }
-            Config::ToolCorrectness(c) if c.input_parameters => Some("arguments"),
-            Config::ToolCorrectness(c) if c.output => Some("outputs"),
-            _ => None,
+            Config::ToolCorrectness(c) => match (c.input_parameters, c.output) {
+                (true, true) => Some("arguments and outputs"),
+                (true, false) => Some("arguments"),
+                (false, true) => Some("outputs"),
+                (false, false) => None,
+            },
+            Config::Count { .. } | Config::Order { .. } | Config::Judge(_) => None,
         }
     }
 
@@ -297,19 +306,36 @@ impl Evaluator {
                 self.kind.id()
             ));
         }
-        match (&self.config, criteria) {
-            (Config::Count { strict }, Criteria::Count(c)) => count::evaluate(calls, c, *strict),
-            (Config::Order { strict }, Criteria::Order(c)) => order::evaluate(calls, c, *strict),
-            (Config::Args { strict, .. }, Criteria::Args(c)) => args::evaluate(calls, c, *strict),
-            (Config::Output { strict }, Criteria::Output(c)) => output::evaluate(calls, c, *strict),
-            (Config::ToolCorrectness(cfg), Criteria::ToolCorrectness(c)) => {
-                tool_correctness::evaluate(calls, c, cfg)
-            }
-            _ => Outcome::error(format!(
+        let mismatch = || {
+            Outcome::error(format!(
                 "criteria of another evaluator type were bound to {} ({})",
                 self.id,
                 self.kind.id()
-            )),
+            ))
+        };
+        match &self.config {
+            Config::Count { strict } => match criteria {
+                Criteria::Count(c) => count::evaluate(calls, c, *strict),
+                _ => mismatch(),
+            },
+            Config::Order { strict } => match criteria {
+                Criteria::Order(c) => order::evaluate(calls, c, *strict),
+                _ => mismatch(),
+            },
+            Config::Args { strict, .. } => match criteria {
+                Criteria::Args(c) => args::evaluate(calls, c, *strict),
+                _ => mismatch(),
+            },
+            Config::Output { strict } => match criteria {
+                Criteria::Output(c) => output::evaluate(calls, c, *strict),
+                _ => mismatch(),
+            },
+            Config::ToolCorrectness(cfg) => match criteria {
+                Criteria::ToolCorrectness(c) => tool_correctness::evaluate(calls, c, cfg),
+                _ => mismatch(),
+            },
+            // Judges need a model (above): `judge/` runs them.
+            Config::Judge(_) => mismatch(),
         }
     }
 }
@@ -326,10 +352,9 @@ pub fn default_config(kind: EvaluatorType) -> Config {
         EvaluatorType::ToolCorrectness => {
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::default())
         }
-        other => match other.judge_kind() {
-            Some(kind) => Config::Judge(Box::new(llm::uipath::JudgeConfig::defaults(kind))),
-            None => Config::Count { strict: false },
-        },
+        EvaluatorType::Judge(kind) => {
+            Config::Judge(Box::new(llm::uipath::JudgeConfig::defaults(kind)))
+        }
     }
 }
 
@@ -362,10 +387,9 @@ pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Co
         EvaluatorType::ToolCorrectness => {
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::parse(config, path)?)
         }
-        other => match other.judge_kind() {
-            Some(kind) => Config::Judge(Box::new(llm::uipath::parse_config(kind, config, path)?)),
-            None => Config::Count { strict: false },
-        },
+        EvaluatorType::Judge(kind) => {
+            Config::Judge(Box::new(llm::uipath::parse_config(kind, config, path)?))
+        }
     })
 }
 
@@ -381,13 +405,10 @@ pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria,
         EvaluatorType::ToolCorrectness => {
             Criteria::ToolCorrectness(tool_correctness::parse_criteria(criteria)?)
         }
-        other => match other.judge_kind() {
-            Some(kind) => {
-                llm::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
-                Criteria::Judge(criteria.clone())
-            }
-            None => return Err(CriteriaError::Missing),
-        },
+        EvaluatorType::Judge(kind) => {
+            llm::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
+            Criteria::Judge(criteria.clone())
+        }
     })
 }
 
@@ -608,3 +629,27 @@ pub(crate) fn ratio(n: usize, total: usize) -> f64 {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod type_tests {
+    use super::*;
+
+    /// `ALL` is written by hand: each type in it once, each found by its
+    /// id and alias, every UiPath judge kind among them.
+    #[test]
+    fn every_type_parses_from_its_id_and_alias() {
+        for t in EvaluatorType::ALL {
+            assert_eq!(EvaluatorType::parse(t.id()), Some(t), "{t:?}");
+            assert_eq!(EvaluatorType::parse(t.alias()), Some(t), "{t:?}");
+            assert_eq!(
+                serde_json::to_value(t).ok(),
+                Some(Json::String(t.id().into()))
+            );
+        }
+        for kind in llm::uipath::Kind::ALL {
+            assert!(EvaluatorType::ALL.contains(&EvaluatorType::Judge(kind)));
+        }
+        let ids: std::collections::HashSet<_> = EvaluatorType::ALL.iter().map(|t| t.id()).collect();
+        assert_eq!(ids.len(), EvaluatorType::ALL.len());
+    }
+}

@@ -78,7 +78,11 @@ pub fn explanation(score: &Score) -> Option<String> {
                 .and_then(|r| r.reason)
                 .map_or(details, RawValue::get)
         }
-        _ => details,
+        EvaluatorType::Count
+        | EvaluatorType::Order
+        | EvaluatorType::Args
+        | EvaluatorType::Output
+        | EvaluatorType::Judge(_) => details,
     };
     match shown.as_bytes().first() {
         None => None,

@@ -52,7 +52,7 @@ pub fn explain(heading: &str, s: &Score, r: &TraceRecord, binder: &Binder) -> Ma
         EvaluatorType::Args => uipath::calls(heading, &details, uipath::Kind::Args),
         EvaluatorType::Output => uipath::calls(heading, &details, uipath::Kind::Output),
         EvaluatorType::ToolCorrectness => Some(deepeval::tool_correctness(s, r, binder, &details)),
-        _ => uipath::judge(&details),
+        EvaluatorType::Judge(_) => uipath::judge(&details),
     };
     shown.unwrap_or_else(|| {
         html! { p class="note" { "ⓘ This justification has no layout here; see the raw details below." } }
