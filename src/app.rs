@@ -504,9 +504,9 @@ async fn run(
         // The UI joins before the token guard and the timeout: its pages
         // need the `read` scope and are cut off like any other request.
         let mut router = if config.api.ui.enabled {
-            crate::api::http::router(state.clone()).merge(crate::api::ui::router(state))
+            crate::api::router(state.clone()).merge(crate::api::ui::router(state))
         } else {
-            crate::api::http::router(state)
+            crate::api::router(state)
         };
         if let Some(guard) = security.api_http.guard.clone() {
             router = router.layer(axum::middleware::from_fn_with_state(

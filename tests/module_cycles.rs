@@ -295,3 +295,161 @@ fn the_reader_sees_groups_and_escaping_super_paths() {
     let found: Vec<String> = references(text, 2).into_iter().collect();
     assert_eq!(found, ["a", "c", "e"]);
 }
+
+/// A file's module path under `src/` (`api/http.rs`: `api::http`;
+/// `api/mod.rs`: `api`), or `None` for the crate roots and binaries.
+fn module_path(relative: &Path) -> Option<Vec<String>> {
+    module_of(relative)?;
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|f| f == "mod.rs") {
+        parts.pop();
+    } else if let Some(last) = parts.last_mut() {
+        *last = last.trim_end_matches(".rs").to_owned();
+    }
+    Some(parts)
+}
+
+/// The path written at `at` (`a::b::{c, d::e}` gives `a::b::c` and
+/// `a::b::d`), each as far as its identifiers go.
+fn paths_at(bytes: &[u8], mut at: usize, base: Vec<String>) -> Vec<Vec<String>> {
+    let mut path = base;
+    loop {
+        match bytes.get(at) {
+            Some(b'{') => {
+                return group_heads(bytes, at)
+                    .into_iter()
+                    .map(|head| path.iter().cloned().chain([head]).collect())
+                    .collect();
+            }
+            Some(&c) if is_ident(c) => {
+                let ident = ident_at(bytes, at);
+                path.push(ident.to_owned());
+                at += ident.len();
+                if !bytes[at..].starts_with(b"::") {
+                    return vec![path];
+                }
+                at += 2;
+            }
+            _ => return vec![path],
+        }
+    }
+}
+
+/// The absolute module paths the text of the module at `module` names
+/// through `crate::` or `super::` (paths inside the file left out).
+fn absolute_references(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let bytes = text.as_bytes();
+    let mods = inline_mod_depths(bytes);
+    let starts_word = |i: usize| i == 0 || !is_ident(bytes[i - 1]);
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        if starts_word(i) {
+            out.extend(paths_at(bytes, i + "crate::".len(), Vec::new()));
+        }
+    }
+    for (i, _) in text.match_indices("super::") {
+        if !starts_word(i) || text[..i].ends_with("super::") {
+            continue;
+        }
+        let (mut after, mut climbs) = (i, 0usize);
+        while text[after..].starts_with("super::") {
+            climbs += 1;
+            after += "super::".len();
+        }
+        // Climbing out of the inline modules first, then out of the file's.
+        let Some(out_of_file) = climbs.checked_sub(mods[i]).filter(|&c| c > 0) else {
+            continue;
+        };
+        let Some(kept) = module.len().checked_sub(out_of_file) else {
+            continue;
+        };
+        out.extend(paths_at(bytes, after, module[..kept].to_vec()));
+    }
+    out
+}
+
+/// Issue 50: no cycle between sibling modules either (`api/http.rs` and
+/// `api/sse.rs`, `pyvalue/eq.rs` and `pyvalue/hash.rs`): within each
+/// directory, each child module can be read from those below it. A parent
+/// (`mod.rs`) is not its children's sibling: what they take from it is
+/// what it declares for all of them.
+#[test]
+fn sibling_modules_import_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    // Per parent module: edges between its children, and the files behind them.
+    type Graph = BTreeMap<String, BTreeSet<String>>;
+    let mut graphs: BTreeMap<Vec<String>, Graph> = BTreeMap::new();
+    let mut because: BTreeMap<(Vec<String>, String, String), BTreeSet<String>> = BTreeMap::new();
+    for path in &files {
+        let relative = path.strip_prefix(&src).expect("under src/");
+        let Some(module) = module_path(relative) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(path).expect("a readable source file");
+        for to in absolute_references(&text, &module) {
+            for depth in 1..module.len() {
+                let parent = &module[..depth];
+                if to.len() > depth && to[..depth] == *parent && to[depth] != module[depth] {
+                    let (from, to) = (module[depth].clone(), to[depth].clone());
+                    graphs
+                        .entry(parent.to_vec())
+                        .or_default()
+                        .entry(from.clone())
+                        .or_default()
+                        .insert(to.clone());
+                    because
+                        .entry((parent.to_vec(), from, to))
+                        .or_default()
+                        .insert(relative.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        graphs.contains_key(&vec!["api".to_owned()]),
+        "found no edge between api's modules: {:?}",
+        graphs.keys().collect::<Vec<_>>()
+    );
+    let mut report = String::new();
+    for (parent, edges) in &graphs {
+        for component in cycles(edges) {
+            report += &format!("cycle in {} among {component:?}:\n", parent.join("::"));
+            for ((p, from, to), files) in &because {
+                if p == parent && component.contains(from) && component.contains(to) {
+                    report += &format!("  {from} -> {to}: {files:?}\n");
+                }
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "import cycles between sibling modules:\n{report}"
+    );
+}
+
+#[test]
+fn absolute_paths_are_read_from_crate_and_escaping_super() {
+    let module = ["api".to_owned(), "http".to_owned()];
+    let text = "use crate::{a::B, c};\nuse super::sse::watch;\nuse super::super::store::{x, y::z};\nmod tests {\n    use super::*;\n    use super::super::openapi;\n}\n";
+    let found: Vec<String> = absolute_references(text, &module)
+        .into_iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "a",
+            "c",
+            "api::sse::watch",
+            "store::x",
+            "store::y",
+            "api::openapi"
+        ]
+    );
+}

@@ -69,9 +69,12 @@ async fn served_document_equals_docs_openapi_json() {
     }
 }
 
-/// Every `.route("…", get(…))` of src/api/http.rs's router.
+/// Every `.route("…", get(…))` of the HTTP API's router: src/api/http.rs's
+/// endpoints and those src/api/mod.rs adds.
 fn router_routes() -> Vec<(String, String)> {
-    let source = std::fs::read_to_string(root().join("src/api/http.rs")).unwrap();
+    let source = ["src/api/http.rs", "src/api/mod.rs"]
+        .map(|f| std::fs::read_to_string(root().join(f)).unwrap())
+        .join("\n");
     let re =
         regex::Regex::new(r#"\.route\(\s*"([^"]+)",\s*(get|post|put|delete|patch)\("#).unwrap();
     let routes: Vec<_> = re

@@ -1,4 +1,4 @@
-//! `POST /v1/evaluate` (`api::http::router`, in process): the input is the
+//! `POST /v1/evaluate` (`api::router`, in process): the input is the
 //! request body, an OTLP/JSON trace with optional inline `evaluators` and
 //! `criteria`, evaluated on the spot (OTLP/JSON parsing, extraction,
 //! evaluator and criteria validation, every evaluator, the result's JSON).

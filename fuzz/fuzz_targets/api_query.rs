@@ -1,4 +1,4 @@
-//! The HTTP query API's paths and query parameters (`api::http::router`,
+//! The HTTP query API's paths and query parameters (`api::router`,
 //! in process): the input is a GET request's path and query (`/traces?
 //! since=…&max_score=…&status=…&limit=…`, `/traces/{id}/scores?wait_ms=…`,
 //! …), served against a store holding the example traces' results. The

@@ -146,7 +146,7 @@ pub fn api() -> &'static Api {
             ),
             keep: Arc::new(config.kept_attributes()),
         });
-        let router = toolscore::api::http::router(state);
+        let router = toolscore::api::router(state);
         Api { rt, router }
     })
 }

@@ -1,5 +1,5 @@
 //! The HTTP API's bodies as types: what the handlers serialise and what
-//! the OpenAPI document (`super::openapi`) describes, so the two cannot
+//! the OpenAPI document (`openapi.rs`) describes, so the two cannot
 //! drift apart.
 
 use serde::Serialize;

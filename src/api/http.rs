@@ -1,5 +1,5 @@
 //! The HTTP API (DESIGN §6): results by trace, listings, what is loaded,
-//! synchronous evaluation, health and metrics. `router(state)` is tested
+//! synchronous evaluation, health and metrics. `api::router(state)` is tested
 //! with `oneshot` and served by `app.rs` behind a request timeout.
 
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -24,7 +24,8 @@ pub use super::body::{
     SupportedEvaluatorBody, SupportedStatus, ToolCallBody, TraceBody, TraceListBody,
     TraceStatusBody, UnsupportedEvaluatorBody, UnsupportedStatus, score_json, scores_json,
 };
-use super::openapi::{EvaluateRequest, Refused, TimedOut, Unavailable};
+use super::query::from_query;
+use super::schema::{EvaluateRequest, Refused, TimedOut, Unavailable};
 use super::time::parse_since;
 use crate::assembler::{Ready, Reason};
 use crate::criteria::Binder;
@@ -119,22 +120,22 @@ pub fn refuse_auth(failure: crate::auth::Failure, _: &http::HeaderMap) -> Respon
     .into_response()
 }
 
-/// axum's `Query`, with its rejections (`wait_ms=-1`, `limit=abc`, a
-/// repeated key) in the API's error shape instead of axum's plain text.
+/// A handler's query parameters, `T`: unknown keys are ignored, a repeated
+/// key or a value that is not of its field's type is a 400 naming it.
 pub(super) struct ApiQuery<T>(pub(super) T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        match Query::<T>::from_request_parts(parts, state).await {
-            Ok(Query(q)) => Ok(ApiQuery(q)),
-            Err(e) => Err(ApiError::new(ErrorKind::InvalidArgument, e.body_text())),
-        }
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        from_query(parts.uri.query().unwrap_or(""))
+            .map(ApiQuery)
+            .map_err(|e| ApiError::new(ErrorKind::InvalidArgument, format!("invalid query: {e}")))
     }
 }
 
-/// axum's `Path`, likewise (a segment that is not UTF-8).
+/// axum's `Path`, with its rejections in the API's error shape (a
+/// segment that is not UTF-8).
 pub(super) struct ApiPath<T>(T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
@@ -179,9 +180,9 @@ pub fn with_timeout(router: Router, after: Duration) -> Router {
     )
 }
 
-pub fn router(state: Arc<ApiState>) -> Router {
-    let max_body = state.config.max_evaluate_body_bytes.get();
-    let doc = super::openapi::document();
+/// The endpoints defined here, and the fallbacks: the API's router
+/// ([`super::router`]) adds the watch stream and the OpenAPI document.
+pub(super) fn routes(max_body: usize) -> Router<Arc<ApiState>> {
     Router::new()
         .route("/traces/{trace_id}/scores", get(get_scores))
         .route("/traces/{trace_id}", get(get_trace))
@@ -192,11 +193,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
             "/v1/evaluate",
             post(evaluate).layer(axum::extract::DefaultBodyLimit::max(max_body)),
         )
-        .route("/v1/watch", get(super::sse::watch))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route("/openapi.json", get(move || openapi_json(doc.clone())))
         .fallback(|| async { ApiError::new(ErrorKind::NotFound, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -204,7 +203,6 @@ pub fn router(state: Arc<ApiState>) -> Router {
                 "this endpoint does not take that method",
             )
         })
-        .with_state(state)
 }
 
 fn parse_trace_id(s: &str) -> ApiResult<TraceId> {

@@ -7,12 +7,29 @@ mod config;
 pub mod grpc;
 pub mod http;
 mod openapi;
+mod query;
+mod schema;
 mod sse;
 mod time;
 pub mod ui;
 pub mod watch;
 
 pub use config::{ApiConfig, ApiListener, UiConfig};
+
+/// The HTTP API's router: `http.rs`'s endpoints, the watch stream
+/// (`sse.rs`) and the OpenAPI document (`openapi.rs`), joined here so that
+/// none of the three needs another's router.
+pub fn router(state: std::sync::Arc<http::ApiState>) -> axum::Router {
+    use axum::routing::get;
+    let doc = openapi::document();
+    http::routes(state.config.max_evaluate_body_bytes.get())
+        .route("/v1/watch", get(sse::watch))
+        .route(
+            "/openapi.json",
+            get(move || http::openapi_json(doc.clone())),
+        )
+        .with_state(state)
+}
 
 #[cfg(test)]
 mod tests;

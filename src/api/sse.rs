@@ -58,8 +58,8 @@ pub(super) struct WatchQuery {
             body = String, content_type = "text/event-stream"),
         (status = 400, description = "An invalid or unknown filter", body = ErrorBody),
         (status = 429, description = "Too many watch subscriptions; retry later", body = ErrorBody),
-        super::openapi::Refused,
-        super::openapi::TimedOut,
+        super::schema::Refused,
+        super::schema::TimedOut,
     ),
     security(("bearer" = ["read"])),
 )]

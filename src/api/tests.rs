@@ -10,7 +10,8 @@ use serde_json::{Value as Json, json};
 use tower::ServiceExt;
 
 use super::ApiConfig;
-use super::http::{router, test_state};
+use super::http::test_state;
+use super::router;
 use crate::span::TraceId;
 use crate::store::{MemoryStore, ResultStore, TraceRecord, TraceStatus};
 

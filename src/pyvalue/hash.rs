@@ -5,7 +5,6 @@
 //! CPython, so a set holding any of them (directly or inside a tuple) has no
 //! reproducible order; such sets keep insertion order here.
 use indexmap::IndexSet;
-use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use super::eq::{KeyRef, check_hashable};
@@ -290,14 +289,10 @@ impl SetBuilder {
     }
 }
 
-/// Exact value of an integral finite float as a `BigInt`.
-pub(crate) fn f64_to_bigint(f: f64) -> Option<BigInt> {
-    num_traits::FromPrimitive::from_f64(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use num_bigint::BigInt;
 
     fn big(s: &str) -> Int {
         Int::from_bigint(s.parse::<BigInt>().unwrap_or_default())

@@ -19,6 +19,8 @@
 //! behind `literal_eval`.
 
 pub mod eq;
+#[cfg(test)]
+mod eq_tests;
 mod hash;
 pub mod json;
 mod json_value;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use axum::extract::{Query, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
@@ -216,13 +216,11 @@ pub fn canonical_url(form: &Form) -> String {
 /// `GET /ui/search`.
 pub async fn handler(
     State(st): State<Arc<ApiState>>,
-    query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, UiError> {
-    let Ok(Query(pairs)) = query else {
-        return Err(UiError::BadRequest(
-            "the query string cannot be read".into(),
-        ));
-    };
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .into_owned()
+        .collect();
     let evaluators: Vec<String> = st.binder.catalog.evaluators.keys().cloned().collect();
     let signed = st.ui_auth.is_some();
     let (form, mut errors) = read_form(pairs);
