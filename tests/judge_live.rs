@@ -208,14 +208,24 @@ async fn judged_scores_follow_in_the_same_revision() {
     assert_eq!(last.scores[0].outcome.status, Status::Ok, "{last:?}");
     assert_eq!(last.scores[0].outcome.score, Some(0.9));
     assert_eq!(last.scores[1].outcome.score, Some(1.0));
-    let text = service::metrics_text(&running).await;
-    for line in [
+    // The queue's place is given back once the judged record is stored:
+    // read the metrics until it has been (or the deadline passes).
+    let lines = [
         r#"toolscore_llm_requests_total{provider="uipath",model="gpt-4.1",outcome="2xx"} 1"#,
         r#"toolscore_llm_judgements_total{status="ok"} 1"#,
         r#"toolscore_llm_tokens_total{provider="uipath",direction="input"} 120"#,
         "toolscore_llm_judgement_seconds_count 1",
         "toolscore_llm_queued_traces 0",
-    ] {
+    ];
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = service::metrics_text(&running).await;
+        if lines.iter().all(|l| text.contains(l)) || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    for line in lines {
         assert!(text.contains(line), "{line} not in\n{text}");
     }
     running.stop().await.unwrap();

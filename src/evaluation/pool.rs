@@ -130,14 +130,19 @@ impl Stage<'_> {
             let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 evaluate_ready(binder, extract_cfg, ready, SystemTime::now())
             }));
-            let Ok(Evaluated { mut record, judges }) = evaluated else {
+            let Ok(Evaluated {
+                mut record,
+                judges,
+                calls,
+            }) = evaluated
+            else {
                 tracing::error!(trace_id = %ready.trace_id, "evaluating this trace panicked; it has no result");
                 metrics.stage_panicked("evaluation");
                 continue;
             };
             let job = match judges.is_empty() {
                 true => None,
-                false => live.prepare(&mut record, judges, &ready.spans),
+                false => live.prepare(&mut record, judges, &ready.spans, calls),
             };
             // Counted before it is stored: once a result can be read, so can its count.
             metrics.record_evaluation(record.score_statuses(), started.elapsed());

@@ -20,6 +20,9 @@ use crate::store::{RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord,
 pub struct Evaluated {
     pub record: TraceRecord,
     pub judges: Vec<(usize, ItemEvaluator)>,
+    /// The trace's tool calls for those evaluators (empty when there are
+    /// none), so that extraction runs once a trace.
+    pub calls: Vec<ToolCall>,
 }
 
 /// Where the LLM judges of an evaluated trace go (`judge/live.rs`, behind
@@ -32,6 +35,7 @@ pub trait Judging: Send + Sync {
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
+        calls: Vec<ToolCall>,
     ) -> Option<Box<dyn FnOnce() + Send>>;
 }
 
@@ -84,6 +88,10 @@ pub fn evaluate_ready(
                 .collect()
         })
         .unwrap_or_default();
+    let judge_calls = match judges.is_empty() {
+        true => Vec::new(),
+        false => calls.clone(),
+    };
     let record = TraceRecord {
         trace_id: ready.trace_id,
         status,
@@ -98,7 +106,11 @@ pub fn evaluate_ready(
         span_count: spans.len(),
         judged: None,
     };
-    Evaluated { record, judges }
+    Evaluated {
+        record,
+        judges,
+        calls: judge_calls,
+    }
 }
 
 /// A trace of one span that only defines an agent (OpenLLMetry's

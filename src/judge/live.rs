@@ -33,7 +33,7 @@ use super::Judges;
 use super::config::LlmConfig;
 use crate::criteria::ItemEvaluator;
 use crate::evaluator::{Outcome, Status};
-use crate::extract::{self, ExtractConfig};
+use crate::extract::{ExtractConfig, ToolCall};
 use crate::record::Spans;
 use crate::span::TraceId;
 use crate::store::{JudgedUpdate, ResultStore, TraceRecord};
@@ -44,8 +44,9 @@ impl crate::evaluation::Judging for Arc<Live> {
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
+        calls: Vec<ToolCall>,
     ) -> Option<Box<dyn FnOnce() + Send>> {
-        let job = Live::prepare(self, record, judges, spans)?;
+        let job = Live::prepare(self, record, judges, spans, calls)?;
         let live = self.clone();
         Some(Box::new(move || live.start(job)))
     }
@@ -156,9 +157,28 @@ impl LiveMetrics {
 pub struct Job {
     record: TraceRecord,
     spans: Arc<Spans>,
+    /// The calls evaluation extracted, read by the judges.
+    calls: Vec<ToolCall>,
     judges: Vec<(usize, ItemEvaluator)>,
     bytes: usize,
     evaluated: Instant,
+}
+
+/// What a job's extracted calls hold, estimated from the record's
+/// summaries of them: the same texts, parsed (arguments as a dict, the
+/// raw output beside its text), so counted twice.
+fn calls_bytes(record: &TraceRecord) -> usize {
+    record
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let text = c.name.len()
+                + c.output.len()
+                + c.id.as_ref().map_or(0, String::len)
+                + c.args.as_json_text().len();
+            std::mem::size_of::<ToolCall>().saturating_add(text.saturating_mul(2))
+        })
+        .fold(0, usize::saturating_add)
 }
 
 /// Schedules the live judgements (see the module's documentation).
@@ -215,6 +235,7 @@ impl Live {
         record: &mut TraceRecord,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
+        calls: Vec<ToolCall>,
     ) -> Option<Job> {
         let mut kept = Vec::with_capacity(judges.len());
         for (i, ie) in judges {
@@ -249,7 +270,10 @@ impl Live {
         // full for most traces.
         let room = self.lock().0 < self.max_traces;
         let bytes = match room {
-            true => record.approx_bytes().saturating_add(spans.heap_bytes()),
+            true => record
+                .approx_bytes()
+                .saturating_add(spans.heap_bytes())
+                .saturating_add(calls_bytes(record)),
             false => 0,
         };
         if !room || !self.reserve(bytes) {
@@ -266,6 +290,7 @@ impl Live {
         Some(Job {
             record: record.clone(),
             spans: spans.clone(),
+            calls,
             judges: kept,
             bytes,
             evaluated: Instant::now(),
@@ -283,11 +308,11 @@ impl Live {
         let Job {
             mut record,
             spans,
+            calls,
             judges,
             bytes,
             evaluated,
         } = job;
-        let calls = extract::extract(&spans, &self.extract);
         let view = super::trace_view(&spans, &calls, &self.extract);
         let mut running: FuturesUnordered<_> = judges
             .iter()
