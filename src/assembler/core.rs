@@ -540,7 +540,7 @@ impl Shard {
         self.push_record(&p, 0, run, now)
     }
 
-    /// Adds span `i` of a request's packed spans, with the `run` of the
+    /// Adds span `i` of a request's span records, with the `run` of the
     /// same trace's spans that come right after it in the request (a
     /// request usually carries a trace's spans together): the trace's
     /// buffer is sized for them at once instead of growing span by span.

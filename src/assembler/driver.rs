@@ -40,10 +40,10 @@ pub enum Command {
     },
 }
 
-/// Spans for one shard (indexes into a request's packed spans, which the
+/// Spans for one shard (indexes into a request's span records, which the
 /// shards of one request share) and where to send the verdicts.
 pub struct Batch {
-    pub packed: Arc<Records>,
+    pub request: Arc<Records>,
     pub spans: Vec<usize>,
     /// The log and segment the request is in: accepted spans' traces hold it.
     pub logged: Option<(Wal, u64)>,
@@ -66,20 +66,20 @@ impl AssemblerHandle {
 
     /// Submits a request's spans (in write-ahead log segment `logged`, when
     /// the log is on); returns one verdict per span, in order.
-    pub async fn submit(&self, packed: Records, logged: Option<(&Wal, u64)>) -> Vec<Push> {
-        self.submit_shared(Arc::new(packed), logged).await
+    pub async fn submit(&self, request: Records, logged: Option<(&Wal, u64)>) -> Vec<Push> {
+        self.submit_shared(Arc::new(request), logged).await
     }
 
     /// [`submit`](Self::submit) of spans the caller may submit again.
     pub async fn submit_shared(
         &self,
-        packed: Arc<Records>,
+        request: Arc<Records>,
         logged: Option<(&Wal, u64)>,
     ) -> Vec<Push> {
         let n = self.senders.len();
-        let total = packed.len();
+        let total = request.len();
         let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, s) in packed.spans().iter().enumerate() {
+        for (i, s) in request.spans().iter().enumerate() {
             parts[shard_of(&s.trace_id, n)].push(i);
         }
         let mut verdicts = vec![Push::Full; total];
@@ -90,7 +90,7 @@ impl AssemblerHandle {
             }
             let (tx, rx) = oneshot::channel();
             let batch = Batch {
-                packed: packed.clone(),
+                request: request.clone(),
                 spans: idx.clone(),
                 logged: logged.map(|(wal, segment)| (wal.clone(), segment)),
                 reply: tx,
@@ -319,16 +319,16 @@ fn push_batch(
     let now = Instant::now().into_std();
     let mut verdicts = Vec::with_capacity(batch.spans.len());
     new_traces.clear();
-    let packed = &batch.packed;
-    let following = runs(packed, &batch.spans);
+    let request = &batch.request;
+    let following = runs(request, &batch.spans);
     for (&i, run) in batch.spans.iter().zip(following) {
-        let Some(trace_id) = packed.spans().get(i).map(|s| s.trace_id) else {
+        let Some(trace_id) = request.spans().get(i).map(|s| s.trace_id) else {
             continue;
         };
         let known = shard.contains(&trace_id);
-        let mut v = shard.push_record(packed, i, run, now);
+        let mut v = shard.push_record(request, i, run, now);
         while v == Push::Full && hand_over(shard) {
-            v = shard.push_record(packed, i, run, now);
+            v = shard.push_record(request, i, run, now);
         }
         if v == Push::Accepted {
             if !known {

@@ -44,11 +44,13 @@ fn span(trace: u8, id: u8, parent: Option<u8>) -> Span {
 
 /// The driver's runs of one trace's spans, for spans given as `Span`s.
 fn runs(spans: &[Span]) -> Vec<usize> {
-    let packed = records(spans);
+    let request = records(spans);
     let idx: Vec<usize> = (0..spans.len()).collect();
-    let runs = super::driver::runs(&packed, &idx);
+    let runs = super::driver::runs(&request, &idx);
     for (k, run) in runs.iter().enumerate() {
-        let bytes: usize = (k + 1..=k + run.spans).map(|j| packed.record_size(j)).sum();
+        let bytes: usize = (k + 1..=k + run.spans)
+            .map(|j| request.record_size(j))
+            .sum();
         assert_eq!(run.bytes, bytes, "a run's bytes are its spans' records");
     }
     runs.iter().map(|r| r.spans).collect()
@@ -133,11 +135,14 @@ fn a_late_span_re_evaluates_with_the_next_revision_then_the_window_closes() {
 fn an_index_past_the_request_is_corrupt_not_late() {
     let t0 = Instant::now();
     let mut s = Shard::new(limits());
-    let packed = records(&[span(1, 1, None)]);
-    assert_eq!(s.push_record(&packed, 1, Run::default(), t0), Push::Corrupt);
+    let request = records(&[span(1, 1, None)]);
+    assert_eq!(
+        s.push_record(&request, 1, Run::default(), t0),
+        Push::Corrupt
+    );
     assert_eq!((s.traces(), s.counts.late_dropped), (0, 0));
     assert_eq!(
-        s.push_record(&packed, 0, Run::default(), t0),
+        s.push_record(&request, 0, Run::default(), t0),
         Push::Accepted
     );
 }
@@ -276,7 +281,7 @@ fn drain_emits_complete_traces_and_rootless_ones_per_policy() {
     assert_eq!(s.bytes(), 0);
 }
 
-/// Shutdown takes one trace at a time: the others stay packed (their bytes
+/// Shutdown takes one trace at a time: the others stay as received (their bytes
 /// still held) until their turn.
 #[test]
 fn drain_one_unpacks_only_the_trace_it_hands_over() {
@@ -370,11 +375,11 @@ fn spans_known_to_follow_size_a_trace_once_and_change_nothing_else() {
     assert_eq!(held.spare(), 8);
     // As the driver pushes them, with the bytes of the records that follow:
     // sized exactly.
-    let packed = records(&batch);
+    let request = records(&batch);
     let idx: Vec<usize> = (0..batch.len()).collect();
     let mut exact = Shard::new(limits());
-    for (i, run) in super::driver::runs(&packed, &idx).into_iter().enumerate() {
-        assert_eq!(exact.push_record(&packed, i, run, t0), Push::Accepted);
+    for (i, run) in super::driver::runs(&request, &idx).into_iter().enumerate() {
+        assert_eq!(exact.push_record(&request, i, run, t0), Push::Accepted);
     }
     let held = exact.held(&TraceId([1; 16])).expect("trace 1 is buffered");
     assert_eq!(held.spare(), 0);

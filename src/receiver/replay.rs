@@ -75,8 +75,8 @@ pub async fn replay(
                     continue;
                 }
             };
-            let packed = decoded.spans;
-            for span in packed.spans() {
+            let request = decoded.spans;
+            for span in request.spans() {
                 let id = span.trace_id;
                 if !seen.insert(id) {
                     continue;
@@ -97,12 +97,12 @@ pub async fn replay(
                     .get_or_create(&ReplayOutcomeLabel { outcome })
                     .inc();
             }
-            if packed.is_empty() {
+            if request.is_empty() {
                 continue;
             }
-            done.spans += packed.len() as u64;
-            metrics.wal_replayed_spans.inc_by(packed.len() as u64);
-            if !submit_all(handle, packed, wal, record.segment, stop).await {
+            done.spans += request.len() as u64;
+            metrics.wal_replayed_spans.inc_by(request.len() as u64);
+            if !submit_all(handle, request, wal, record.segment, stop).await {
                 // Shutting down: what is left stays in the log for the next start.
                 return Ok(done);
             }
@@ -125,15 +125,15 @@ async fn stored_result(store: &Arc<dyn ResultStore>, id: TraceId) -> Option<(u32
 /// dropped because evaluation is behind); false if `stop` fired first.
 async fn submit_all(
     handle: &AssemblerHandle,
-    packed: Records,
+    request: Records,
     wal: &Wal,
     segment: u64,
     stop: &CancellationToken,
 ) -> bool {
-    let packed = std::sync::Arc::new(packed);
+    let request = std::sync::Arc::new(request);
     loop {
         let verdicts = handle
-            .submit_shared(packed.clone(), Some((wal, segment)))
+            .submit_shared(request.clone(), Some((wal, segment)))
             .await;
         if !verdicts
             .iter()
