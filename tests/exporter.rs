@@ -44,7 +44,7 @@ use toolscore::criteria::Binding;
 use toolscore::evaluator::{EvaluatorType, Outcome};
 use toolscore::exporter::{self, ExporterConfig, ExporterHandle};
 use toolscore::span::{SpanId, TraceId};
-use toolscore::store::{RootSummary, Score, TraceRecord, TraceStatus};
+use toolscore::store::{RootSummary, Score, StoredResult, TraceStatus};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -232,8 +232,8 @@ fn trace_id(n: u8) -> TraceId {
 }
 
 /// An evaluated record with a root span and the given outcomes.
-fn record(n: u8, outcomes: Vec<(&str, EvaluatorType, Outcome)>) -> Arc<TraceRecord> {
-    let mut r = TraceRecord::pending(trace_id(n));
+fn record(n: u8, outcomes: Vec<(&str, EvaluatorType, Outcome)>) -> Arc<StoredResult> {
+    let mut r = StoredResult::pending(trace_id(n));
     r.status = TraceStatus::Evaluated;
     r.complete = true;
     r.revision = 1;
@@ -260,7 +260,7 @@ fn record(n: u8, outcomes: Vec<(&str, EvaluatorType, Outcome)>) -> Arc<TraceReco
     Arc::new(r)
 }
 
-fn passing(n: u8) -> Arc<TraceRecord> {
+fn passing(n: u8) -> Arc<StoredResult> {
     record(
         n,
         vec![(

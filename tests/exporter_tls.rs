@@ -36,7 +36,7 @@ use toolscore::config::TelemetryConfig;
 use toolscore::evaluator::{EvaluatorType, Outcome};
 use toolscore::exporter::{self, ExporterConfig, ExporterHandle, ExporterStats};
 use toolscore::span::TraceId;
-use toolscore::store::{Score, TraceRecord, TraceStatus};
+use toolscore::store::{Score, StoredResult, TraceStatus};
 use toolscore::tls::ClientTlsConfig;
 
 use tls_listener::TlsListener;
@@ -165,8 +165,8 @@ fn start(cfg: ExporterConfig) -> (ExporterHandle, CancellationToken) {
 }
 
 /// An evaluated record with one score, so one span.
-fn record(n: u8) -> Arc<TraceRecord> {
-    let mut r = TraceRecord::pending(TraceId([n; 16]));
+fn record(n: u8) -> Arc<StoredResult> {
+    let mut r = StoredResult::pending(TraceId([n; 16]));
     r.status = TraceStatus::Evaluated;
     r.complete = true;
     r.revision = 1;

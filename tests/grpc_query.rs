@@ -27,7 +27,7 @@ use toolscore::criteria::Binding;
 use toolscore::evaluator::{EvaluatorType, Outcome};
 use toolscore::span::{SpanId, TraceId};
 use toolscore::store::{
-    MemoryStore, ResultStore, RootSummary, Score, ToolCallSummary, TraceRecord, TraceStatus,
+    MemoryStore, ResultStore, RootSummary, Score, StoredResult, ToolCallSummary, TraceStatus,
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -70,7 +70,7 @@ impl Harness {
         ScoresServiceClient::new(within(self.endpoint().connect()).await.unwrap())
     }
 
-    fn put(&self, record: TraceRecord) {
+    fn put(&self, record: StoredResult) {
         self.store.put(record, Instant::now());
     }
 }
@@ -87,8 +87,8 @@ fn score(evaluator: &str, value: f64) -> Score {
     }
 }
 
-fn record(n: u8, status: TraceStatus, revision: u32, scores: Vec<Score>) -> TraceRecord {
-    let mut r = TraceRecord::pending(tid(n));
+fn record(n: u8, status: TraceStatus, revision: u32, scores: Vec<Score>) -> StoredResult {
+    let mut r = StoredResult::pending(tid(n));
     r.status = status;
     r.revision = revision;
     r.complete = status == TraceStatus::Evaluated;
@@ -122,7 +122,7 @@ async fn get_scores_maps_every_field() {
     strict.score_is_int = true;
     strict.passed = Some(false);
     strict.threshold = Some(0.5);
-    h.put(TraceRecord {
+    h.put(StoredResult {
         trace_id: tid(1),
         status: TraceStatus::Evaluated,
         complete: true,

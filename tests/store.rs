@@ -21,7 +21,7 @@ use toolscore::config::{StoreBackend, StoreConfig};
 use toolscore::span::TraceId;
 use toolscore::store::Retention;
 use toolscore::store::sqlite::Sqlite;
-use toolscore::store::{DbStore, Prepared, ResultStore, TraceRecord};
+use toolscore::store::{DbStore, Prepared, ResultStore, StoredResult};
 
 /// Every conformance case through live OTLP into `toolscore serve` on
 /// SQLite, `kill -9`, a restart on the same file: the same bytes
@@ -55,7 +55,7 @@ fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
 }
 
 /// Puts and waits until the writer has committed them (close drains it).
-fn put_all(store: DbStore, records: Vec<TraceRecord>) {
+fn put_all(store: DbStore, records: Vec<StoredResult>) {
     for r in records {
         store.put(r, Instant::now());
     }

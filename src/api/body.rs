@@ -11,7 +11,7 @@ use super::ErrorKind;
 use super::time::{rfc3339, rfc3339_nanos};
 use crate::criteria::Binding;
 use crate::evaluator::Status;
-use crate::store::{Score, TraceRecord, TraceStatus};
+use crate::store::{Score, StoredResult, TraceStatus};
 
 // A mirror of the store's `TraceStatus`: the schema is derived from it, and
 // the exhaustive `From` below makes a new status fail to build until it is
@@ -185,8 +185,8 @@ impl From<&Score> for ScoreBody {
     }
 }
 
-impl From<&TraceRecord> for ScoresBody {
-    fn from(r: &TraceRecord) -> Self {
+impl From<&StoredResult> for ScoresBody {
+    fn from(r: &StoredResult) -> Self {
         ScoresBody {
             trace_id: r.trace_id.to_hex(),
             status: r.status.into(),
@@ -209,7 +209,7 @@ impl From<&TraceRecord> for ScoresBody {
 }
 
 /// The scores body as a JSON value (the demo and the fuzz targets compare it).
-pub fn scores_json(r: &TraceRecord) -> Json {
+pub fn scores_json(r: &StoredResult) -> Json {
     serde_json::to_value(ScoresBody::from(r)).unwrap_or(Json::Null)
 }
 
@@ -259,8 +259,8 @@ pub struct ToolCallBody {
     pub end: String,
 }
 
-impl From<&TraceRecord> for TraceBody {
-    fn from(r: &TraceRecord) -> Self {
+impl From<&StoredResult> for TraceBody {
+    fn from(r: &StoredResult) -> Self {
         let s = ScoresBody::from(r);
         TraceBody {
             trace_id: s.trace_id,

@@ -38,7 +38,7 @@ use super::watch::{TOO_SLOW, WatchFilter, Watched, Watchers};
 use crate::criteria::Binding;
 use crate::evaluator;
 use crate::span::TraceId;
-use crate::store::{ListFilter, ResultStore, TraceRecord, TraceStatus};
+use crate::store::{ListFilter, ResultStore, StoredResult, TraceStatus};
 
 use pb::scores_service_server::{ScoresService, ScoresServiceServer};
 
@@ -285,8 +285,8 @@ fn watch_filter(req: &pb::WatchScoresRequest) -> Result<WatchFilter, Status> {
     })
 }
 
-impl From<&TraceRecord> for pb::TraceScores {
-    fn from(r: &TraceRecord) -> pb::TraceScores {
+impl From<&StoredResult> for pb::TraceScores {
+    fn from(r: &StoredResult) -> pb::TraceScores {
         pb::TraceScores {
             trace_id: r.trace_id.to_hex(),
             status: pb_status(r.status) as i32,
@@ -392,8 +392,8 @@ mod tests {
     use crate::evaluator::{EvaluatorType, Outcome};
     use crate::store::{MemoryStore, Score};
 
-    fn record(id: u8, evaluator: &str) -> TraceRecord {
-        let mut r = TraceRecord::pending(TraceId([id; 16]));
+    fn record(id: u8, evaluator: &str) -> StoredResult {
+        let mut r = StoredResult::pending(TraceId([id; 16]));
         r.status = TraceStatus::Evaluated;
         r.revision = 1;
         r.evaluated_at = Some(SystemTime::now());

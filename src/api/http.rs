@@ -35,7 +35,7 @@ use crate::evaluator::{EvaluatorType, Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::pyvalue::Value as PyValue;
 use crate::span::TraceId;
-use crate::store::{self, ListFilter, ResultOrWait, ResultStore, Score, TraceRecord, TraceStatus};
+use crate::store::{self, ListFilter, ResultOrWait, ResultStore, Score, StoredResult, TraceStatus};
 use crate::telemetry::Metrics;
 
 /// What the handlers share.
@@ -277,7 +277,7 @@ async fn wait_for_result(
     store: &Arc<dyn ResultStore>,
     id: TraceId,
     wait: Duration,
-) -> Result<Option<Arc<TraceRecord>>, store::ReadError> {
+) -> Result<Option<Arc<StoredResult>>, store::ReadError> {
     if wait.is_zero() {
         return store::get(store, id).await;
     }
@@ -693,7 +693,7 @@ fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Display) -> Api
 
 /// The record with every score that needs no model, the trace's spans, and
 /// the LLM-judged evaluators still to score.
-type Evaluated = (TraceRecord, Arc<crate::record::Spans>, Vec<Judged>);
+type Evaluated = (StoredResult, Arc<crate::record::Spans>, Vec<Judged>);
 
 fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     let text = std::str::from_utf8(body).map_err(|e| invalid("(body)", e))?;
@@ -770,7 +770,7 @@ fn evaluate_inline(
     ready: &Ready,
     list: &PyValue,
     criteria: Option<&PyValue>,
-) -> ApiResult<(TraceRecord, Vec<Judged>)> {
+) -> ApiResult<(StoredResult, Vec<Judged>)> {
     let PyValue::List(items) = list else {
         return Err(invalid(
             "evaluators",
@@ -866,7 +866,7 @@ fn evaluate_inline(
 }
 
 /// Whether any score of a record errored (for tests and callers).
-pub fn has_errors(r: &TraceRecord) -> bool {
+pub fn has_errors(r: &StoredResult) -> bool {
     r.scores.iter().any(|s| s.outcome.status == Status::Error)
 }
 

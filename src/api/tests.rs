@@ -13,14 +13,14 @@ use super::ApiConfig;
 use super::http::test_state;
 use super::router;
 use crate::span::TraceId;
-use crate::store::{MemoryStore, ResultStore, TraceRecord, TraceStatus};
+use crate::store::{MemoryStore, ResultStore, StoredResult, TraceStatus};
 
 fn memory() -> Arc<MemoryStore> {
     Arc::new(MemoryStore::new(100, Duration::from_secs(3600), 16))
 }
 
-fn evaluated(id: u8) -> TraceRecord {
-    let mut r = TraceRecord::pending(TraceId([id; 16]));
+fn evaluated(id: u8) -> StoredResult {
+    let mut r = StoredResult::pending(TraceId([id; 16]));
     r.status = TraceStatus::Evaluated;
     r.complete = true;
     r.revision = 1;
@@ -58,7 +58,7 @@ fn id(n: u8) -> String {
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_answers_when_the_result_is_stored() {
     let store = memory();
-    store.put(TraceRecord::pending(TraceId([1; 16])), Instant::now());
+    store.put(StoredResult::pending(TraceId([1; 16])), Instant::now());
     let state = test_state(store.clone(), ApiConfig::default());
     let started = tokio::time::Instant::now();
     let poll = tokio::spawn(call(
@@ -78,7 +78,7 @@ async fn a_long_poll_answers_when_the_result_is_stored() {
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_ends_at_api_max_wait_ms_with_the_trace_as_it_stands() {
     let store = memory();
-    store.put(TraceRecord::pending(TraceId([2; 16])), Instant::now());
+    store.put(StoredResult::pending(TraceId([2; 16])), Instant::now());
     let config = ApiConfig {
         max_wait_ms: 7_000,
         ..ApiConfig::default()
@@ -112,7 +112,7 @@ async fn a_long_poll_ends_at_api_max_wait_ms_with_the_trace_as_it_stands() {
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_ends_at_shutdown() {
     let store = memory();
-    store.put(TraceRecord::pending(TraceId([4; 16])), Instant::now());
+    store.put(StoredResult::pending(TraceId([4; 16])), Instant::now());
     let state = test_state(store, ApiConfig::default());
     let shutdown = state.shutdown.clone();
     let poll = tokio::spawn(call(
@@ -136,7 +136,7 @@ async fn a_long_poll_ends_at_shutdown() {
 #[tokio::test(start_paused = true)]
 async fn a_long_poll_at_shutdown_answers_a_stored_result() {
     let store = memory();
-    let mut done = TraceRecord::pending(TraceId([5; 16]));
+    let mut done = StoredResult::pending(TraceId([5; 16]));
     done.status = TraceStatus::Unbound;
     done.revision = 1;
     store.put(done, Instant::now());

@@ -15,7 +15,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::span::TraceId;
-use crate::store::{TraceRecord, TraceStatus};
+use crate::store::{StoredResult, TraceStatus};
 
 /// The message that ends a subscriber that fell behind.
 pub const TOO_SLOW: &str = "subscriber too slow; reconnect";
@@ -23,7 +23,7 @@ pub const TOO_SLOW: &str = "subscriber too slow; reconnect";
 /// What a subscriber receives.
 #[derive(Debug)]
 pub enum Watched {
-    Record(Arc<TraceRecord>),
+    Record(Arc<StoredResult>),
     /// The last item: the subscriber fell behind (counted).
     TooSlow,
     /// The last item: the server is draining.
@@ -42,7 +42,7 @@ pub struct WatchFilter {
 }
 
 impl WatchFilter {
-    pub fn matches(&self, r: &TraceRecord) -> bool {
+    pub fn matches(&self, r: &StoredResult) -> bool {
         if self.trace_id.is_some_and(|id| id != r.trace_id)
             || self.status.is_some_and(|s| s != r.status)
         {
@@ -92,7 +92,7 @@ impl Watchers {
     /// `too_slow` is called when the subscriber is dropped for falling behind.
     pub fn subscribe(
         &self,
-        updates: broadcast::Receiver<Arc<TraceRecord>>,
+        updates: broadcast::Receiver<Arc<StoredResult>>,
         filter: WatchFilter,
         too_slow: impl Fn() + Send + 'static,
     ) -> Option<mpsc::Receiver<Watched>> {
@@ -148,7 +148,7 @@ struct Forwarder {
 impl Forwarder {
     async fn run(
         self,
-        mut updates: broadcast::Receiver<Arc<TraceRecord>>,
+        mut updates: broadcast::Receiver<Arc<StoredResult>>,
         too_slow: impl Fn() + Send,
     ) {
         loop {

@@ -11,14 +11,14 @@ use crate::criteria::{Binder, ItemEvaluator};
 use crate::evaluator::llm::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::record::Spans;
-use crate::store::{RootSummary, Score, StoredArgs, ToolCallSummary, TraceRecord, TraceStatus};
+use crate::store::{RootSummary, Score, StoredArgs, StoredResult, ToolCallSummary, TraceStatus};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
 /// the place of each evaluator that calls a model, and those evaluators
 /// with their places (their scores follow, `judge/live.rs`).
 #[derive(Debug)]
 pub struct Evaluated {
-    pub record: TraceRecord,
+    pub record: StoredResult,
     pub judges: Vec<(usize, ItemEvaluator)>,
     /// The trace's tool calls for those evaluators (empty when there are
     /// none), so that extraction runs once a trace.
@@ -32,7 +32,7 @@ pub trait Judging: Send + Sync {
     /// starts the others, to call once `record` is stored.
     fn prepare(
         &self,
-        record: &mut TraceRecord,
+        record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
         calls: Vec<ToolCall>,
@@ -92,7 +92,7 @@ pub fn evaluate_ready(
         true => Vec::new(),
         false => calls.clone(),
     };
-    let record = TraceRecord {
+    let record = StoredResult {
         trace_id: ready.trace_id,
         status,
         complete: ready.complete,

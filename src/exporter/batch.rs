@@ -11,7 +11,7 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message;
 
 use super::convert;
-use crate::store::TraceRecord;
+use crate::store::StoredResult;
 
 /// A request's records are grouped so its encoded items stay under this,
 /// below the 4 MiB a collector accepts by default. A single record larger
@@ -36,7 +36,7 @@ pub(crate) struct Requests {
 /// Converts a batch, grouping records so no request's items exceed
 /// [`MAX_REQUEST_BYTES`] (a lone oversized record goes alone). Pure.
 pub(crate) fn convert_batch(
-    records: &[Arc<TraceRecord>],
+    records: &[Arc<StoredResult>],
     resource: &Resource,
     now: u64,
     spans: bool,

@@ -1,7 +1,7 @@
 //! Evaluated records → OTLP spans and log records. Pure: no I/O, no clock
 //! (the caller passes the times to use).
 //!
-//! Per score a [`TraceRecord`] settles ([`TraceRecord::settled_scores`]: a
+//! Per score a [`StoredResult`] settles ([`StoredResult::settled_scores`]: a
 //! `pending` LLM judge's score is exported with the judged update that
 //! fills it in, once):
 //! - a span `evaluation {evaluator_id}` in the evaluated trace, a child of
@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use crate::criteria::Binding;
 use crate::evaluator::EvaluatorType;
 use crate::span::{SpanId, TraceId};
-use crate::store::{ModelCall, Score, StoredOutcome, TraceRecord};
+use crate::store::{ModelCall, Score, StoredOutcome, StoredResult};
 
 /// The instrumentation scope of everything exported.
 pub const SCOPE_NAME: &str = "toolscore";
@@ -158,7 +158,7 @@ pub fn scope() -> InstrumentationScope {
 
 /// The attributes shared by a result's span and log record.
 pub fn result_attributes(
-    record: &TraceRecord,
+    record: &StoredResult,
     score: &Score,
     call: Option<&ModelCall>,
 ) -> Vec<KeyValue> {
@@ -254,7 +254,7 @@ fn model_call_attributes(call: &ModelCall, attrs: &mut Vec<KeyValue>) {
 
 /// One span per score. `fallback_time` (unix nanos) stands in for a record
 /// without `evaluated_at`. Without a root, a span has no parent and no link.
-pub fn result_spans(record: &TraceRecord, fallback_time: u64) -> Vec<Span> {
+pub fn result_spans(record: &StoredResult, fallback_time: u64) -> Vec<Span> {
     let time = record.evaluated_at.map_or(fallback_time, unix_nanos);
     // The root was recorded by another process: its context is remote.
     let remote = SpanFlags::ContextHasIsRemoteMask as u32 | SpanFlags::ContextIsRemoteMask as u32;
@@ -298,7 +298,11 @@ pub fn result_spans(record: &TraceRecord, fallback_time: u64) -> Vec<Span> {
 /// One `gen_ai.evaluation.result` log record per score, with the root's
 /// trace and span IDs; the body is the explanation. `observed_time` is when
 /// the exporter saw the record.
-pub fn result_logs(record: &TraceRecord, fallback_time: u64, observed_time: u64) -> Vec<LogRecord> {
+pub fn result_logs(
+    record: &StoredResult,
+    fallback_time: u64,
+    observed_time: u64,
+) -> Vec<LogRecord> {
     let time = record.evaluated_at.map_or(fallback_time, unix_nanos);
     record
         .settled_scores()
@@ -371,8 +375,8 @@ pub(crate) mod tests {
     use crate::evaluator::Outcome;
     use crate::store::{RootSummary, TraceStatus};
 
-    pub(crate) fn record(scores: usize) -> TraceRecord {
-        let mut r = TraceRecord::pending(TraceId([7; 16]));
+    pub(crate) fn record(scores: usize) -> StoredResult {
+        let mut r = StoredResult::pending(TraceId([7; 16]));
         r.status = TraceStatus::Evaluated;
         r.complete = true;
         r.revision = 2;

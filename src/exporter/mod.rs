@@ -1,6 +1,6 @@
 //! Exports evaluation results downstream over OTLP/gRPC (DESIGN §6 "Exports").
 //!
-//! Every evaluated [`TraceRecord`] becomes, per score: one span in the
+//! Every evaluated [`StoredResult`] becomes, per score: one span in the
 //! evaluated trace (a child of its root, linked to it), one
 //! `gen_ai.evaluation.result` log event parented to the root, and
 //! observations for two cumulative metrics (`toolscore.evaluation.score`,
@@ -40,7 +40,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::TraceRecord;
+use crate::store::StoredResult;
 use crate::tls::ClientTlsConfig;
 
 pub use stats::ExporterStats;
@@ -222,7 +222,7 @@ pub struct StartError {
 #[derive(Debug, Clone)]
 pub struct ExporterHandle {
     /// `None` when exporting is disabled.
-    tx: Option<mpsc::Sender<Arc<TraceRecord>>>,
+    tx: Option<mpsc::Sender<Arc<StoredResult>>>,
     stats: Arc<ExporterStats>,
     /// Set while the queue is full, so the warning is logged once per episode.
     full: Arc<AtomicBool>,
@@ -235,7 +235,7 @@ impl ExporterHandle {
     /// the record is either queued (`records_accepted`) or dropped and
     /// counted: `queue_full`, `disabled`, or `shutdown` once the exporter
     /// has stopped taking records.
-    pub fn offer(&self, record: Arc<TraceRecord>) {
+    pub fn offer(&self, record: Arc<StoredResult>) {
         if !record.settles_any() {
             return;
         }

@@ -27,9 +27,9 @@ use super::convert::{self, unix_nanos};
 use super::metrics::MetricsAggregator;
 use super::retry::{RetryPolicy, with_retry};
 use super::{ExporterConfig, ExporterStats, StartError, connect};
-use crate::store::TraceRecord;
+use crate::store::StoredResult;
 
-type Records = Vec<Arc<TraceRecord>>;
+type Records = Vec<Arc<StoredResult>>;
 
 /// The task's clocks, from the config.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +105,7 @@ impl Exporter {
     }
 
     /// Adds records just taken off the queue to the metric totals.
-    fn observe(&mut self, records: &[Arc<TraceRecord>]) {
+    fn observe(&mut self, records: &[Arc<StoredResult>]) {
         if self.metrics.is_none() {
             return;
         }
@@ -119,7 +119,7 @@ impl Exporter {
     /// Sends a batch's spans and logs; records whose export failed for good
     /// are counted as dropped. Converting (JSON text, sizes) can take
     /// milliseconds for a full batch, so it runs on the blocking pool.
-    async fn export_batch(&self, records: &[Arc<TraceRecord>]) {
+    async fn export_batch(&self, records: &[Arc<StoredResult>]) {
         if records.is_empty() {
             return;
         }
@@ -302,7 +302,7 @@ impl Exporter {
 /// flushes. Records are observed for metrics as they leave the queue.
 pub(crate) async fn run(
     mut exporter: Exporter,
-    mut rx: mpsc::Receiver<Arc<TraceRecord>>,
+    mut rx: mpsc::Receiver<Arc<StoredResult>>,
     shutdown: CancellationToken,
     timing: Timing,
 ) {
@@ -365,7 +365,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// dropped (`shutdown`).
 async fn flush(
     exporter: &mut Exporter,
-    mut rx: mpsc::Receiver<Arc<TraceRecord>>,
+    mut rx: mpsc::Receiver<Arc<StoredResult>>,
     mut pending: Records,
     timing: Timing,
 ) {

@@ -36,12 +36,12 @@ use crate::evaluator::{Outcome, Status};
 use crate::extract::{ExtractConfig, ToolCall};
 use crate::record::Spans;
 use crate::span::TraceId;
-use crate::store::{JudgedUpdate, ResultStore, TraceRecord};
+use crate::store::{JudgedUpdate, ResultStore, StoredResult};
 
 impl crate::evaluation::Judging for Arc<Live> {
     fn prepare(
         &self,
-        record: &mut TraceRecord,
+        record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
         calls: Vec<ToolCall>,
@@ -155,7 +155,7 @@ impl LiveMetrics {
 
 /// The judgements of one evaluated trace, between its two publications.
 pub struct Job {
-    record: TraceRecord,
+    record: StoredResult,
     spans: Arc<Spans>,
     /// The calls evaluation extracted, read by the judges.
     calls: Vec<ToolCall>,
@@ -167,7 +167,7 @@ pub struct Job {
 /// What a job's extracted calls hold, estimated from the record's
 /// summaries of them: the same texts, parsed (arguments as a dict, the
 /// raw output beside its text), so counted twice.
-fn calls_bytes(record: &TraceRecord) -> usize {
+fn calls_bytes(record: &StoredResult) -> usize {
     record
         .tool_calls
         .iter()
@@ -232,7 +232,7 @@ impl Live {
     /// others: the job to [`start`](Self::start) once `record` is stored.
     pub fn prepare(
         &self,
-        record: &mut TraceRecord,
+        record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
         calls: Vec<ToolCall>,
@@ -439,7 +439,7 @@ impl Live {
     }
 }
 
-fn set(record: &mut TraceRecord, i: usize, outcome: Outcome) {
+fn set(record: &mut StoredResult, i: usize, outcome: Outcome) {
     if let Some(score) = record.scores.get_mut(i) {
         score.outcome = outcome.into();
     }

@@ -27,7 +27,7 @@ use tokio::sync::broadcast;
 
 use super::{
     ListFilter, MemoryStore, OnStored, Prepared, ReadError, ResultOrWait, ResultStore, StoreConfig,
-    TraceRecord, TraceStatus, lock,
+    StoredResult, TraceStatus, lock,
 };
 use crate::span::TraceId;
 use crate::wal::Pin;
@@ -85,11 +85,11 @@ pub trait Database: Send + Sync + 'static {
         now: SystemTime,
         retention: &Retention,
     ) -> Result<Written, DbError>;
-    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError>;
+    fn get(&self, trace_id: &TraceId) -> Result<Option<StoredResult>, DbError>;
     /// Newest first. Never asked with a NaN score bound (within which no
     /// score is): SQLite binds a NaN as NULL, PostgreSQL orders it above
     /// every number, so neither would answer as the memory store does.
-    fn list(&self, filter: &ListFilter) -> Result<Vec<TraceRecord>, DbError>;
+    fn list(&self, filter: &ListFilter) -> Result<Vec<StoredResult>, DbError>;
     /// Deletes up to `batch` of the oldest records: those stored before
     /// `older_than` and those beyond `max_traces` (PostgreSQL: up to `batch`
     /// of each); how many. A call that deletes `batch` or more is followed
@@ -385,7 +385,7 @@ impl DbStore {
         self.shared.stats.clone()
     }
 
-    fn db_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+    fn db_get(&self, trace_id: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
         self.shared
             .db
             .get(trace_id)
@@ -661,13 +661,18 @@ impl ResultStore for DbStore {
         self.shared.local.mark_pending_many(trace_ids, now);
     }
 
-    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
+    fn put(&self, record: StoredResult, now: Instant) -> Option<Arc<StoredResult>> {
         self.put_pinned(record, now, Pin::default())
     }
 
     /// Queues the record for the writer; blocks while the queue is full
     /// (backpressure). It is visible once committed, so this returns `None`.
-    fn put_pinned(&self, record: TraceRecord, _now: Instant, pin: Pin) -> Option<Arc<TraceRecord>> {
+    fn put_pinned(
+        &self,
+        record: StoredResult,
+        _now: Instant,
+        pin: Pin,
+    ) -> Option<Arc<StoredResult>> {
         let Some(tx) = lock(&self.queue).clone() else {
             // Past the shutdown deadline every later result comes here: one
             // line for the first, the count in the metric.
@@ -699,11 +704,11 @@ impl ResultStore for DbStore {
         None
     }
 
-    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<StoredResult>> {
         logged(self.try_get(trace_id))
     }
 
-    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
         let local = self.shared.local.get(trace_id);
         if !self.shared.db.shared()
             && let Some(r) = local.as_ref().filter(|r| r.status != TraceStatus::Pending)
@@ -714,15 +719,15 @@ impl ResultStore for DbStore {
         Ok(self.db_get(trace_id)?.or(local))
     }
 
-    fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>> {
+    fn list(&self, filter: &ListFilter) -> Vec<Arc<StoredResult>> {
         logged(self.try_list(filter))
     }
 
-    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<StoredResult>>, ReadError> {
         // Traces still arriving are local; results are in the database. A
         // pending trace has no scores and no root yet: a filter on either
         // excludes it. `since` and `until` apply to when it was marked.
-        let mut out: Vec<Arc<TraceRecord>> =
+        let mut out: Vec<Arc<StoredResult>> =
             if filter.status.is_none_or(|s| s == TraceStatus::Pending)
                 && filter.evaluator.is_none()
                 && filter.max_score.is_none()
@@ -752,7 +757,7 @@ impl ResultStore for DbStore {
         Ok(out)
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>> {
+    fn subscribe(&self) -> broadcast::Receiver<Arc<StoredResult>> {
         self.shared.local.subscribe()
     }
 
@@ -767,7 +772,7 @@ impl ResultStore for DbStore {
     }
 
     fn try_result_or_wait(&self, trace_id: TraceId) -> Result<ResultOrWait, ReadError> {
-        let done = |r: &Arc<TraceRecord>| r.status != TraceStatus::Pending;
+        let done = |r: &Arc<StoredResult>| r.status != TraceStatus::Pending;
         if self.shared.db.shared() {
             // Another replica may have stored it, or a newer revision.
             if let Some(r) = self.db_get(&trace_id)?.filter(done) {

@@ -11,15 +11,15 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{broadcast, oneshot};
 
 use super::rows::unix_nanos;
-use super::{ListFilter, OnStored, ResultOrWait, ResultStore, TraceRecord, TraceStatus};
+use super::{ListFilter, OnStored, ResultOrWait, ResultStore, StoredResult, TraceStatus};
 use crate::span::TraceId;
 
 struct Entry {
-    record: Arc<TraceRecord>,
+    record: Arc<StoredResult>,
     stored_at: Instant,
     /// Matches the entry's position in `order` (stale queue entries are skipped).
     seq: u64,
-    /// [`TraceRecord::approx_bytes`], counted in [`Inner::bytes`].
+    /// [`StoredResult::approx_bytes`], counted in [`Inner::bytes`].
     bytes: usize,
 }
 
@@ -39,7 +39,7 @@ struct Slot {
 #[derive(Default)]
 struct Inner {
     /// Long polls waiting for a trace's result, woken by that trace only.
-    waiters: HashMap<TraceId, Vec<oneshot::Sender<Arc<TraceRecord>>>, foldhash::fast::RandomState>,
+    waiters: HashMap<TraceId, Vec<oneshot::Sender<Arc<StoredResult>>>, foldhash::fast::RandomState>,
     /// Waiters registered since the last sweep of abandoned ones, and how
     /// many traces had waiters after it.
     waiters_added: usize,
@@ -54,7 +54,7 @@ struct Inner {
     bytes: usize,
     /// Records evicted (by count or age), dropped outside the lock by the
     /// next [`put`](ResultStore::put) or `evict_expired` (see [`GRAVEYARD_MAX`]).
-    graveyard: Vec<Arc<TraceRecord>>,
+    graveyard: Vec<Arc<StoredResult>>,
     /// Their bytes, as they were counted in `bytes`.
     graveyard_bytes: usize,
 }
@@ -70,13 +70,13 @@ impl Inner {
     }
 
     /// The graveyard, to drop outside the lock.
-    fn bury(&mut self) -> Vec<Arc<TraceRecord>> {
+    fn bury(&mut self) -> Vec<Arc<StoredResult>> {
         self.graveyard_bytes = 0;
         std::mem::take(&mut self.graveyard)
     }
 }
 
-/// What a record costs the store beyond [`TraceRecord::approx_bytes`]: its
+/// What a record costs the store beyond [`StoredResult::approx_bytes`]: its
 /// map entry, its places in the insertion order (a stale one besides its
 /// own, typically: its `pending` marker's) and its `Arc`'s counts.
 const ENTRY_OVERHEAD: usize = std::mem::size_of::<(TraceId, Entry)>()
@@ -100,7 +100,7 @@ pub struct MemoryStore {
     /// See [`GRAVEYARD_MAX`].
     graveyard_max: usize,
     retention: Duration,
-    updates: broadcast::Sender<Arc<TraceRecord>>,
+    updates: broadcast::Sender<Arc<StoredResult>>,
     evicted: std::sync::atomic::AtomicU64,
 }
 
@@ -120,7 +120,7 @@ impl MemoryStore {
         }
     }
 
-    /// Bounds the records' bytes too ([`TraceRecord::approx_bytes`]): the
+    /// Bounds the records' bytes too ([`StoredResult::approx_bytes`]): the
     /// oldest are evicted beyond it.
     pub fn with_max_bytes(mut self, max_bytes: usize) -> MemoryStore {
         self.max_bytes = max_bytes.max(1);
@@ -140,9 +140,9 @@ impl MemoryStore {
     /// revision was kept. The [`OnStored`] hook is the caller's.
     pub(crate) fn put_shared(
         &self,
-        record: Arc<TraceRecord>,
+        record: Arc<StoredResult>,
         now: Instant,
-    ) -> Option<Arc<TraceRecord>> {
+    ) -> Option<Arc<StoredResult>> {
         let (stored, dead) = {
             let mut inner = self.lock();
             let stored = self.put_locked(&mut inner, record, now);
@@ -170,9 +170,9 @@ impl MemoryStore {
     fn put_locked(
         &self,
         inner: &mut Inner,
-        record: Arc<TraceRecord>,
+        record: Arc<StoredResult>,
         now: Instant,
-    ) -> Option<Arc<TraceRecord>> {
+    ) -> Option<Arc<StoredResult>> {
         // An older revision never replaces a newer one.
         if inner
             .map
@@ -193,7 +193,7 @@ impl MemoryStore {
         Some(record)
     }
 
-    fn insert(&self, inner: &mut Inner, record: Arc<TraceRecord>, now: Instant) {
+    fn insert(&self, inner: &mut Inner, record: Arc<StoredResult>, now: Instant) {
         inner.seq += 1;
         let seq = inner.seq;
         let id = record.trace_id;
@@ -250,7 +250,7 @@ impl MemoryStore {
 }
 
 impl ResultStore for MemoryStore {
-    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>> {
+    fn put(&self, record: StoredResult, now: Instant) -> Option<Arc<StoredResult>> {
         let stored = self.put_shared(Arc::new(record), now)?;
         if let Some(hook) = self.on_stored.get() {
             hook(stored.clone());
@@ -267,7 +267,7 @@ impl ResultStore for MemoryStore {
             let mut inner = self.lock();
             for id in trace_ids {
                 if !inner.map.contains_key(id) {
-                    self.insert(&mut inner, Arc::new(TraceRecord::pending(*id)), now);
+                    self.insert(&mut inner, Arc::new(StoredResult::pending(*id)), now);
                 }
             }
             if inner.graveyard.len() > self.graveyard_max
@@ -281,11 +281,11 @@ impl ResultStore for MemoryStore {
         drop(dead);
     }
 
-    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>> {
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<StoredResult>> {
         self.lock().map.get(trace_id).map(|e| e.record.clone())
     }
 
-    fn list(&self, f: &ListFilter) -> Vec<Arc<TraceRecord>> {
+    fn list(&self, f: &ListFilter) -> Vec<Arc<StoredResult>> {
         let inner = self.lock();
         // The slots stored in [since, until), by binary search: a page far
         // back in time walks only its own slots.
@@ -311,7 +311,7 @@ impl ResultStore for MemoryStore {
         out
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>> {
+    fn subscribe(&self) -> broadcast::Receiver<Arc<StoredResult>> {
         self.updates.subscribe()
     }
 
@@ -375,7 +375,7 @@ impl ResultStore for MemoryStore {
 
 /// Whether the record passes the filter's conditions on the record itself
 /// (all but `since`, `until` and `limit`).
-fn matches(r: &TraceRecord, f: &ListFilter) -> bool {
+fn matches(r: &StoredResult, f: &ListFilter) -> bool {
     if f.status.is_some_and(|s| s != r.status) {
         return false;
     }
@@ -410,8 +410,8 @@ fn matches(r: &TraceRecord, f: &ListFilter) -> bool {
 mod tests {
     use super::*;
 
-    fn rec(id: u8, revision: u32) -> TraceRecord {
-        let mut r = TraceRecord::pending(TraceId([id; 16]));
+    fn rec(id: u8, revision: u32) -> StoredResult {
+        let mut r = StoredResult::pending(TraceId([id; 16]));
         r.revision = revision;
         r.status = TraceStatus::Evaluated;
         r
@@ -500,7 +500,7 @@ mod tests {
 
     /// A record with a root and these scores of evaluator `a` (and one
     /// of `b`, 0.5, which no bound below admits alone).
-    fn scored(id: u8, service: Option<&str>, name: &str, scores: &[f64]) -> TraceRecord {
+    fn scored(id: u8, service: Option<&str>, name: &str, scores: &[f64]) -> StoredResult {
         use crate::evaluator::{EvaluatorType, Outcome};
         let mut r = rec(id, 1);
         r.root = Some(super::super::RootSummary {

@@ -22,7 +22,7 @@ pub use rows::Prepared;
 
 /// Called with each record once it is stored and readable (the exporter's
 /// offer); it must not block.
-pub type OnStored = Box<dyn Fn(Arc<TraceRecord>) + Send + Sync>;
+pub type OnStored = Box<dyn Fn(Arc<StoredResult>) + Send + Sync>;
 
 /// A read the results database could not answer: the API's 503 /
 /// `UNAVAILABLE`.
@@ -43,7 +43,7 @@ async fn blocking<T: Send + 'static>(
 pub async fn get(
     store: &Arc<dyn ResultStore>,
     trace_id: TraceId,
-) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+) -> Result<Option<Arc<StoredResult>>, ReadError> {
     let store = store.clone();
     blocking(move || store.try_get(&trace_id)).await
 }
@@ -52,7 +52,7 @@ pub async fn get(
 pub async fn list(
     store: &Arc<dyn ResultStore>,
     filter: ListFilter,
-) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+) -> Result<Vec<Arc<StoredResult>>, ReadError> {
     let store = store.clone();
     blocking(move || store.try_list(&filter)).await
 }
@@ -230,8 +230,8 @@ pub struct ToolCallSummary {
 
 /// See [`ResultStore::result_or_wait`].
 pub enum ResultOrWait {
-    Ready(Arc<TraceRecord>),
-    Wait(tokio::sync::oneshot::Receiver<Arc<TraceRecord>>),
+    Ready(Arc<StoredResult>),
+    Wait(tokio::sync::oneshot::Receiver<Arc<StoredResult>>),
 }
 
 /// One evaluator's result on the trace.
@@ -333,7 +333,7 @@ impl From<Outcome> for StoredOutcome {
 
 /// Everything kept about one trace.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TraceRecord {
+pub struct StoredResult {
     pub trace_id: TraceId,
     pub status: TraceStatus,
     pub complete: bool,
@@ -375,7 +375,7 @@ pub struct ModelCall {
     pub output_tokens: Option<u64>,
 }
 
-impl TraceRecord {
+impl StoredResult {
     /// Whether this publication settles a score, for those who see each
     /// score once (the exporter): an evaluation settles its scores but the
     /// `pending` ones, a judged update its own.
@@ -439,11 +439,11 @@ impl TraceRecord {
         let root = self.root.as_ref().map_or(0, |r| {
             r.name.len() + r.service.as_ref().map_or(0, String::len)
         });
-        std::mem::size_of::<TraceRecord>() + root + calls + scores
+        std::mem::size_of::<StoredResult>() + root + calls + scores
     }
 
-    pub fn pending(trace_id: TraceId) -> TraceRecord {
-        TraceRecord {
+    pub fn pending(trace_id: TraceId) -> StoredResult {
+        StoredResult {
             trace_id,
             status: TraceStatus::Pending,
             complete: false,
@@ -499,24 +499,29 @@ pub trait ResultStore: Send + Sync + 'static {
     }
     /// Stores a record, replacing an older revision, and publishes it.
     /// Returns the stored record, or `None` when a newer revision was kept.
-    fn put(&self, record: TraceRecord, now: Instant) -> Option<Arc<TraceRecord>>;
+    fn put(&self, record: StoredResult, now: Instant) -> Option<Arc<StoredResult>>;
     /// [`put`](Self::put), releasing the write-ahead log segments `pin`
     /// holds only once the record is stored (committed, with a database).
-    fn put_pinned(&self, record: TraceRecord, now: Instant, pin: Pin) -> Option<Arc<TraceRecord>> {
+    fn put_pinned(
+        &self,
+        record: StoredResult,
+        now: Instant,
+        pin: Pin,
+    ) -> Option<Arc<StoredResult>> {
         let stored = self.put(record, now);
         drop(pin);
         stored
     }
-    fn get(&self, trace_id: &TraceId) -> Option<Arc<TraceRecord>>;
+    fn get(&self, trace_id: &TraceId) -> Option<Arc<StoredResult>>;
     /// Newest first.
-    fn list(&self, filter: &ListFilter) -> Vec<Arc<TraceRecord>>;
+    fn list(&self, filter: &ListFilter) -> Vec<Arc<StoredResult>>;
     /// [`get`](Self::get), with a database that cannot be read as an error
     /// (the API answers it as unavailable, not as an unknown trace).
-    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+    fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
         Ok(self.get(trace_id))
     }
     /// [`list`](Self::list), with a database that cannot be read as an error.
-    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+    fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<StoredResult>>, ReadError> {
         Ok(self.list(filter))
     }
     /// [`result_or_wait`](Self::result_or_wait), with a database that
@@ -525,7 +530,7 @@ pub trait ResultStore: Send + Sync + 'static {
         Ok(self.result_or_wait(trace_id))
     }
     /// Every record stored from now on.
-    fn subscribe(&self) -> broadcast::Receiver<Arc<TraceRecord>>;
+    fn subscribe(&self) -> broadcast::Receiver<Arc<StoredResult>>;
     /// The trace's result if it has one (any status but `pending`), else a
     /// receiver for its next such result. Only that trace's results wake the
     /// waiter: a long poll costs nothing while other traces are stored.

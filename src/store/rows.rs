@@ -1,4 +1,4 @@
-//! A [`TraceRecord`] as database columns, for every database backend: what
+//! A [`StoredResult`] as database columns, for every database backend: what
 //! is filtered on has its own column; what is only shown (tool calls, the
 //! binding) is JSON text; a score's details are stored as the JSON text the
 //! record already holds, and read back without being parsed.
@@ -10,7 +10,7 @@ use serde_json::{Value as Json, json};
 
 use super::db::DbError;
 use super::{
-    Details, RootSummary, Score, StoredArgs, StoredOutcome, ToolCallSummary, TraceRecord,
+    Details, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, ToolCallSummary,
     TraceStatus,
 };
 use crate::criteria::Binding;
@@ -33,13 +33,13 @@ fn time_of(ns: i64) -> SystemTime {
 /// waits on the one writer thread, so it does not format JSON too
 /// (perf/README.md).
 pub struct Prepared {
-    pub record: Arc<TraceRecord>,
+    pub record: Arc<StoredResult>,
     tool_calls: String,
     binding: Option<String>,
 }
 
 impl Prepared {
-    pub fn new(record: Arc<TraceRecord>) -> Prepared {
+    pub fn new(record: Arc<StoredResult>) -> Prepared {
         Prepared {
             tool_calls: tool_calls_text(&record.tool_calls),
             binding: record.binding.as_ref().map(|b| binding_json(b).to_string()),
@@ -115,7 +115,7 @@ pub(crate) fn trace_row(p: &Prepared, stored_at: i64) -> TraceRow<'_> {
     }
 }
 
-pub(crate) fn score_rows(r: &TraceRecord) -> impl Iterator<Item = ScoreRow<'_>> {
+pub(crate) fn score_rows(r: &StoredResult) -> impl Iterator<Item = ScoreRow<'_>> {
     r.scores.iter().enumerate().map(|(i, s)| {
         let o = &s.outcome;
         ScoreRow {
@@ -220,7 +220,7 @@ fn row_error(trace_id: &TraceId, what: &str) -> DbError {
 }
 
 /// A trace row read back (scores are added by [`score_of`]).
-pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, DbError> {
+pub(crate) fn record_of(row: TraceRowOwned) -> Result<StoredResult, DbError> {
     let trace_id = TraceId(row.trace_id);
     let bad = |what: &str| row_error(&trace_id, what);
     let status = TraceStatus::parse(&row.status).ok_or_else(|| bad("unknown status"))?;
@@ -244,7 +244,7 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<TraceRecord, DbError> {
         .into_iter()
         .map(|c| c.summary().ok_or_else(|| bad("unreadable tool call")))
         .collect::<Result<_, _>>()?;
-    Ok(TraceRecord {
+    Ok(StoredResult {
         trace_id,
         status,
         complete: row.complete,

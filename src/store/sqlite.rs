@@ -15,7 +15,7 @@ use super::SqliteConfig;
 use super::db::{Database, DbError, Retention, Written};
 use super::lock;
 use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
-use super::{ListFilter, Prepared, TraceRecord};
+use super::{ListFilter, Prepared, StoredResult};
 use crate::span::TraceId;
 
 /// The schema, one migration per version (`PRAGMA user_version`). A
@@ -489,7 +489,7 @@ fn trace_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(TraceRowOwned, i64)>
 fn load_scores(
     conn: &Connection,
     (row, stored_at): (TraceRowOwned, i64),
-) -> Result<TraceRecord, DbError> {
+) -> Result<StoredResult, DbError> {
     let mut record = rows::record_of(row)?;
     let mut stmt = conn
         .prepare_cached(
@@ -565,7 +565,7 @@ impl Database for Sqlite {
         })
     }
 
-    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError> {
+    fn get(&self, trace_id: &TraceId) -> Result<Option<StoredResult>, DbError> {
         self.read(|conn| {
             let row = conn
                 .prepare_cached(&format!(
@@ -579,7 +579,7 @@ impl Database for Sqlite {
         })
     }
 
-    fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+    fn list(&self, f: &ListFilter) -> Result<Vec<StoredResult>, DbError> {
         debug_assert!(!f.nan_bound(), "answered by DbStore");
         // `since` and `until` bound the rowid with `coalesce`, which the
         // planner turns into a range of it; written `?N IS NULL OR`, a page

@@ -7,15 +7,15 @@ use toolscore::evaluator::{EvaluatorType, Outcome, Status};
 use toolscore::span::{SpanId, TraceId};
 use toolscore::store::{
     Database, DbStore, ListFilter, MemoryStore, Prepared, ResultStore, Retention, RootSummary,
-    Score, TraceRecord, TraceStatus,
+    Score, StoredResult, TraceStatus,
 };
 
 use super::process::WAIT;
 
 /// A record: trace `[n; 16]`, evaluated (timed out when `n % 3 == 0`),
 /// with these scores (`None`: an error).
-pub fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceRecord {
-    let mut r = TraceRecord::pending(TraceId([n; 16]));
+pub fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> StoredResult {
+    let mut r = StoredResult::pending(TraceId([n; 16]));
     r.status = if n.is_multiple_of(3) {
         TraceStatus::TimedOut
     } else {
@@ -51,7 +51,7 @@ pub fn record(n: u8, revision: u32, scores: &[(&str, Option<f64>)]) -> TraceReco
 /// A record stored in the filters' comparison: trace `[n; 16]`, two
 /// evaluators' scores that differ (`a` and `b`; either may be an error) and
 /// a NaN, and a root that varies in service and name (or is missing).
-fn varied_record(n: u8) -> TraceRecord {
+fn varied_record(n: u8) -> StoredResult {
     let score = |k: u8, m: u8| (!n.is_multiple_of(k)).then(|| f64::from((n * m) % 7) / 7.0);
     let mut r = record(
         n,
@@ -107,7 +107,7 @@ pub fn filters_agree_with_the_memory_store(open: impl Fn() -> DbStore) {
         memory.mark_pending(TraceId([n; 16]), Instant::now());
         db.mark_pending(TraceId([n; 16]), Instant::now());
     }
-    let ids = |v: Vec<Arc<TraceRecord>>| v.iter().map(|r| r.trace_id).collect::<Vec<_>>();
+    let ids = |v: Vec<Arc<StoredResult>>| v.iter().map(|r| r.trace_id).collect::<Vec<_>>();
     let (t1, t2) = (cuts[0], cuts[1]);
     let dims = Dims {
         status: vec![

@@ -10,7 +10,7 @@ use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter as _, SpanLink
 use toolscore::app::{Listeners, Running};
 use toolscore::config::Config;
 use toolscore::span::TraceId;
-use toolscore::store::TraceRecord;
+use toolscore::store::StoredResult;
 
 /// A config for tests: ephemeral loopback ports, a short grace period.
 pub fn test_config() -> Config {
@@ -54,8 +54,8 @@ pub async fn wait_for(
     running: &Running,
     trace: TraceId,
     timeout: Duration,
-    done: impl Fn(&TraceRecord) -> bool,
-) -> Arc<TraceRecord> {
+    done: impl Fn(&StoredResult) -> bool,
+) -> Arc<StoredResult> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut updates = running.store.subscribe();
     loop {
@@ -74,7 +74,7 @@ pub async fn wait_for(
     }
 }
 
-pub fn evaluated(revision: u32) -> impl Fn(&TraceRecord) -> bool {
+pub fn evaluated(revision: u32) -> impl Fn(&StoredResult) -> bool {
     move |r| r.revision >= revision && r.status != toolscore::store::TraceStatus::Pending
 }
 
@@ -224,7 +224,7 @@ pub fn weather_trace(n: u8) -> Vec<SpanSpec> {
 }
 
 /// Every score of the record settled: evaluated, no LLM judge `pending`.
-pub fn judged(r: &TraceRecord) -> bool {
+pub fn judged(r: &StoredResult) -> bool {
     r.status != toolscore::store::TraceStatus::Pending
         && r.scores
             .iter()

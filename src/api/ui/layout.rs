@@ -12,7 +12,7 @@ use maud::{DOCTYPE, Markup, html};
 
 use super::assets;
 use crate::evaluator::Status;
-use crate::store::{Score, TraceRecord};
+use crate::store::{Score, StoredResult};
 
 /// Which navigation link is the current page (`aria-current`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub fn score_fails(s: &Score) -> bool {
 }
 
 /// Whether any score of the trace fails ([`score_fails`]).
-pub fn trace_fails(r: &TraceRecord) -> bool {
+pub fn trace_fails(r: &StoredResult) -> bool {
     r.scores.iter().any(score_fails)
 }
 
@@ -152,7 +152,7 @@ pub fn human_time(t: Timestamp, precision: Precision) -> String {
 /// from the heading of the section around it (two landmarks with one
 /// name are ambiguous). The
 /// overview's live script builds rows with the same columns.
-pub fn traces_table(id: &str, caption: &str, records: &[&TraceRecord], empty: &str) -> Markup {
+pub fn traces_table(id: &str, caption: &str, records: &[&StoredResult], empty: &str) -> Markup {
     html! {
         div class="table-wrap" role="region" tabindex="0" aria-labelledby={ (id) "-caption" } {
             table id=(id) {
@@ -180,7 +180,7 @@ pub fn traces_table(id: &str, caption: &str, records: &[&TraceRecord], empty: &s
 
 /// One trace as a table row: `data-trace-id` and a link to its page are
 /// the browser test's handle on it.
-pub fn trace_row(r: &TraceRecord) -> Markup {
+pub fn trace_row(r: &StoredResult) -> Markup {
     let id = r.trace_id.to_hex();
     let root = r.root.as_ref();
     html! {

@@ -18,7 +18,7 @@ use super::layout::{self, Nav, Precision, trace_fails, traces_table};
 use super::{UiError, html_page};
 use crate::api::http::ApiState;
 use crate::evaluator::Status;
-use crate::store::{ListFilter, TraceRecord};
+use crate::store::{ListFilter, StoredResult};
 
 /// How far back the overview looks.
 pub const WINDOW: Duration = Duration::from_secs(3600);
@@ -69,7 +69,7 @@ pub struct Stats {
 
 impl Stats {
     /// Figures for `records` (newest first, as `list` returns them).
-    pub fn of(records: &[Arc<TraceRecord>], now: SystemTime, truncated: bool) -> Stats {
+    pub fn of(records: &[Arc<StoredResult>], now: SystemTime, truncated: bool) -> Stats {
         let start = now.checked_sub(WINDOW).unwrap_or(SystemTime::UNIX_EPOCH);
         let last_minute = epoch_minute(now);
         let mut per_minute = vec![0u32; MINUTES];
@@ -154,9 +154,9 @@ pub async fn handler(State(st): State<Arc<ApiState>>) -> Result<Response, UiErro
 }
 
 /// The page body.
-pub fn render(stats: &Stats, records: &[Arc<TraceRecord>]) -> Markup {
-    let recent: Vec<&TraceRecord> = records.iter().take(TABLE_ROWS).map(|r| &**r).collect();
-    let failing: Vec<&TraceRecord> = records
+pub fn render(stats: &Stats, records: &[Arc<StoredResult>]) -> Markup {
+    let recent: Vec<&StoredResult> = records.iter().take(TABLE_ROWS).map(|r| &**r).collect();
+    let failing: Vec<&StoredResult> = records
         .iter()
         .filter(|r| trace_fails(r))
         .take(TABLE_ROWS)

@@ -15,7 +15,7 @@ use super::layout::{self, Nav, traces_table, urlencode};
 use super::{UiError, html_page};
 use crate::api::http::ApiState;
 use crate::span::TraceId;
-use crate::store::{ListFilter, TraceRecord, TraceStatus};
+use crate::store::{ListFilter, StoredResult, TraceStatus};
 
 /// Results shown when the form gives no `limit`.
 const DEFAULT_LIMIT: usize = 50;
@@ -252,7 +252,7 @@ pub fn render(
     form: &Form,
     errors: &Errors,
     evaluators: &[String],
-    results: Option<&[Arc<TraceRecord>]>,
+    results: Option<&[Arc<StoredResult>]>,
     sign_out: bool,
 ) -> Markup {
     let title = if errors.is_empty() {
@@ -275,7 +275,7 @@ pub fn render(
                     (records.len()) " trace(s), newest first. "
                     a href=(canonical_url(form)) { "Link to this search" }
                 }
-                @let rows: Vec<&TraceRecord> = records.iter().map(|r| &**r).collect();
+                @let rows: Vec<&StoredResult> = records.iter().map(|r| &**r).collect();
                 (traces_table("results", "Search results", &rows, "No trace matches."))
             }
         }

@@ -17,7 +17,7 @@ use crate::evaluator::{EvaluatorType, Status};
 use crate::span::{SpanId, TraceId};
 use crate::store::{
     Details, ListFilter, MemoryStore, ReadError, ResultOrWait, ResultStore, RootSummary, Score,
-    StoredArgs, StoredOutcome, ToolCallSummary, TraceRecord, TraceStatus,
+    StoredArgs, StoredOutcome, StoredResult, ToolCallSummary, TraceStatus,
 };
 
 const XSS: &str = "<script>alert(1)</script>";
@@ -62,8 +62,8 @@ fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> ToolCallSum
 
 /// A trace whose names, arguments and output carry markup, scored by the
 /// args evaluator with one differing argument and one tool not called.
-fn record(id: u8) -> TraceRecord {
-    let mut r = TraceRecord::pending(TraceId([id; 16]));
+fn record(id: u8) -> StoredResult {
+    let mut r = StoredResult::pending(TraceId([id; 16]));
     r.status = TraceStatus::Evaluated;
     r.complete = true;
     r.revision = 1;
@@ -98,7 +98,7 @@ fn record(id: u8) -> TraceRecord {
     r
 }
 
-fn memory_with(records: Vec<TraceRecord>) -> Arc<dyn ResultStore> {
+fn memory_with(records: Vec<StoredResult>) -> Arc<dyn ResultStore> {
     let store = MemoryStore::new(100, Duration::from_secs(3600), 16);
     for r in records {
         store.put(r, Instant::now());
@@ -586,22 +586,22 @@ struct Unreadable;
 
 impl ResultStore for Unreadable {
     fn mark_pending_many(&self, _: &[TraceId], _: Instant) {}
-    fn put(&self, _: TraceRecord, _: Instant) -> Option<Arc<TraceRecord>> {
+    fn put(&self, _: StoredResult, _: Instant) -> Option<Arc<StoredResult>> {
         None
     }
-    fn get(&self, _: &TraceId) -> Option<Arc<TraceRecord>> {
+    fn get(&self, _: &TraceId) -> Option<Arc<StoredResult>> {
         None
     }
-    fn list(&self, _: &ListFilter) -> Vec<Arc<TraceRecord>> {
+    fn list(&self, _: &ListFilter) -> Vec<Arc<StoredResult>> {
         Vec::new()
     }
-    fn try_get(&self, _: &TraceId) -> Result<Option<Arc<TraceRecord>>, ReadError> {
+    fn try_get(&self, _: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
         Err(ReadError("disk on fire".into()))
     }
-    fn try_list(&self, _: &ListFilter) -> Result<Vec<Arc<TraceRecord>>, ReadError> {
+    fn try_list(&self, _: &ListFilter) -> Result<Vec<Arc<StoredResult>>, ReadError> {
         Err(ReadError("disk on fire".into()))
     }
-    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<TraceRecord>> {
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<StoredResult>> {
         tokio::sync::broadcast::channel(1).1
     }
     fn result_or_wait(&self, _: TraceId) -> ResultOrWait {

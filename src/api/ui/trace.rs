@@ -10,7 +10,7 @@ use super::layout::{
 };
 use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::store::{Score, ToolCallSummary, TraceRecord};
+use crate::store::{Score, StoredResult, ToolCallSummary};
 
 /// What the timeline's arguments and outputs may show in all: each call's
 /// blocks get a share of it, between [`CALL_MIN`] and [`BLOCK_MAX`].
@@ -19,7 +19,7 @@ const CALL_MIN: usize = 2 * 1024;
 
 /// The page body. It is built synchronously and may be large: the caller
 /// runs it off the async threads.
-pub fn render(r: &TraceRecord, binder: &Binder) -> Markup {
+pub fn render(r: &StoredResult, binder: &Binder) -> Markup {
     html! {
         h1 { "Trace " code { (r.trace_id.to_hex()) } }
         (summary(r))
@@ -40,7 +40,7 @@ pub fn render(r: &TraceRecord, binder: &Binder) -> Markup {
     }
 }
 
-fn summary(r: &TraceRecord) -> Markup {
+fn summary(r: &StoredResult) -> Markup {
     let root = r.root.as_ref();
     html! {
         section aria-labelledby="h-summary" {
@@ -88,7 +88,7 @@ pub fn duration(start: u64, end: u64) -> String {
 
 /// The calls in order, each with a bar placed by its start and end within
 /// the root span (or, without a root, within the calls' own extent).
-fn timeline(r: &TraceRecord) -> Markup {
+fn timeline(r: &StoredResult) -> Markup {
     let calls = &r.tool_calls;
     let (t0, t1) = match &r.root {
         Some(x) if x.end_time_unix_nano > x.start_time_unix_nano => {
@@ -177,7 +177,7 @@ fn call(c: &ToolCallSummary, i: usize, x: f64, w: f64, t0: u64, api: &str, max: 
 
 /// One score: `data-*` attributes for the browser test, the value as
 /// text, the verdict in words, the explanation and the raw details.
-fn score(i: usize, s: &Score, r: &TraceRecord, binder: &Binder) -> Markup {
+fn score(i: usize, s: &Score, r: &StoredResult, binder: &Binder) -> Markup {
     let o = &s.outcome;
     html! {
         section class="score" data-evaluator-id=(&*s.evaluator_id) data-status=(o.status.as_str())

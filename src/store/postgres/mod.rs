@@ -25,7 +25,7 @@ use pool::Pool;
 use super::db::{Database, DbError, Retention, Written};
 use super::lock;
 use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
-use super::{ListFilter, Prepared, TraceRecord};
+use super::{ListFilter, Prepared, StoredResult};
 use crate::span::TraceId;
 use crate::store::PostgresConfig;
 
@@ -551,7 +551,7 @@ const SELECT_SCORES: &str = "SELECT trace_id, evaluator_id, evaluator_type, stat
      WHERE trace_id = ANY($1) ORDER BY trace_id, idx";
 
 /// The records of these trace rows, with their scores (one query for all).
-fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<TraceRecord>, DbError> {
+fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<StoredResult>, DbError> {
     let mut records = Vec::with_capacity(trace_rows.len());
     for r in &trace_rows {
         records.push(rows::record_of(trace_row_of(r)?)?);
@@ -678,7 +678,7 @@ impl Postgres {
             .iter()
             .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
             .collect();
-        let stored: Vec<&TraceRecord> = keep
+        let stored: Vec<&StoredResult> = keep
             .iter()
             .map(|&i| &*batch[i].record)
             .filter(|r| changed.contains_key(&r.trace_id.0[..]))
@@ -793,7 +793,7 @@ impl Database for Postgres {
         }
     }
 
-    fn get(&self, trace_id: &TraceId) -> Result<Option<TraceRecord>, DbError> {
+    fn get(&self, trace_id: &TraceId) -> Result<Option<StoredResult>, DbError> {
         self.readers.with(|c| {
             let rows = c
                 .query(
@@ -805,7 +805,7 @@ impl Database for Postgres {
         })
     }
 
-    fn list(&self, f: &ListFilter) -> Result<Vec<TraceRecord>, DbError> {
+    fn list(&self, f: &ListFilter) -> Result<Vec<StoredResult>, DbError> {
         debug_assert!(!f.nan_bound(), "answered by DbStore");
         self.readers.with(|c| {
             let rows = c
@@ -974,7 +974,7 @@ mod tests {
     #[test]
     fn keeps_the_newest_revision_of_a_trace_in_a_batch() {
         let rec = |id: u8, revision: u32| {
-            let mut r = TraceRecord::pending(TraceId([id; 16]));
+            let mut r = StoredResult::pending(TraceId([id; 16]));
             r.revision = revision;
             Prepared::new(Arc::new(r))
         };

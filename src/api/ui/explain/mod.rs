@@ -25,7 +25,7 @@ use crate::criteria::Binder;
 use crate::evaluator::{EvaluatorType, Status};
 use crate::pyvalue::py_to_json;
 use crate::pyvalue::{Dict, Value};
-use crate::store::{Score, TraceRecord};
+use crate::store::{Score, StoredResult};
 
 /// Shown values longer than this may break anywhere; shorter ones never
 /// break, so a phone does not leave `"celsius` and its closing quote on
@@ -41,7 +41,7 @@ const TEXT_MAX: usize = 16 * 1024;
 /// (an error's message is shown by the caller). `heading` is the id of
 /// the score's heading: a table's region is named by it and its caption,
 /// so two tables of the same kind on one page are told apart.
-pub fn explain(heading: &str, s: &Score, r: &TraceRecord, binder: &Binder) -> Markup {
+pub fn explain(heading: &str, s: &Score, r: &StoredResult, binder: &Binder) -> Markup {
     if s.outcome.status != Status::Ok {
         return html! {};
     }
