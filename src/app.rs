@@ -25,6 +25,7 @@ use crate::assembler::{self, Limits, Shard};
 use crate::config::Config;
 use crate::criteria::{Binder, LoadError};
 use crate::evaluation;
+use crate::listener::Listener;
 use crate::receiver;
 use crate::store::ResultStore;
 use crate::supervise;
@@ -373,7 +374,11 @@ async fn run(
         let g = &config.receivers.grpc;
         // (The header deadline is HTTP/1.1's; gRPC calls have their timeout.)
         let limits = metrics
-            .connection_limits("otlp_grpc", g.max_connections.get(), Duration::ZERO)
+            .connection_limits(
+                Listener::OtlpGrpc.name(),
+                g.max_connections.get(),
+                Duration::ZERO,
+            )
             .with_tls(security.otlp_grpc.tls.clone());
         let incoming = crate::net::limited_incoming(listener, limits, shutdown.clone());
         let auth = crate::auth::GrpcAuthLayer::new(
@@ -403,7 +408,7 @@ async fn run(
                 })
         };
         servers.push(supervise::spawn(
-            "otlp_grpc",
+            Listener::OtlpGrpc.name(),
             served,
             panicked("OTLP/gRPC"),
             &failed,
@@ -426,7 +431,7 @@ async fn run(
         }
         let limits = metrics
             .connection_limits(
-                "otlp_http",
+                Listener::OtlpHttp.name(),
                 h.max_connections.get(),
                 Duration::from_millis(h.read_header_timeout_ms.get()),
             )
@@ -441,7 +446,7 @@ async fn run(
                 })
         };
         servers.push(supervise::spawn(
-            "otlp_http",
+            Listener::OtlpHttp.name(),
             served,
             panicked("OTLP/HTTP"),
             &failed,
@@ -465,7 +470,13 @@ async fn run(
             metrics.clone(),
             api_stop.clone(),
         )?;
-        api_servers.push(supervise::watch("api_grpc", task, || (), &failed, &metrics));
+        api_servers.push(supervise::watch(
+            Listener::ApiGrpc.name(),
+            task,
+            || (),
+            &failed,
+            &metrics,
+        ));
     }
     let api = listeners.api_http.map(|listener| {
         // With tokens, the UI's pages take a signed-in session too.
@@ -527,7 +538,7 @@ async fn run(
         );
         let limits = metrics
             .connection_limits(
-                "api_http",
+                Listener::ApiHttp.name(),
                 config.api.max_connections.get(),
                 Duration::from_millis(config.api.read_header_timeout_ms.get()),
             )
@@ -541,7 +552,13 @@ async fn run(
                     message: e.to_string(),
                 })
         };
-        supervise::spawn("api_http", served, panicked("HTTP API"), &failed, &metrics)
+        supervise::spawn(
+            Listener::ApiHttp.name(),
+            served,
+            panicked("HTTP API"),
+            &failed,
+            &metrics,
+        )
     });
     // Certificates and token files are re-read until the last listener stops.
     security.spawn_reloads(&api_stop, &failed, &metrics);
@@ -726,7 +743,11 @@ fn serve_grpc_api(
     })?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
     let limits = metrics
-        .connection_limits("api_grpc", config.api.max_connections.get(), Duration::ZERO)
+        .connection_limits(
+            Listener::ApiGrpc.name(),
+            config.api.max_connections.get(),
+            Duration::ZERO,
+        )
         .with_tls(security.tls);
     let incoming = crate::net::limited_incoming(listener, limits, stop.clone());
     let auth = crate::auth::GrpcAuthLayer::new(security.guard, crate::security::api_grpc_scope);

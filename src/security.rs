@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Guard, ListenerAuthConfig, Scope, Tokens};
 use crate::config::Config;
+use crate::listener::Listener;
 use crate::telemetry::Metrics;
 use crate::tls::{ServerTls, ServerTlsConfig};
 
@@ -53,57 +54,48 @@ pub struct Security {
 }
 
 /// A listener's configuration as this module sees it.
-struct Listener<'a> {
-    name: &'static str,
-    key: &'static str,
+struct ListenerSettings<'a> {
+    which: Listener,
+    enabled: bool,
     endpoint: SocketAddr,
     tls: &'a Option<ServerTlsConfig>,
     auth: &'a ListenerAuthConfig,
-    alpn: &'static [u8],
     /// The scope its main calls need.
     scope: Scope,
 }
 
-fn listeners(config: &Config) -> [Listener<'_>; 4] {
+fn settings(config: &Config, which: Listener) -> ListenerSettings<'_> {
     let (r, a) = (&config.receivers, &config.api);
-    [
-        Listener {
-            name: "otlp_grpc",
-            key: "receivers.grpc",
-            endpoint: r.grpc.endpoint,
-            tls: &r.grpc.tls,
-            auth: &r.grpc.auth,
-            alpn: b"h2",
-            scope: Scope::Ingest,
-        },
-        Listener {
-            name: "otlp_http",
-            key: "receivers.http",
-            endpoint: r.http.endpoint,
-            tls: &r.http.tls,
-            auth: &r.http.auth,
-            alpn: b"http/1.1",
-            scope: Scope::Ingest,
-        },
-        Listener {
-            name: "api_http",
-            key: "api.http",
-            endpoint: a.http.endpoint,
-            tls: &a.http.tls,
-            auth: &a.http.auth,
-            alpn: b"http/1.1",
-            scope: Scope::Read,
-        },
-        Listener {
-            name: "api_grpc",
-            key: "api.grpc",
-            endpoint: a.grpc.endpoint,
-            tls: &a.grpc.tls,
-            auth: &a.grpc.auth,
-            alpn: b"h2",
-            scope: Scope::Read,
-        },
-    ]
+    let (enabled, endpoint, tls, auth, scope) = match which {
+        Listener::OtlpGrpc => {
+            let g = &r.grpc;
+            (g.enabled, g.endpoint, &g.tls, &g.auth, Scope::Ingest)
+        }
+        Listener::OtlpHttp => {
+            let h = &r.http;
+            (h.enabled, h.endpoint, &h.tls, &h.auth, Scope::Ingest)
+        }
+        Listener::ApiHttp => {
+            let h = &a.http;
+            (h.enabled, h.endpoint, &h.tls, &h.auth, Scope::Read)
+        }
+        Listener::ApiGrpc => {
+            let g = &a.grpc;
+            (g.enabled, g.endpoint, &g.tls, &g.auth, Scope::Read)
+        }
+    };
+    ListenerSettings {
+        which,
+        enabled,
+        endpoint,
+        tls,
+        auth,
+        scope,
+    }
+}
+
+fn listeners(config: &Config) -> [ListenerSettings<'_>; 4] {
+    Listener::ALL.map(|l| settings(config, l))
 }
 
 fn scope_name(scope: Scope) -> &'static str {
@@ -130,10 +122,12 @@ impl Security {
             ..Security::default()
         };
         for l in &all {
+            let (name, key) = (l.which.name(), l.which.key());
+            let alpn = l.which.protocol().alpn();
             let tls = match l.tls {
                 Some(tls) => Some(Arc::new(
-                    ServerTls::load(l.name, tls, &[l.alpn], metrics.tls_metrics(l.name))
-                        .map_err(|source| SecurityError::Tls { key: l.key, source })?,
+                    ServerTls::load(name, tls, &[alpn], metrics.tls_metrics(name))
+                        .map_err(|source| SecurityError::Tls { key, source })?,
                 )),
                 None => None,
             };
@@ -146,23 +140,23 @@ impl Security {
                         .any(|t| t.scopes.contains(&l.scope));
                     if !granted {
                         return Err(SecurityError::NoScope {
-                            key: l.key,
+                            key,
                             scope: scope_name(l.scope),
                         });
                     }
                     Some(Guard::new(
                         Arc::clone(tokens),
-                        l.name,
-                        metrics.auth_failures(l.name),
+                        name,
+                        metrics.auth_failures(name),
                     ))
                 }
                 _ => None,
             };
-            let slot = match l.name {
-                "otlp_grpc" => &mut out.otlp_grpc,
-                "otlp_http" => &mut out.otlp_http,
-                "api_http" => &mut out.api_http,
-                _ => &mut out.api_grpc,
+            let slot = match l.which {
+                Listener::OtlpGrpc => &mut out.otlp_grpc,
+                Listener::OtlpHttp => &mut out.otlp_http,
+                Listener::ApiHttp => &mut out.api_http,
+                Listener::ApiGrpc => &mut out.api_grpc,
             };
             *slot = ListenerSecurity { tls, guard };
         }
@@ -275,14 +269,8 @@ pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
 /// Warns, naming each, about enabled listeners reachable beyond this host
 /// without TLS or without tokens.
 pub fn warn_exposed(config: &Config) {
-    let enabled = [
-        config.receivers.grpc.enabled,
-        config.receivers.http.enabled,
-        config.api.http.enabled,
-        config.api.grpc.enabled,
-    ];
-    for (l, on) in listeners(config).iter().zip(enabled) {
-        if !on || l.endpoint.ip().is_loopback() {
+    for l in listeners(config) {
+        if !l.enabled || l.endpoint.ip().is_loopback() {
             continue;
         }
         let missing = match (l.tls.is_some(), l.auth.enabled) {
@@ -291,13 +279,11 @@ pub fn warn_exposed(config: &Config) {
             (true, false) => "authentication",
             (false, false) => "TLS or authentication",
         };
+        let key = l.which.key();
         tracing::warn!(
-            listener = l.key,
+            listener = key,
             endpoint = %l.endpoint,
-            "{} listens beyond this host without {missing}: set `{}.tls` and `{}.auth`",
-            l.key,
-            l.key,
-            l.key
+            "{key} listens beyond this host without {missing}: set `{key}.tls` and `{key}.auth`",
         );
     }
 }

@@ -141,3 +141,17 @@ fn the_fuzz_seeds_are_a_file_per_target() {
     }
     assert!(seeds > 0, "no packed seeds in fuzz/seeds");
 }
+
+/// Issue 50: the listener table is the one source; the configuration
+/// reference gives each listener's endpoint key with its default.
+#[test]
+fn each_listeners_default_endpoint_is_documented() {
+    let docs = read("docs/configuration.md");
+    for l in toolscore::listener::Listener::ALL {
+        let row = format!("| `{}.endpoint` | `{}` |", l.key(), l.default_endpoint());
+        assert!(
+            docs.contains(&row),
+            "docs/configuration.md lacks the row starting {row}"
+        );
+    }
+}

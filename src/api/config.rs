@@ -5,6 +5,8 @@ use std::num::{NonZero, NonZeroU64, NonZeroUsize};
 
 use serde::{Deserialize, Serialize};
 
+use crate::listener::Listener;
+
 /// The query API: HTTP (JSON) and gRPC (`toolscore.v1.ScoresService`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,13 +41,13 @@ impl Default for ApiConfig {
         ApiConfig {
             http: ApiListener {
                 enabled: true,
-                endpoint: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                endpoint: Listener::ApiHttp.default_endpoint(),
                 tls: None,
                 auth: crate::auth::ListenerAuthConfig::default(),
             },
             grpc: ApiListener {
                 enabled: true,
-                endpoint: SocketAddr::from(([127, 0, 0, 1], 8081)),
+                endpoint: Listener::ApiGrpc.default_endpoint(),
                 tls: None,
                 auth: crate::auth::ListenerAuthConfig::default(),
             },
@@ -114,22 +116,23 @@ fn enabled() -> bool {
     true
 }
 
-fn listener<'de, D: serde::Deserializer<'de>>(d: D, port: u16) -> Result<ApiListener, D::Error> {
+fn listener<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    which: Listener,
+) -> Result<ApiListener, D::Error> {
     let k = ListenerKeys::deserialize(d)?;
     Ok(ApiListener {
         enabled: k.enabled,
-        endpoint: k
-            .endpoint
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], port))),
+        endpoint: k.endpoint.unwrap_or_else(|| which.default_endpoint()),
         tls: k.tls,
         auth: k.auth,
     })
 }
 
 fn http_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, D::Error> {
-    listener(d, 8080)
+    listener(d, Listener::ApiHttp)
 }
 
 fn grpc_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, D::Error> {
-    listener(d, 8081)
+    listener(d, Listener::ApiGrpc)
 }

@@ -44,7 +44,7 @@ impl Default for GrpcReceiverConfig {
     fn default() -> Self {
         GrpcReceiverConfig {
             enabled: true,
-            endpoint: SocketAddr::from(([127, 0, 0, 1], 4317)),
+            endpoint: crate::listener::Listener::OtlpGrpc.default_endpoint(),
             max_recv_msg_size_bytes: const { NonZero::new(64 << 20).unwrap() },
             max_concurrent_streams: const { NonZero::new(16).unwrap() },
             max_connections: const { NonZero::new(1024).unwrap() },
@@ -82,7 +82,7 @@ impl Default for HttpReceiverConfig {
     fn default() -> Self {
         HttpReceiverConfig {
             enabled: true,
-            endpoint: SocketAddr::from(([127, 0, 0, 1], 4318)),
+            endpoint: crate::listener::Listener::OtlpHttp.default_endpoint(),
             max_request_body_bytes: const { NonZero::new(16 << 20).unwrap() },
             max_decompressed_body_bytes: const { NonZero::new(64 << 20).unwrap() },
             max_connections: const { NonZero::new(1024).unwrap() },

@@ -13,6 +13,8 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 use tracing_subscriber::filter::{LevelFilter, Targets};
 
+use crate::listener::Listener;
+
 mod config;
 mod otlp;
 mod reasons;
@@ -60,12 +62,12 @@ pub struct ResultLabel {
 /// The stages in `toolscore_stage_panics_total`: the pipeline's, and the
 /// background tasks it cannot do without.
 pub const STAGES: [&str; 10] = [
-    "otlp_grpc",
-    "otlp_http",
+    Listener::OtlpGrpc.name(),
+    Listener::OtlpHttp.name(),
     "assembler",
     "evaluation",
-    "api_http",
-    "api_grpc",
+    Listener::ApiHttp.name(),
+    Listener::ApiGrpc.name(),
     "admission",
     "retention",
     "tls_reload",
@@ -73,7 +75,12 @@ pub const STAGES: [&str; 10] = [
 ];
 
 /// The listeners' names in the connection metrics.
-pub const LISTENERS: [&str; 4] = ["otlp_grpc", "otlp_http", "api_http", "api_grpc"];
+pub const LISTENERS: [&str; 4] = [
+    Listener::ALL[0].name(),
+    Listener::ALL[1].name(),
+    Listener::ALL[2].name(),
+    Listener::ALL[3].name(),
+];
 
 /// Every pipeline metric. Cheap to update from any thread.
 pub struct Metrics {
