@@ -1,6 +1,6 @@
 //! The HTTP API (DESIGN §6): results by trace, listings, what is loaded,
 //! synchronous evaluation, health and metrics. `api::router(state)` is tested
-//! with `oneshot` and served by `app.rs` behind a request timeout.
+//! with `oneshot` and served by `app/serve.rs` behind a request timeout.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

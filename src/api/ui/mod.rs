@@ -7,7 +7,7 @@
 //! templates, and one script and one stylesheet are embedded in the binary
 //! ([`assets`]). Every page carries a strict Content-Security-Policy (no
 //! inline script or style), since traces are attacker-controlled text.
-//! `router(state)` is merged into the HTTP API's router by `app.rs`, before
+//! `router(state)` is merged into the HTTP API's router by `app/serve.rs`, before
 //! its token guard and timeout, so the pages need the `read` scope.
 
 pub mod assets;

@@ -828,7 +828,7 @@ async fn an_unknown_asset_is_not_sniffed() {
     assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
 }
 
-/// The UI behind the HTTP API's token guard, as `app.rs` joins them: a
+/// The UI behind the HTTP API's token guard, as `app/serve.rs` joins them: a
 /// `read` token (`reader`) and an `evaluate`-only one (`writer`).
 fn signed_in_ui(ttl: Duration) -> (tempfile::TempDir, axum::Router) {
     use crate::auth::{AuthConfig, Guard, HttpGuard, Scope, Sessions, TokenConfig, Tokens};
