@@ -205,3 +205,6 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     };
     Outcome::ok(score, details)
 }
+
+#[cfg(test)]
+mod tests;

@@ -273,3 +273,6 @@ fn write_explained(lines: &[Line<'_>], distinct: bool, out: &mut String) {
     }
     out.push('}');
 }
+
+#[cfg(test)]
+mod tests;

@@ -631,6 +631,9 @@ pub(crate) fn ratio(n: usize, total: usize) -> f64 {
 pub(crate) mod tests;
 
 #[cfg(test)]
+mod evaluator_tests;
+
+#[cfg(test)]
 mod type_tests {
     use super::*;
 

@@ -114,3 +114,6 @@ fn lcs<'a>(calls: &[CallKey], keys: &[ExpectedKey], expected: &'a [String]) -> V
     out.reverse();
     out
 }
+
+#[cfg(test)]
+mod tests;

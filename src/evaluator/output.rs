@@ -318,3 +318,6 @@ fn write_details(
     debug_assert_eq!(out.len(), len, "the details' length was computed exactly");
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -819,3 +819,6 @@ fn threshold_json(t: f64, is_int: bool) -> Json {
         serde_json::Number::from_f64(t).map_or(Json::Null, Json::Number)
     }
 }
+
+#[cfg(test)]
+mod tests;
