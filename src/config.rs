@@ -11,6 +11,7 @@
 //! `store::StoreConfig`, …), so it reads them without depending on this
 //! module; [`Config`] assembles them, and they are re-exported here.
 
+use crate::key_error::KeyError;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -162,7 +163,7 @@ impl Config {
             })?;
         config
             .validate()
-            .map_err(|(path, message)| ConfigError::Invalid {
+            .map_err(|KeyError { key: path, message }| ConfigError::Invalid {
                 file: file.to_owned(),
                 path,
                 message,
@@ -253,13 +254,16 @@ impl Config {
     /// The reload intervals and handshake deadlines, each within its range:
     /// an interval of 0 would spin, a huge one overflows the timer, and a
     /// handshake deadline under a tenth of a second cuts clients off.
-    fn check_reloads(&self) -> Result<(), (String, String)> {
+    fn check_reloads(&self) -> Result<(), KeyError> {
         const DAY_SECS: u64 = 86_400;
         let within = |path: String, value: u64, min: u64, max: u64| {
             if (min..=max).contains(&value) {
                 Ok(())
             } else {
-                Err((path, format!("must be from {min} to {max}, got {value}")))
+                Err(KeyError::new(
+                    path,
+                    format!("must be from {min} to {max}, got {value}"),
+                ))
             }
         };
         within(
@@ -293,23 +297,26 @@ impl Config {
     }
 
     /// Cross-field checks; the error is (key path, message).
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         for (path, value, max) in self.maxima() {
             if value > max {
-                return Err((path.into(), format!("must be at most {max}, got {value}")));
+                return Err(KeyError::new(
+                    path.into(),
+                    format!("must be at most {max}, got {value}"),
+                ));
             }
         }
         self.check_reloads()?;
         let a = &self.assembler;
         if self.wal.segment_bytes > self.wal.max_bytes {
-            return Err((
+            return Err(KeyError::new(
                 "wal.segment_bytes".into(),
                 "must not exceed wal.max_bytes".into(),
             ));
         }
         if self.store.backend == StoreBackend::Postgres {
             if self.store.postgres.judgement_lease_secs.get() < MIN_JUDGEMENT_LEASE_SECS {
-                return Err((
+                return Err(KeyError::new(
                     "store.postgres.judgement_lease_secs".into(),
                     format!(
                         "must be at least {MIN_JUDGEMENT_LEASE_SECS} (the claim is renewed every second at best)"
@@ -318,17 +325,17 @@ impl Config {
             }
             let url = &self.store.postgres.url;
             if url.is_empty() {
-                return Err((
+                return Err(KeyError::new(
                     "store.postgres.url".into(),
                     "is required with store.backend: postgres".into(),
                 ));
             }
             if let Err(e) = <postgres::Config as std::str::FromStr>::from_str(url) {
-                return Err(("store.postgres.url".into(), e.to_string()));
+                return Err(KeyError::new("store.postgres.url".into(), e.to_string()));
             }
         }
         if a.grace_after_root_ms >= a.idle_timeout_secs.get().saturating_mul(1000) {
-            return Err((
+            return Err(KeyError::new(
                 "assembler.grace_after_root_ms".into(),
                 format!(
                     "must be less than assembler.idle_timeout_secs ({} s)",
@@ -337,13 +344,13 @@ impl Config {
             ));
         }
         if a.idle_timeout_secs > a.max_trace_age_secs {
-            return Err((
+            return Err(KeyError::new(
                 "assembler.idle_timeout_secs".into(),
                 "must not exceed assembler.max_trace_age_secs".into(),
             ));
         }
         if self.api.max_wait_ms >= self.api.request_timeout_ms.get() {
-            return Err((
+            return Err(KeyError::new(
                 "api.max_wait_ms".into(),
                 "must be less than api.request_timeout_ms".into(),
             ));
@@ -368,11 +375,14 @@ impl Config {
                 .iter()
                 .find(|(_, other_on, other)| *on && *other_on && addr.port() != 0 && other == addr);
             if let Some((other, _, _)) = clash {
-                return Err(((*path).into(), format!("is the same address as {other}")));
+                return Err(KeyError::new(
+                    (*path).into(),
+                    format!("is the same address as {other}"),
+                ));
             }
         }
         if r.http.max_request_body_bytes > r.http.max_decompressed_body_bytes {
-            return Err((
+            return Err(KeyError::new(
                 "receivers.http.max_request_body_bytes".into(),
                 "must not exceed receivers.http.max_decompressed_body_bytes".into(),
             ));
@@ -387,7 +397,7 @@ impl Config {
         )?;
         if self.exporter.enabled && self.exporter.flush_timeout_ms.get() >= self.shutdown_timeout_ms
         {
-            return Err((
+            return Err(KeyError::new(
                 "exporter.flush_timeout_ms".into(),
                 "must be less than shutdown_timeout_ms".into(),
             ));
@@ -398,19 +408,19 @@ impl Config {
                 &[r.grpc.endpoint, r.http.endpoint],
             )
         {
-            return Err((
+            return Err(KeyError::new(
                 "telemetry.otlp.endpoint".into(),
                 "points at toolscore's own receivers: its telemetry would feed back into its own pipeline".into(),
             ));
         }
         if !r.grpc.enabled && !r.http.enabled {
-            return Err((
+            return Err(KeyError::new(
                 "receivers".into(),
                 "at least one receiver must be enabled".into(),
             ));
         }
         if let Err(why) = crate::telemetry::log_filter(&self.telemetry.log_level) {
-            return Err((
+            return Err(KeyError::new(
                 "telemetry.log_level".into(),
                 format!(
                     "not a valid log filter: {:?} ({why})",
@@ -421,13 +431,13 @@ impl Config {
         let mut ids = std::collections::HashSet::new();
         for (i, e) in self.evaluators.inline.iter().enumerate() {
             if crate::evaluator::EvaluatorType::parse(&e.kind).is_none() {
-                return Err((
+                return Err(KeyError::new(
                     format!("evaluators.inline[{i}].type"),
                     format!("unknown evaluator type {:?}", e.kind),
                 ));
             }
             if !ids.insert(e.id.as_str()) {
-                return Err((
+                return Err(KeyError::new(
                     format!("evaluators.inline[{i}].id"),
                     format!("duplicate evaluator id {:?}", e.id),
                 ));
@@ -435,7 +445,7 @@ impl Config {
         }
         for (i, rule) in self.rules.iter().enumerate() {
             if rule.evaluators.is_empty() {
-                return Err((
+                return Err(KeyError::new(
                     format!("rules[{i}].evaluators"),
                     "a rule needs at least one evaluator".into(),
                 ));
@@ -446,7 +456,7 @@ impl Config {
             ] {
                 if let Some(g) = glob {
                     glob::Pattern::new(g).map_err(|e| {
-                        (
+                        KeyError::new(
                             format!("rules[{i}].match.{field}"),
                             format!("bad glob: {e}"),
                         )
@@ -455,7 +465,7 @@ impl Config {
             }
             for key in rule.criteria.keys() {
                 if !rule.evaluators.contains(key) {
-                    return Err((
+                    return Err(KeyError::new(
                         format!("rules[{i}].criteria.{key}"),
                         "criteria for an evaluator the rule does not run".into(),
                     ));

@@ -22,6 +22,7 @@ pub mod extract;
 pub mod http_client;
 pub(crate) mod json_text;
 pub mod judge;
+pub mod key_error;
 pub mod listener;
 pub mod net;
 pub mod otlp_json;

@@ -167,9 +167,7 @@ fn validate(file: &std::path::Path) -> ExitCode {
             config
                 .llm
                 .check_sample_rates(|id| binder.catalog.is_llm_judge(id))
-                .map_err(|(key, message)| {
-                    anyhow::anyhow!("{}: {key}: {message}", file.display())
-                })?;
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             // Certificates, keys, CA bundles and token sources exist and parse.
             toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
             toolscore::security::check_clients(&config)?;

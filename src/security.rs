@@ -32,8 +32,8 @@ pub enum SecurityError {
     },
     /// The TLS files of an outgoing connection (`exporter.tls`,
     /// `telemetry.otlp.tls`): the key path and what is wrong.
-    #[error("{0}: {1}")]
-    Client(String, String),
+    #[error(transparent)]
+    Client(crate::key_error::KeyError),
 }
 
 /// One listener's TLS (if on) and token check (if on).
@@ -259,8 +259,7 @@ pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
     for (prefix, used, tls, alpn) in clients {
         if used {
             let alpn: &[&[u8]] = if alpn.is_empty() { &[] } else { &[alpn] };
-            crate::tls::keyed::build(prefix, tls, alpn)
-                .map_err(|(key, message)| SecurityError::Client(key, message))?;
+            crate::tls::keyed::build(prefix, tls, alpn).map_err(SecurityError::Client)?;
         }
     }
     Ok(())

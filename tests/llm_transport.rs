@@ -136,7 +136,8 @@ fn configuration_errors_name_the_key() {
     let bad = |yaml: &str| -> (String, String) {
         let config: LlmConfig =
             serde_saphyr::from_str_with_options(yaml, toolscore::config::yaml_options()).unwrap();
-        config.validate().unwrap_err()
+        let e = config.validate().unwrap_err();
+        (e.key, e.message)
     };
     assert_eq!(
         bad("providers:\n  p:\n    kind: openai\n    base_url: ftp://x\n").0,

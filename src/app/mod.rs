@@ -143,7 +143,7 @@ pub fn start(
     config
         .llm
         .check_sample_rates(|id| binder.catalog.is_llm_judge(id))
-        .map_err(|(key, message)| LoadError::new(config_path, key, message))?;
+        .map_err(|e| LoadError::new(config_path, e.key, e.message))?;
     let mut metrics = Metrics::new();
     let security = crate::security::Security::load(&config, &metrics)?;
     // A provider whose key or TLS files cannot be used fails start-up.
@@ -164,7 +164,7 @@ pub fn start(
         let file = config_file.unwrap_or(Path::new("<embedded config/default.yaml>"));
         Some(
             crate::exporter::try_spawn(config.exporter.clone(), exporter_stop.clone())
-                .map_err(|e| LoadError::new(file, e.path, e.message))?,
+                .map_err(|e| LoadError::new(file, e.key, e.message))?,
         )
     } else {
         None

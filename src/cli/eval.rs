@@ -41,7 +41,7 @@ pub enum UsageError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error("{0}")]
-    Provider(#[from] crate::judge::http::ProviderError),
+    Provider(#[from] crate::key_error::KeyError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     #[error("{file}: {message}")]

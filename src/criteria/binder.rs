@@ -1,6 +1,7 @@
 //! The binder: which evaluators and criteria apply to a trace, from the
 //! eval sets, rules and defaults the configuration names.
 
+use crate::key_error::KeyError;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -97,7 +98,8 @@ impl Binder {
         let mut rules = Vec::new();
         for (i, r) in config.rules.iter().enumerate() {
             rules.push(
-                compile_rule(r, i, &catalog).map_err(|(p, m)| LoadError::new(config_file, p, m))?,
+                compile_rule(r, i, &catalog)
+                    .map_err(|e| LoadError::new(config_file, e.key, e.message))?,
             );
         }
         Ok(Binder {
@@ -190,22 +192,21 @@ fn files_of(pattern: &str) -> Result<Vec<std::path::PathBuf>, LoadError> {
     Ok(files)
 }
 
-fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (String, String)> {
-    let pattern =
-        |field: &str, g: &Option<String>| -> Result<Option<glob::Pattern>, (String, String)> {
-            g.as_ref()
-                .map(|g| {
-                    glob::Pattern::new(g)
-                        .map_err(|e| (format!("rules[{i}].match.{field}"), e.to_string()))
-                })
-                .transpose()
-        };
+fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, KeyError> {
+    let pattern = |field: &str, g: &Option<String>| -> Result<Option<glob::Pattern>, KeyError> {
+        g.as_ref()
+            .map(|g| {
+                glob::Pattern::new(g)
+                    .map_err(|e| KeyError::new(format!("rules[{i}].match.{field}"), e.to_string()))
+            })
+            .transpose()
+    };
     let mut evaluators = Vec::new();
     for (j, id) in r.evaluators.iter().enumerate() {
         let path = format!("rules[{i}].evaluators[{j}]");
         let Some(ev) = catalog.evaluators.get(id) else {
             if let Some(u) = catalog.unsupported.get(id) {
-                return Err((
+                return Err(KeyError::new(
                     path,
                     format!(
                         "evaluator {id:?} is loaded but not run by toolscore: {}",
@@ -213,14 +214,17 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, (St
                     ),
                 ));
             }
-            return Err((path, format!("evaluator {id:?} is not defined")));
+            return Err(KeyError::new(
+                path,
+                format!("evaluator {id:?} is not defined"),
+            ));
         };
         let criteria = match r.criteria.get(id) {
             Some(v) if !v.is_null() => ev
                 .parse_criteria(&json_to_py(v))
-                .map_err(|e| (format!("rules[{i}].criteria.{id}"), e.to_string()))?,
+                .map_err(|e| KeyError::new(format!("rules[{i}].criteria.{id}"), e.to_string()))?,
             _ => ev.default_criteria.clone().ok_or_else(|| {
-                (
+                KeyError::new(
                     format!("rules[{i}].criteria.{id}"),
                     "no criteria given and the evaluator has no defaultEvaluationCriteria"
                         .to_owned(),

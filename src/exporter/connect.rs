@@ -16,16 +16,14 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 use tonic::transport::{Channel, Endpoint};
 
-use super::{ExporterConfig, StartError};
+use super::ExporterConfig;
+use crate::key_error::KeyError;
 use crate::tls::keyed;
 
 /// Builds the channel; nothing is dialled until the first request, and a
 /// broken connection is re-dialled on the next.
-pub fn channel(cfg: &ExporterConfig) -> Result<Channel, StartError> {
-    let endpoint_error = |message: String| StartError {
-        path: "exporter.endpoint".into(),
-        message,
-    };
+pub fn channel(cfg: &ExporterConfig) -> Result<Channel, KeyError> {
+    let endpoint_error = |message: String| KeyError::new("exporter.endpoint".into(), message);
     let uri: Uri = cfg
         .endpoint
         .parse()
@@ -73,10 +71,12 @@ struct Target {
 }
 
 impl Target {
-    fn new(uri: &Uri, cfg: &ExporterConfig) -> Result<Target, StartError> {
-        let endpoint_error = |message: &str| StartError {
-            path: "exporter.endpoint".into(),
-            message: format!("{message}: {:?}", cfg.endpoint),
+    fn new(uri: &Uri, cfg: &ExporterConfig) -> Result<Target, KeyError> {
+        let endpoint_error = |message: &str| {
+            KeyError::new(
+                "exporter.endpoint".into(),
+                format!("{message}: {:?}", cfg.endpoint),
+            )
         };
         let authority = uri
             .authority()
@@ -88,8 +88,7 @@ impl Target {
         let port = authority.port_u16().unwrap_or(443);
         let server_name = ServerName::try_from(host.to_owned())
             .map_err(|_| endpoint_error("the host is not a valid TLS server name"))?;
-        let config = keyed::build("exporter.tls", &cfg.tls, &[b"h2"])
-            .map_err(|(path, message)| StartError { path, message })?;
+        let config = keyed::build("exporter.tls", &cfg.tls, &[b"h2"])?;
         Ok(Target {
             authority: format!("{}:{port}", authority.host()),
             host: host.into(),

@@ -29,6 +29,7 @@ mod retry;
 mod stats;
 mod task;
 
+use crate::key_error::KeyError;
 use std::num::{NonZero, NonZeroU64, NonZeroUsize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -121,7 +122,7 @@ impl ExporterConfig {
     /// Checks bounds and the endpoint; the error is (key path, message), the
     /// path starting with `exporter.`. Checked even when disabled, so a
     /// config that is wrong fails before someone turns it on.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         // Maxima, so that no deadline or backoff arithmetic can overflow.
         const HOUR_MS: u64 = 3_600_000;
         let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
@@ -162,19 +163,26 @@ impl ExporterConfig {
         ];
         for (path, value, max) in maxima {
             if value > max {
-                return Err((path.into(), format!("must be at most {max}, got {value}")));
+                return Err(KeyError::new(
+                    path.into(),
+                    format!("must be at most {max}, got {value}"),
+                ));
             }
         }
         if self.initial_backoff_ms > self.max_backoff_ms {
-            return Err((
+            return Err(KeyError::new(
                 "exporter.initial_backoff_ms".into(),
                 "must not exceed exporter.max_backoff_ms".into(),
             ));
         }
         if self.service_name.is_empty() {
-            return Err(("exporter.service_name".into(), "must not be empty".into()));
+            return Err(KeyError::new(
+                "exporter.service_name".into(),
+                "must not be empty".into(),
+            ));
         }
-        let https = check_endpoint(&self.endpoint).map_err(|m| ("exporter.endpoint".into(), m))?;
+        let https = check_endpoint(&self.endpoint)
+            .map_err(|m| KeyError::new("exporter.endpoint".into(), m))?;
         crate::tls::keyed::validate("exporter.tls", https, &self.tls)
     }
 
@@ -205,17 +213,6 @@ fn check_endpoint(endpoint: &str) -> Result<bool, String> {
         return Err(format!("must name a host and port, got {endpoint:?}"));
     }
     Ok(https)
-}
-
-/// A setting the exporter cannot start with (a TLS file that cannot be
-/// read or used, an endpoint that does not parse): its key path and why,
-/// reported like a config error.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct StartError {
-    /// From `exporter.` (`exporter.tls.ca_file`).
-    pub path: String,
-    pub message: String,
 }
 
 /// Where the pipeline offers evaluated records. Cheap to clone; never blocks.
@@ -289,7 +286,7 @@ impl ExporterHandle {
 /// is flushed, within `flush_timeout_ms`.
 ///
 /// The TLS configuration of an `https://` endpoint is built here, so a TLS
-/// file that cannot be used fails start-up ([`StartError`] names its key).
+/// file that cannot be used fails start-up (the [`KeyError`] names its key).
 /// The connection is made lazily: a down endpoint never delays start-up,
 /// and once it is back the channel reconnects on the next request. Disabled
 /// (or with no signal on), the handle counts every offered record as
@@ -297,7 +294,7 @@ impl ExporterHandle {
 pub fn try_spawn(
     cfg: ExporterConfig,
     shutdown: CancellationToken,
-) -> Result<(ExporterHandle, JoinHandle<()>), StartError> {
+) -> Result<(ExporterHandle, JoinHandle<()>), KeyError> {
     let stats = Arc::new(ExporterStats::default());
     if !cfg.enabled || !cfg.signals_enabled() {
         return Ok(disabled(stats));
@@ -318,7 +315,7 @@ pub fn try_spawn(
 /// dropped, `reason="disabled"`).
 pub fn spawn(cfg: ExporterConfig, shutdown: CancellationToken) -> (ExporterHandle, JoinHandle<()>) {
     try_spawn(cfg, shutdown).unwrap_or_else(|e| {
-        tracing::error!(key = %e.path, error = %e.message, "exporter disabled: it cannot start");
+        tracing::error!(key = %e.key, error = %e.message, "exporter disabled: it cannot start");
         disabled(Arc::new(ExporterStats::default()))
     })
 }
@@ -363,7 +360,10 @@ mod tests {
             initial_backoff_ms: NonZero::new(10_000).unwrap(),
             ..ExporterConfig::default()
         };
-        assert_eq!(cfg.validate().unwrap_err().0, "exporter.initial_backoff_ms");
+        assert_eq!(
+            cfg.validate().unwrap_err().key,
+            "exporter.initial_backoff_ms"
+        );
     }
 
     #[test]
@@ -424,14 +424,14 @@ mod tests {
                 ..ClientTlsConfig::default()
             })
         };
-        let (path, message) = cfg.validate().unwrap_err();
+        let crate::key_error::KeyError { key: path, message } = cfg.validate().unwrap_err();
         assert_eq!(path, "exporter.tls");
         assert!(message.contains("https://"), "{message}");
         let half = https(ClientTlsConfig {
             cert_file: Some("c.pem".into()),
             ..ClientTlsConfig::default()
         });
-        assert_eq!(half.validate().unwrap_err().0, "exporter.tls.key_file");
+        assert_eq!(half.validate().unwrap_err().key, "exporter.tls.key_file");
     }
 
     #[tokio::test]
@@ -443,7 +443,7 @@ mod tests {
         });
         assert_eq!(cfg.validate(), Ok(()), "files are read at start-up");
         let err = try_spawn(cfg.clone(), CancellationToken::new()).unwrap_err();
-        assert_eq!(err.path, "exporter.tls.ca_file");
+        assert_eq!(err.key, "exporter.tls.ca_file");
         assert!(err.message.contains("missing-ca.pem"), "{err}");
 
         // `spawn` runs on without the exporter.

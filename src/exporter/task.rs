@@ -26,7 +26,8 @@ use super::batch::{Covering, convert_batch};
 use super::convert::{self, unix_nanos};
 use super::metrics::MetricsAggregator;
 use super::retry::{RetryPolicy, with_retry};
-use super::{ExporterConfig, ExporterStats, StartError, connect};
+use super::{ExporterConfig, ExporterStats, connect};
+use crate::key_error::KeyError;
 use crate::store::StoredResult;
 
 type Records = Vec<Arc<StoredResult>>;
@@ -71,7 +72,7 @@ impl Exporter {
     pub(crate) fn new(
         cfg: &ExporterConfig,
         stats: Arc<ExporterStats>,
-    ) -> Result<Exporter, StartError> {
+    ) -> Result<Exporter, KeyError> {
         let channel = connect::channel(cfg)?;
         let gzip = cfg.gzip;
         macro_rules! client {

@@ -1,5 +1,6 @@
 //! `llm:` — the model providers the LLM-judged evaluators call.
 
+use crate::key_error::KeyError;
 use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::path::PathBuf;
@@ -140,15 +141,15 @@ fn default_timeout_ms() -> u64 {
 impl LlmConfig {
     /// Checks what can be checked without reading files; the error is (key
     /// path, message).
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         if self.max_queued_traces == 0 || self.max_queued_traces > 1_000_000 {
-            return Err((
+            return Err(KeyError::new(
                 "llm.max_queued_traces".into(),
                 "must be 1 to 1000000".into(),
             ));
         }
         if self.max_queued_bytes < 1 << 16 || self.max_queued_bytes > 1 << 34 {
-            return Err((
+            return Err(KeyError::new(
                 "llm.max_queued_bytes".into(),
                 "must be 64 KiB to 16 GiB".into(),
             ));
@@ -160,38 +161,53 @@ impl LlmConfig {
         );
         for (key, rate) in rates {
             if !(0.0..=1.0).contains(&rate) {
-                return Err((key, format!("must be 0 to 1, got {rate}")));
+                return Err(KeyError::new(key, format!("must be 0 to 1, got {rate}")));
             }
         }
         for (name, p) in &self.providers {
             let at = |key: &str| format!("llm.providers.{name}.{key}");
             let https = p.base_url.starts_with("https://");
             if !https && !p.base_url.starts_with("http://") {
-                return Err((at("base_url"), "must be an http:// or https:// URL".into()));
+                return Err(KeyError::new(
+                    at("base_url"),
+                    "must be an http:// or https:// URL".into(),
+                ));
             }
             if let Err(e) = p.base_url.parse::<http::Uri>() {
-                return Err((at("base_url"), e.to_string()));
+                return Err(KeyError::new(at("base_url"), e.to_string()));
             }
             if p.api_key_file.is_some() && p.api_key_env.is_some() {
-                return Err((
+                return Err(KeyError::new(
                     at("api_key_file"),
                     "set api_key_file or api_key_env, not both".into(),
                 ));
             }
             if let Some(Err(e)) = p.proxy.as_deref().map(Proxies::check_url) {
-                return Err((at("proxy"), e));
+                return Err(KeyError::new(at("proxy"), e));
             }
             if p.max_concurrency == 0 || p.max_concurrency > 10_000 {
-                return Err((at("max_concurrency"), "must be 1 to 10000".into()));
+                return Err(KeyError::new(
+                    at("max_concurrency"),
+                    "must be 1 to 10000".into(),
+                ));
             }
             if p.timeout_ms == 0 || p.timeout_ms > 3_600_000 {
-                return Err((at("timeout_ms"), "must be 1 to 3600000".into()));
+                return Err(KeyError::new(
+                    at("timeout_ms"),
+                    "must be 1 to 3600000".into(),
+                ));
             }
             if p.cache_ttl_secs > 86_400 {
-                return Err((at("cache_ttl_secs"), "must be at most 86400".into()));
+                return Err(KeyError::new(
+                    at("cache_ttl_secs"),
+                    "must be at most 86400".into(),
+                ));
             }
             if p.cache_max_bytes > 1 << 30 {
-                return Err((at("cache_max_bytes"), "must be at most 1 GiB".into()));
+                return Err(KeyError::new(
+                    at("cache_max_bytes"),
+                    "must be at most 1 GiB".into(),
+                ));
             }
             crate::tls::keyed::validate(&format!("llm.providers.{name}.tls"), https, &p.tls)?;
         }
@@ -210,10 +226,13 @@ impl LlmConfig {
             if let Some(name) = name {
                 match self.providers.get(name) {
                     None => {
-                        return Err((key.into(), format!("no provider named {name:?}")));
+                        return Err(KeyError::new(
+                            key.into(),
+                            format!("no provider named {name:?}"),
+                        ));
                     }
                     Some(p) if p.kind != kind => {
-                        return Err((
+                        return Err(KeyError::new(
                             key.into(),
                             format!(
                                 "{name:?} is a {} provider, not {}",
@@ -232,12 +251,9 @@ impl LlmConfig {
     /// Checks that each `sample_rates` key names an LLM-judged evaluator
     /// (`is_judge`: whether a loaded evaluator ID is one); the error is
     /// (key path, message).
-    pub fn check_sample_rates(
-        &self,
-        is_judge: impl Fn(&str) -> bool,
-    ) -> Result<(), (String, String)> {
+    pub fn check_sample_rates(&self, is_judge: impl Fn(&str) -> bool) -> Result<(), KeyError> {
         match self.sample_rates.keys().find(|id| !is_judge(id)) {
-            Some(id) => Err((
+            Some(id) => Err(KeyError::new(
                 format!("llm.sample_rates.{id}"),
                 "names no LLM-judged evaluator that is loaded".into(),
             )),

@@ -2,6 +2,7 @@
 //! `max_concurrency` requests in flight, each attempt under `timeout_ms`,
 //! answers bounded in bytes.
 
+use crate::key_error::KeyError;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,32 +29,24 @@ pub struct Provider {
     pub transport: HttpTransport,
 }
 
-/// Why a provider could not be set up; names the key at fault.
-#[derive(Debug, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct ProviderError {
-    pub key: String,
-    pub message: String,
-}
-
 impl Provider {
     /// Reads the provider's key and TLS files and builds its client.
     pub fn build(
         name: &str,
         config: &ProviderConfig,
         metrics: LlmMetrics,
-    ) -> Result<Provider, ProviderError> {
+    ) -> Result<Provider, KeyError> {
         let at = |key: &str| format!("llm.providers.{name}.{key}");
         let token = if let Some(path) = &config.api_key_file {
             std::fs::read_to_string(path)
-                .map_err(|e| ProviderError {
+                .map_err(|e| KeyError {
                     key: at("api_key_file"),
                     message: format!("cannot read {}: {e}", path.display()),
                 })?
                 .trim()
                 .to_owned()
         } else if let Some(var) = &config.api_key_env {
-            std::env::var(var).map_err(|_| ProviderError {
+            std::env::var(var).map_err(|_| KeyError {
                 key: at("api_key_env"),
                 message: format!("the environment variable {var} is not set"),
             })?
@@ -61,8 +54,7 @@ impl Provider {
             String::new()
         };
         let tls = if config.base_url.starts_with("https://") {
-            let tls = crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])
-                .map_err(|(key, message)| ProviderError { key, message })?;
+            let tls = crate::tls::keyed::build(&at("tls"), &config.tls, &[b"h2", b"http/1.1"])?;
             Some(tls)
         } else {
             None
@@ -77,7 +69,7 @@ impl Provider {
             MAX_RESPONSE_BYTES,
             Some(proxies),
         )
-        .map_err(|e| ProviderError {
+        .map_err(|e| KeyError {
             key: format!("llm.providers.{name}"),
             message: e.to_string(),
         })?;

@@ -18,8 +18,9 @@ use crate::record::{AttrRef, Spans};
 use crate::store::ModelCall;
 use traced::{CallLog, Traced};
 
+use crate::key_error::KeyError;
 use config::{LlmConfig, ProviderKind};
-use http::{Provider, ProviderError};
+use http::Provider;
 use metrics::LlmMetrics;
 
 /// The providers the judges call, built once for the process: deepeval's
@@ -34,7 +35,7 @@ pub struct Judges {
 
 impl Judges {
     /// Reads every configured provider's key and TLS files.
-    pub fn build(config: &LlmConfig, metrics: &LlmMetrics) -> Result<Judges, ProviderError> {
+    pub fn build(config: &LlmConfig, metrics: &LlmMetrics) -> Result<Judges, KeyError> {
         let mut built = Vec::with_capacity(config.providers.len());
         for (name, p) in &config.providers {
             built.push(Provider::build(name, p, metrics.clone())?);

@@ -9,6 +9,7 @@
 //! An `https://` endpoint is reached over TLS configured by
 //! `telemetry.otlp.tls`, built when the exporters start.
 
+use crate::key_error::KeyError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,13 +55,13 @@ impl Default for SelfTelemetryConfig {
 impl SelfTelemetryConfig {
     /// Checks the endpoint's scheme and the `tls` keys (no file is read);
     /// the error is (key path, message). Checked even when disabled.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         let https = if self.endpoint.starts_with("https://") {
             true
         } else if self.endpoint.starts_with("http://") {
             false
         } else {
-            return Err((
+            return Err(KeyError::new(
                 "telemetry.otlp.endpoint".into(),
                 format!(
                     "must start with http:// or https://, got {:?}",
@@ -88,7 +89,7 @@ impl SelfTelemetry {
         if !cfg.enabled {
             return Ok(SelfTelemetry::default());
         }
-        let keyed = |(path, message): (String, String)| format!("{path}: {message}");
+        let keyed = |e: KeyError| e.to_string();
         cfg.validate().map_err(keyed)?;
         // Built for http:// too (then with the defaults, the system's
         // roots): the client's connector takes one for either scheme.
@@ -295,7 +296,7 @@ mod tests {
             endpoint: "http://otel-collector:4318".into(),
             ..https(skip)
         };
-        let (path, message) = plaintext.validate().unwrap_err();
+        let crate::key_error::KeyError { key: path, message } = plaintext.validate().unwrap_err();
         assert_eq!(path, "telemetry.otlp.tls");
         assert!(message.contains("https://"), "{message}");
         let no_scheme = SelfTelemetryConfig {
@@ -303,7 +304,7 @@ mod tests {
             ..SelfTelemetryConfig::default()
         };
         assert_eq!(
-            no_scheme.validate().unwrap_err().0,
+            no_scheme.validate().unwrap_err().key,
             "telemetry.otlp.endpoint"
         );
     }

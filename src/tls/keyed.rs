@@ -3,6 +3,7 @@
 //! and PostgreSQL (`store.postgres.tls`): each reports the key path of what
 //! is wrong, as config validation does.
 
+use crate::key_error::KeyError;
 use std::sync::Arc;
 
 use super::{ClientTlsConfig, TlsError, client_config};
@@ -10,10 +11,10 @@ use super::{ClientTlsConfig, TlsError, client_config};
 /// Static checks (no file is read). `prefix`: the key path of the `tls`
 /// section; `https`: whether its connection uses TLS (an `https://`
 /// endpoint, `sslmode=require`).
-pub fn validate(prefix: &str, https: bool, tls: &ClientTlsConfig) -> Result<(), (String, String)> {
+pub fn validate(prefix: &str, https: bool, tls: &ClientTlsConfig) -> Result<(), KeyError> {
     if !https {
         if *tls != ClientTlsConfig::default() {
-            return Err((
+            return Err(KeyError::new(
                 prefix.into(),
                 "is set but the connection is plaintext: use an https:// endpoint (sslmode=require in a PostgreSQL URL) to connect with TLS"
                     .into(),
@@ -23,13 +24,13 @@ pub fn validate(prefix: &str, https: bool, tls: &ClientTlsConfig) -> Result<(), 
     }
     match (&tls.cert_file, &tls.key_file) {
         (Some(_), None) => {
-            return Err((
+            return Err(KeyError::new(
                 format!("{prefix}.key_file"),
                 format!("must be set with {prefix}.cert_file"),
             ));
         }
         (None, Some(_)) => {
-            return Err((
+            return Err(KeyError::new(
                 format!("{prefix}.cert_file"),
                 format!("must be set with {prefix}.key_file"),
             ));
@@ -37,7 +38,7 @@ pub fn validate(prefix: &str, https: bool, tls: &ClientTlsConfig) -> Result<(), 
         _ => {}
     }
     if tls.insecure_skip_verify && tls.ca_file.is_some() {
-        return Err((
+        return Err(KeyError::new(
             format!("{prefix}.insecure_skip_verify"),
             format!("verifies nothing, so {prefix}.ca_file would be ignored; set only one"),
         ));
@@ -52,8 +53,8 @@ pub fn build(
     prefix: &str,
     tls: &ClientTlsConfig,
     alpn: &[&[u8]],
-) -> Result<Arc<rustls::ClientConfig>, (String, String)> {
-    client_config(tls, alpn).map_err(|e| (key_of(prefix, tls, &e), e.to_string()))
+) -> Result<Arc<rustls::ClientConfig>, KeyError> {
+    client_config(tls, alpn).map_err(|e| KeyError::new(key_of(prefix, tls, &e), e.to_string()))
 }
 
 fn key_of(prefix: &str, tls: &ClientTlsConfig, e: &TlsError) -> String {
@@ -94,16 +95,16 @@ mod tests {
             insecure_skip_verify: true,
             ..ClientTlsConfig::default()
         };
-        assert_eq!(on_http(skip).unwrap_err().0, "x.tls");
+        assert_eq!(on_http(skip).unwrap_err().key, "x.tls");
         assert_eq!(
-            on_http(files(Some("ca.pem"), None, None)).unwrap_err().0,
+            on_http(files(Some("ca.pem"), None, None)).unwrap_err().key,
             "x.tls"
         );
     }
 
     #[test]
     fn contradictions_name_their_key() {
-        let on_https = |tls: ClientTlsConfig| validate("x.tls", true, &tls).map_err(|e| e.0);
+        let on_https = |tls: ClientTlsConfig| validate("x.tls", true, &tls).map_err(|e| e.key);
         assert_eq!(on_https(ClientTlsConfig::default()), Ok(()));
         assert_eq!(
             on_https(files(Some("ca.pem"), Some("c"), Some("k"))),
@@ -135,13 +136,14 @@ mod tests {
         std::fs::write(&junk, "not a certificate").unwrap();
         let s = |p: &std::path::Path| p.to_str().unwrap().to_owned();
 
-        let (key, message) =
+        let KeyError { key, message } =
             build("x.tls", &files(Some(&s(&missing)), None, None), &[]).unwrap_err();
         assert_eq!(key, "x.tls.ca_file");
         assert!(message.contains("missing.pem"), "{message}");
-        let (key, _) = build("x.tls", &files(Some(&s(&junk)), None, None), &[]).unwrap_err();
+        let KeyError { key, .. } =
+            build("x.tls", &files(Some(&s(&junk)), None, None), &[]).unwrap_err();
         assert_eq!(key, "x.tls.ca_file");
-        let (key, _) = build(
+        let KeyError { key, .. } = build(
             "x.tls",
             &files(None, Some(&s(&junk)), Some(&s(&missing))),
             &[],

@@ -414,16 +414,20 @@ fn client_config(config: &PostgresConfig) -> Result<(Connector, String), DbError
         config.statement_timeout_ms
     );
     pg.options(options.trim_start());
-    let tls = match pg.get_ssl_mode() {
-        postgres::config::SslMode::Require => {
-            let tls = crate::tls::keyed::build("store.postgres.tls", &config.tls, &[])
-                .map_err(|(what, message)| DbError::Open { what, message })?;
-            Some(tokio_postgres_rustls::MakeRustlsConnect::new(
-                (*tls).clone(),
-            ))
-        }
-        _ => None,
-    };
+    let tls =
+        match pg.get_ssl_mode() {
+            postgres::config::SslMode::Require => {
+                let tls = crate::tls::keyed::build("store.postgres.tls", &config.tls, &[])
+                    .map_err(|e| DbError::Open {
+                        what: e.key,
+                        message: e.message,
+                    })?;
+                Some(tokio_postgres_rustls::MakeRustlsConnect::new(
+                    (*tls).clone(),
+                ))
+            }
+            _ => None,
+        };
     Ok((
         Connector {
             config: pg,
