@@ -12,6 +12,7 @@
 //! module; [`Config`] assembles them, and they are re-exported here.
 
 use crate::key_error::KeyError;
+use crate::listener::Listener;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -140,7 +141,32 @@ impl Default for Config {
     }
 }
 
+/// One listener's settings, wherever the configuration keeps them.
+pub struct ListenerConfig<'a> {
+    pub enabled: bool,
+    pub endpoint: std::net::SocketAddr,
+    pub tls: &'a Option<crate::tls::ServerTlsConfig>,
+    pub auth: &'a crate::auth::ListenerAuthConfig,
+}
+
 impl Config {
+    /// A listener's settings (`receivers.grpc`, …, `api.grpc`).
+    pub fn listener(&self, which: Listener) -> ListenerConfig<'_> {
+        let (r, a) = (&self.receivers, &self.api);
+        let (enabled, endpoint, tls, auth) = match which {
+            Listener::OtlpGrpc => (r.grpc.enabled, r.grpc.endpoint, &r.grpc.tls, &r.grpc.auth),
+            Listener::OtlpHttp => (r.http.enabled, r.http.endpoint, &r.http.tls, &r.http.auth),
+            Listener::ApiHttp => (a.http.enabled, a.http.endpoint, &a.http.tls, &a.http.auth),
+            Listener::ApiGrpc => (a.grpc.enabled, a.grpc.endpoint, &a.grpc.tls, &a.grpc.auth),
+        };
+        ListenerConfig {
+            enabled,
+            endpoint,
+            tls,
+            auth,
+        }
+    }
+
     /// Parses and validates a configuration document; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
         flow_depth_within(text, MAX_FLOW_DEPTH).map_err(|line| ConfigError::Invalid {

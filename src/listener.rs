@@ -57,6 +57,16 @@ impl Listener {
         }
     }
 
+    /// What it is, in errors (`cannot listen on …`) and logs.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Listener::OtlpGrpc => "OTLP/gRPC receiver",
+            Listener::OtlpHttp => "OTLP/HTTP receiver",
+            Listener::ApiHttp => "HTTP API",
+            Listener::ApiGrpc => "gRPC query API",
+        }
+    }
+
     /// Its configuration key (with `enabled`, `endpoint`, `tls`, `auth`).
     pub const fn key(self) -> &'static str {
         match self {

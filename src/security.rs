@@ -65,31 +65,17 @@ struct ListenerSettings<'a> {
 }
 
 fn settings(config: &Config, which: Listener) -> ListenerSettings<'_> {
-    let (r, a) = (&config.receivers, &config.api);
-    let (enabled, endpoint, tls, auth, scope) = match which {
-        Listener::OtlpGrpc => {
-            let g = &r.grpc;
-            (g.enabled, g.endpoint, &g.tls, &g.auth, Scope::Ingest)
-        }
-        Listener::OtlpHttp => {
-            let h = &r.http;
-            (h.enabled, h.endpoint, &h.tls, &h.auth, Scope::Ingest)
-        }
-        Listener::ApiHttp => {
-            let h = &a.http;
-            (h.enabled, h.endpoint, &h.tls, &h.auth, Scope::Read)
-        }
-        Listener::ApiGrpc => {
-            let g = &a.grpc;
-            (g.enabled, g.endpoint, &g.tls, &g.auth, Scope::Read)
-        }
+    let l = config.listener(which);
+    let scope = match which {
+        Listener::OtlpGrpc | Listener::OtlpHttp => Scope::Ingest,
+        Listener::ApiHttp | Listener::ApiGrpc => Scope::Read,
     };
     ListenerSettings {
         which,
-        enabled,
-        endpoint,
-        tls,
-        auth,
+        enabled: l.enabled,
+        endpoint: l.endpoint,
+        tls: l.tls,
+        auth: l.auth,
         scope,
     }
 }

@@ -69,31 +69,38 @@ pub struct Listeners {
 }
 
 impl Listeners {
+    /// Binds every enabled listener, in the table's order.
     pub async fn bind(config: &Config) -> Result<Listeners, AppError> {
-        async fn bind_one(what: &'static str, addr: SocketAddr) -> Result<TcpListener, AppError> {
-            TcpListener::bind(addr)
+        let mut out = Listeners {
+            grpc: None,
+            http: None,
+            api_http: None,
+            api_grpc: None,
+        };
+        for which in Listener::ALL {
+            let l = config.listener(which);
+            if !l.enabled {
+                continue;
+            }
+            let bound = TcpListener::bind(l.endpoint)
                 .await
-                .map_err(|source| AppError::Bind { what, addr, source })
+                .map_err(|source| AppError::Bind {
+                    what: which.description(),
+                    addr: l.endpoint,
+                    source,
+                })?;
+            *out.slot(which) = Some(bound);
         }
-        let r = &config.receivers;
-        Ok(Listeners {
-            grpc: match r.grpc.enabled {
-                true => Some(bind_one("OTLP/gRPC receiver", r.grpc.endpoint).await?),
-                false => None,
-            },
-            http: match r.http.enabled {
-                true => Some(bind_one("OTLP/HTTP receiver", r.http.endpoint).await?),
-                false => None,
-            },
-            api_http: match config.api.http.enabled {
-                true => Some(bind_one("HTTP API", config.api.http.endpoint).await?),
-                false => None,
-            },
-            api_grpc: match config.api.grpc.enabled {
-                true => Some(bind_one("gRPC query API", config.api.grpc.endpoint).await?),
-                false => None,
-            },
-        })
+        Ok(out)
+    }
+
+    fn slot(&mut self, which: Listener) -> &mut Option<TcpListener> {
+        match which {
+            Listener::OtlpGrpc => &mut self.grpc,
+            Listener::OtlpHttp => &mut self.http,
+            Listener::ApiHttp => &mut self.api_http,
+            Listener::ApiGrpc => &mut self.api_grpc,
+        }
     }
 }
 
