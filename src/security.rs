@@ -2,18 +2,17 @@
 //! start-up (and by `validate-config`), so a missing or unparsable file is
 //! a start-up error naming its key, never a failure on the first client.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{Guard, ListenerAuthConfig, Scope, Tokens};
-use crate::config::Config;
+use crate::auth::{Guard, Scope, Tokens};
+use crate::config::{Config, ListenerConfig};
 use crate::listener::Listener;
 use crate::telemetry::Metrics;
-use crate::tls::{ServerTls, ServerTlsConfig};
+use crate::tls::ServerTls;
 
 /// A listener's security that cannot be loaded; names the key path.
 #[derive(Debug, thiserror::Error)]
@@ -56,32 +55,20 @@ pub struct Security {
 /// A listener's configuration as this module sees it.
 struct ListenerSettings<'a> {
     which: Listener,
-    enabled: bool,
-    endpoint: SocketAddr,
-    tls: &'a Option<ServerTlsConfig>,
-    auth: &'a ListenerAuthConfig,
+    config: ListenerConfig<'a>,
     /// The scope its main calls need.
     scope: Scope,
 }
 
-fn settings(config: &Config, which: Listener) -> ListenerSettings<'_> {
-    let l = config.listener(which);
-    let scope = match which {
-        Listener::OtlpGrpc | Listener::OtlpHttp => Scope::Ingest,
-        Listener::ApiHttp | Listener::ApiGrpc => Scope::Read,
-    };
-    ListenerSettings {
-        which,
-        enabled: l.enabled,
-        endpoint: l.endpoint,
-        tls: l.tls,
-        auth: l.auth,
-        scope,
-    }
-}
-
 fn listeners(config: &Config) -> [ListenerSettings<'_>; 4] {
-    Listener::ALL.map(|l| settings(config, l))
+    Listener::ALL.map(|which| ListenerSettings {
+        which,
+        config: config.listener(which),
+        scope: match which {
+            Listener::OtlpGrpc | Listener::OtlpHttp => Scope::Ingest,
+            Listener::ApiHttp | Listener::ApiGrpc => Scope::Read,
+        },
+    })
 }
 
 fn scope_name(scope: Scope) -> &'static str {
@@ -98,7 +85,7 @@ impl Security {
     /// configuration names.
     pub fn load(config: &Config, metrics: &Metrics) -> Result<Security, SecurityError> {
         let all = listeners(config);
-        let tokens = if all.iter().any(|l| l.auth.enabled) {
+        let tokens = if all.iter().any(|l| l.config.auth.enabled) {
             Some(Arc::new(Tokens::load(&config.auth)?))
         } else {
             None
@@ -110,7 +97,7 @@ impl Security {
         for l in &all {
             let (name, key) = (l.which.name(), l.which.key());
             let alpn = l.which.protocol().alpn();
-            let tls = match l.tls {
+            let tls = match l.config.tls {
                 Some(tls) => Some(Arc::new(
                     ServerTls::load(name, tls, &[alpn], metrics.tls_metrics(name))
                         .map_err(|source| SecurityError::Tls { key, source })?,
@@ -118,7 +105,7 @@ impl Security {
                 None => None,
             };
             let guard = match &tokens {
-                Some(tokens) if l.auth.enabled => {
+                Some(tokens) if l.config.auth.enabled => {
                     let granted = config
                         .auth
                         .tokens
@@ -255,10 +242,10 @@ pub fn check_clients(config: &Config) -> Result<(), SecurityError> {
 /// without TLS or without tokens.
 pub fn warn_exposed(config: &Config) {
     for l in listeners(config) {
-        if !l.enabled || l.endpoint.ip().is_loopback() {
+        if !l.config.enabled || l.config.endpoint.ip().is_loopback() {
             continue;
         }
-        let missing = match (l.tls.is_some(), l.auth.enabled) {
+        let missing = match (l.config.tls.is_some(), l.config.auth.enabled) {
             (true, true) => continue,
             (false, true) => "TLS",
             (true, false) => "authentication",
@@ -267,7 +254,7 @@ pub fn warn_exposed(config: &Config) {
         let key = l.which.key();
         tracing::warn!(
             listener = key,
-            endpoint = %l.endpoint,
+            endpoint = %l.config.endpoint,
             "{key} listens beyond this host without {missing}: set `{key}.tls` and `{key}.auth`",
         );
     }
