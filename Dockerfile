@@ -50,8 +50,10 @@ COPY src ./src
 COPY benches ./benches
 COPY config ./config
 RUN touch src/main.rs src/lib.rs \
- && cargo build --release --locked --bin toolscore \
- && objcopy --only-keep-debug target/release/toolscore target/toolscore.debug \
+ && cargo build --release --locked --bin toolscore
+# Stripping is a step of its own, so that a replay of the cargo steps with
+# `cargo fetch` in place of the build (which makes no binary) leaves it out.
+RUN objcopy --only-keep-debug target/release/toolscore target/toolscore.debug \
  && objcopy --strip-all --add-gnu-debuglink=target/toolscore.debug target/release/toolscore /toolscore \
  && mkdir data
 
