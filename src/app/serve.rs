@@ -125,21 +125,13 @@ impl Serving<'_> {
                 Duration::from_millis(h.read_header_timeout_ms.get()),
             )
             .with_tls(security.otlp_http.tls.clone());
-        let stop = shutdown.clone();
-        let served = async move {
-            crate::net::serve_http(listener, router, limits, stop)
-                .await
-                .map_err(|e| AppError::Serve {
-                    what: "OTLP/HTTP",
-                    message: e.to_string(),
-                })
-        };
-        supervise::spawn(
-            Listener::OtlpHttp.name(),
-            served,
-            panicked("OTLP/HTTP"),
-            self.failed,
-            metrics,
+        self.spawn_http(
+            Listener::OtlpHttp,
+            "OTLP/HTTP",
+            listener,
+            router,
+            limits,
+            shutdown,
         )
     }
 
@@ -216,21 +208,41 @@ impl Serving<'_> {
                 Duration::from_millis(config.api.read_header_timeout_ms.get()),
             )
             .with_tls(security.api_http.tls.clone());
-        let stop = api_stop.clone();
+        self.spawn_http(
+            Listener::ApiHttp,
+            "HTTP API",
+            listener,
+            router,
+            limits,
+            api_stop,
+        )
+    }
+
+    /// Serves `router` on an HTTP listener until `stop`, supervised.
+    fn spawn_http(
+        &self,
+        which: Listener,
+        what: &'static str,
+        listener: TcpListener,
+        router: axum::Router,
+        limits: crate::net::Limits,
+        stop: &CancellationToken,
+    ) -> JoinHandle<Result<(), AppError>> {
+        let stop = stop.clone();
         let served = async move {
             crate::net::serve_http(listener, router, limits, stop)
                 .await
                 .map_err(|e| AppError::Serve {
-                    what: "HTTP API",
+                    what,
                     message: e.to_string(),
                 })
         };
         supervise::spawn(
-            Listener::ApiHttp.name(),
+            which.name(),
             served,
-            panicked("HTTP API"),
+            panicked(what),
             self.failed,
-            metrics,
+            self.metrics,
         )
     }
 }
