@@ -1,7 +1,7 @@
 //! Compiles the gRPC query API (`proto/toolscore/v1/`) with the vendored
 //! `protoc`, so a build needs no system-wide protoc, and writes the encoded
 //! file descriptor set that server reflection serves. Generates the OTLP
-//! trace service's server around the receiver's own codec.
+//! trace and logs services' servers around the receiver's own codec.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -24,23 +24,42 @@ fn main() -> Result<(), Box<dyn Error>> {
         .file_descriptor_set_path(out_dir.join("toolscore_v1_descriptor.bin"))
         .compile_with_config(config, &protos, &includes)?;
 
-    // OTLP's `TraceService`, whose codec hands the handler the message's
-    // bytes: the receiver decodes them itself (src/receiver/wire.rs) and logs
-    // them to the write-ahead log as they came.
-    let export = tonic_prost_build::manual::Method::builder()
-        .name("export")
-        .route_name("Export")
-        .input_type("bytes::Bytes")
-        .output_type("opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse")
-        .codec_path("crate::receiver::grpc::RawCodec")
-        .build();
-    let trace_service = tonic_prost_build::manual::Service::builder()
-        .name("TraceService")
-        .package("opentelemetry.proto.collector.trace.v1")
-        .method(export)
-        .build();
+    // OTLP's `TraceService` and `LogsService`, whose codec hands the
+    // handler the message's bytes: the receiver decodes them itself
+    // (src/receiver/wire.rs, decode.rs) and logs them to the write-ahead
+    // log as they came.
+    let services = [
+        (
+            "trace",
+            "TraceService",
+            "ExportTraceServiceResponse",
+            "TraceCodec",
+        ),
+        (
+            "logs",
+            "LogsService",
+            "ExportLogsServiceResponse",
+            "LogsCodec",
+        ),
+    ]
+    .map(|(package, service, response, codec)| {
+        let export = tonic_prost_build::manual::Method::builder()
+            .name("export")
+            .route_name("Export")
+            .input_type("bytes::Bytes")
+            .output_type(format!(
+                "opentelemetry_proto::tonic::collector::{package}::v1::{response}"
+            ))
+            .codec_path(format!("crate::receiver::grpc::{codec}"))
+            .build();
+        tonic_prost_build::manual::Service::builder()
+            .name(service)
+            .package(format!("opentelemetry.proto.collector.{package}.v1"))
+            .method(export)
+            .build()
+    });
     tonic_prost_build::manual::Builder::new()
         .build_client(false)
-        .compile(&[trace_service]);
+        .compile(&services);
     Ok(())
 }

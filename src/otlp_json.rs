@@ -1,8 +1,11 @@
 //! OTLP JSON documents (the OTLP spec's JSON mapping: hex IDs, camelCase
 //! keys, int64 as strings or numbers) → span records. Used by the offline
-//! CLI for trace files and by `POST /v1/evaluate`.
+//! CLI for trace files and by `POST /v1/evaluate`. A document may hold
+//! spans (`resourceSpans`), log records (`resourceLogs`: the events some
+//! instrumentations write the model's messages to), or both.
 
-use opentelemetry_proto::tonic::trace::v1::TracesData;
+use opentelemetry_proto::tonic::logs::v1::ResourceLogs;
+use opentelemetry_proto::tonic::trace::v1::ResourceSpans;
 
 use crate::record::Records;
 use crate::span::{KeepAttributes, RejectedSpan};
@@ -24,6 +27,18 @@ pub struct OtlpJsonError {
 pub struct Parsed {
     pub spans: Records,
     pub rejected: Vec<RejectedSpan>,
+    /// Log records that belong to no span or carry nothing toolscore reads.
+    pub ignored: u64,
+}
+
+/// An OTLP/JSON document: `TracesData`, `LogsData`, or the two in one.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Document {
+    #[serde(default)]
+    resource_spans: Vec<ResourceSpans>,
+    #[serde(default)]
+    resource_logs: Vec<ResourceLogs>,
 }
 
 /// OTLP/JSON IDs are hex strings (the OTLP specification); the decoder's
@@ -62,20 +77,26 @@ pub fn parse_object(text: &str, keep: &KeepAttributes) -> Result<Parsed, OtlpJso
         message,
     })?;
     let de = &mut serde_json::Deserializer::from_str(text);
-    let data: TracesData =
-        serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
-            location: String::new(),
-            path: e.path().to_string(),
-            message: e.inner().to_string(),
-        })?;
+    let data: Document = serde_path_to_error::deserialize(&mut *de).map_err(|e| OtlpJsonError {
+        location: String::new(),
+        path: e.path().to_string(),
+        message: e.inner().to_string(),
+    })?;
     // Trailing content (a second object) is an error, not silently ignored.
     de.end().map_err(|e| OtlpJsonError {
         location: String::new(),
         path: ".".into(),
         message: e.to_string(),
     })?;
-    let (spans, rejected) = Records::from_otlp(&data.resource_spans, keep);
-    Ok(Parsed { spans, rejected })
+    let (mut spans, mut rejected) = Records::from_otlp(&data.resource_spans, keep);
+    let logs = crate::record::from_logs(&data.resource_logs, keep);
+    spans.append(logs.records);
+    rejected.extend(logs.rejected);
+    Ok(Parsed {
+        spans,
+        rejected,
+        ignored: logs.ignored,
+    })
 }
 
 /// Parses a trace file: one OTLP JSON object, or one object per line (JSON Lines).
@@ -97,6 +118,7 @@ pub fn parse_file_text(text: &str, keep: &KeepAttributes) -> Result<Parsed, Otlp
         })?;
         out.spans.append(parsed.spans);
         out.rejected.append(&mut parsed.rejected);
+        out.ignored += parsed.ignored;
     }
     Ok(out)
 }

@@ -65,30 +65,6 @@ const UNREADABLE: &[(&str, &str)] = &[
         "otel-genai-openai-v2/chat-loop-legacy-true",
         "content capture off (an invalid mode) and no tool spans: nothing names the calls",
     ),
-    (
-        "otel-genai-openai-v2/chat-loop-event-only",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
-    (
-        "openllmetry-openai/chat-loop-events",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
-    (
-        "openllmetry-anthropic/messages-loop-events",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
-    (
-        "otel-genai-openai-v2-legacy/chat-loop",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
-    (
-        "otel-genai-openai-v2-legacy/chat-loop-streamed",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
-    (
-        "otel-genai-openai-v2-legacy/chat-loop-nocontent",
-        "the messages are only in OTLP log records, which toolscore does not receive",
-    ),
 ];
 
 /// Recordings whose tool spans are shaped as UiPath's (OpenInference's
@@ -117,8 +93,9 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 /// A fixture's traces' tool calls, as the service extracts them: read as
-/// OTLP/JSON, and as OTLP/protobuf through the receivers' wire decoder,
-/// which must give the same calls.
+/// OTLP/JSON, and as OTLP/protobuf through the receivers' decoders, which
+/// must give the same calls. A fixture's log records (`.logs.otlp.json`)
+/// are read with its spans.
 fn extract(path: &Path) -> BTreeMap<String, Vec<ToolCall>> {
     use prost::Message;
     let config = toolscore::config::Config::default();
@@ -145,11 +122,36 @@ fn extract(path: &Path) -> BTreeMap<String, Vec<ToolCall>> {
             })
             .collect()
     };
-    let from_json = calls(parsed.spans);
+    // The log records recorded beside the spans (the model's messages as
+    // events): read with the spans, as the service keeps them together.
+    let logs_path = PathBuf::from(
+        path.to_string_lossy()
+            .replace(".otlp.json", ".logs.otlp.json"),
+    );
+    let logs_text = std::fs::read_to_string(&logs_path).ok();
+    let mut json_records = parsed.spans;
+    if let Some(text) = &logs_text {
+        let logs = toolscore::otlp_json::parse_file_text(text, &keep)
+            .unwrap_or_else(|e| panic!("{}: {e}", logs_path.display()));
+        assert!(logs.rejected.is_empty(), "{}", logs_path.display());
+        json_records.append(logs.spans);
+    }
+    let from_json = calls(json_records);
     let request: opentelemetry_proto::tonic::trace::v1::TracesData =
         serde_json::from_str(&text).unwrap();
-    let wire = toolscore::receiver::wire::decode_request(&request.encode_to_vec(), &keep)
+    let mut wire = toolscore::receiver::wire::decode_request(&request.encode_to_vec(), &keep)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Some(text) = &logs_text {
+        let logs: opentelemetry_proto::tonic::logs::v1::LogsData =
+            serde_json::from_str(text).unwrap();
+        let decoded = toolscore::receiver::decode::decode(
+            toolscore::wal::Kind::OtlpLogsProtobuf,
+            &logs.encode_to_vec(),
+            &keep,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", logs_path.display()));
+        wire.spans.append(decoded.spans);
+    }
     let from_wire = calls(wire.spans);
     let summary = |m: &BTreeMap<String, Vec<ToolCall>>| format!("{m:?}");
     assert_eq!(

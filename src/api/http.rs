@@ -700,9 +700,13 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
     let parsed =
         crate::otlp_json::parse_object(text, &st.keep).map_err(|e| invalid(&e.path, &e.message))?;
     if let Some(r) = parsed.rejected.first() {
+        let (resource, scope, item) = match r.what {
+            "span" => ("resourceSpans", "scopeSpans", "spans"),
+            _ => ("resourceLogs", "scopeLogs", "logRecords"),
+        };
         return Err(invalid(
             format!(
-                "resourceSpans[{}].scopeSpans[{}].spans[{}]",
+                "{resource}[{}].{scope}[{}].{item}[{}]",
                 r.resource, r.scope, r.index
             ),
             &r.reason,

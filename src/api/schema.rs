@@ -21,6 +21,11 @@ pub struct EvaluateRequest {
     /// The spans, every one of one trace, as OTLP/JSON encodes them.
     #[schema(rename = "resourceSpans", min_items = 1)]
     resource_spans: Vec<ResourceSpans>,
+    /// Log records of the same trace, as OTLP/JSON encodes them: the
+    /// events some instrumentations write the model's messages to
+    /// (docs/conventions.md); those of no span of the trace are ignored.
+    #[schema(rename = "resourceLogs", value_type = Option<Vec<Object>>)]
+    resource_logs: Option<Json>,
     /// Evaluators to run instead of those the service would bind.
     evaluators: Option<Vec<InlineEvaluator>>,
     /// Criteria by evaluator id; an absent or null entry takes the

@@ -326,6 +326,9 @@ async fn run(
         health_reporter
             .set_serving::<receiver::grpc::TraceServer>()
             .await;
+        health_reporter
+            .set_serving::<receiver::grpc::LogsServer>()
+            .await;
         servers.push(serving.otlp_grpc(listener, ingest.clone(), health_service, &shutdown));
     }
     if let Some(listener) = listeners.http {

@@ -39,7 +39,7 @@ pub(super) struct ApiParts {
 }
 
 impl Serving<'_> {
-    /// The OTLP/gRPC receiver, with the health service.
+    /// The OTLP/gRPC receiver (traces and logs), with the health service.
     pub fn otlp_grpc(
         &self,
         listener: TcpListener,
@@ -50,8 +50,9 @@ impl Serving<'_> {
         shutdown: &CancellationToken,
     ) -> JoinHandle<Result<(), AppError>> {
         let (config, metrics, security) = (self.config, self.metrics, self.security);
-        let svc =
-            receiver::grpc::service(ingest, config.receivers.grpc.max_recv_msg_size_bytes.get());
+        let max = config.receivers.grpc.max_recv_msg_size_bytes.get();
+        let svc = receiver::grpc::service(ingest.clone(), max);
+        let logs = receiver::grpc::logs_service(ingest, max);
         let g = &config.receivers.grpc;
         // (The header deadline is HTTP/1.1's; gRPC calls have their timeout.)
         let limits = metrics
@@ -81,6 +82,7 @@ impl Serving<'_> {
                 .layer(tower::util::MapResponseLayer::new(oversize))
                 .add_service(health_service)
                 .add_service(svc)
+                .add_service(logs)
                 .serve_with_incoming_shutdown(incoming, stop.cancelled_owned())
                 .await
                 .map_err(|e| AppError::Serve {

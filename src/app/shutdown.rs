@@ -67,6 +67,9 @@ impl Stopping<'_> {
         health_reporter
             .set_not_serving::<receiver::grpc::TraceServer>()
             .await;
+        health_reporter
+            .set_not_serving::<receiver::grpc::LogsServer>()
+            .await;
         // Requests in flight get a quarter of the deadline to arrive whole and be
         // answered. Then the shards stop taking spans and drain, whatever a stuck
         // or hostile client still holds open: its request was never acknowledged,

@@ -102,7 +102,7 @@ pub fn load_traces(
             message: e.to_string(),
         })?;
         for r in &parsed.rejected {
-            messages.push(format!("warning: {}: {r}; span skipped", f.display()));
+            messages.push(format!("warning: {}: {r}; skipped", f.display()));
         }
         records.append(parsed.spans);
     }

@@ -144,6 +144,7 @@ impl ExtractConfig {
                 .chain([super::messages::TOOLS_LIST.to_owned()]),
         )
         .with_scopes(super::library::SCOPES.iter().map(|(s, _)| s.to_string()))
+        .with_event_bodies(super::messages::EVENTS.iter().map(|(e, _)| e.to_string()))
     }
 }
 

@@ -13,7 +13,12 @@
 //!   `gen_ai.input.messages`: the GenAI conventions' parts (`tool_call`,
 //!   `tool_call_response`), OpenAI's `tool_calls` and `role: tool`
 //!   messages, Anthropic's `tool_use` and `tool_result` blocks;
-//! - the Vercel AI SDK's `ai.response.toolCalls` and `ai.prompt.messages`.
+//! - the Vercel AI SDK's `ai.response.toolCalls` and `ai.prompt.messages`;
+//! - events (log records) of a model span: the GenAI conventions'
+//!   `gen_ai.client.inference.operation.details` with the same message
+//!   attributes, read as the span's own, and the older message events
+//!   ([`EVENTS`]), each body one message of the request or a choice of the
+//!   response.
 //!
 //! A call is taken from the output side only (input messages resend every
 //! earlier call), once per call id (several spans can describe one model
@@ -36,6 +41,16 @@ pub const JSON_KEYS: &[&str] = &[
     "ai.prompt.messages",
     "gen_ai.tool.definitions",
     "ai.prompt.tools",
+];
+
+/// The older GenAI message events, whose body is one message: the event's
+/// name, and the role its message has (a choice is the model's answer).
+pub const EVENTS: &[(&str, &str)] = &[
+    ("gen_ai.system.message", "system"),
+    ("gen_ai.user.message", "user"),
+    ("gen_ai.assistant.message", "assistant"),
+    ("gen_ai.tool.message", "tool"),
+    ("gen_ai.choice", "assistant"),
 ];
 
 /// The flattened list of the tools offered (`llm.tools.{n}.tool.json_schema`).
@@ -144,6 +159,52 @@ impl Conversation {
                 _ => {}
             }
         }
+        self.take(span.span_id, span.end_time_unix_nano, out, sent);
+    }
+
+    /// Reads one span's message events ([`EVENTS`]: each event's name and
+    /// body, in the order they were emitted): the request's messages, then
+    /// the model's choices. `at` is when the last of them was emitted.
+    pub fn read_events(&mut self, span_id: SpanId, at: u64, events: &[(&str, Value)]) {
+        let (mut input, mut output) = (Vec::new(), Vec::new());
+        for (name, body) in events {
+            let Some(&(_, role)) = EVENTS.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let Value::Dict(body) = body else { continue };
+            if *name == "gen_ai.choice" {
+                // `{"message": {…}, "tool_calls": […]}`: the calls beside
+                // the message or in it.
+                let mut m = match body.get_str("message") {
+                    Some(Value::Dict(m)) => m.clone(),
+                    _ => Dict::new(),
+                };
+                if m.get_str("tool_calls").is_none()
+                    && let Some(calls) = body.get_str("tool_calls")
+                {
+                    m.insert_str("tool_calls", calls.clone());
+                }
+                if m.get_str("role").is_none() {
+                    m.insert_str("role", Value::Str(role.to_owned()));
+                }
+                output.push(Value::Dict(m));
+            } else {
+                let mut m = body.clone();
+                if m.get_str("role").is_none() {
+                    m.insert_str("role", Value::Str(role.to_owned()));
+                }
+                input.push(Value::Dict(m));
+            }
+        }
+        let (mut out, mut sent) = (Vec::new(), Vec::new());
+        messages(&Value::List(output), &mut out, &mut Vec::new());
+        messages(&Value::List(input), &mut Vec::new(), &mut sent);
+        self.take(span_id, at, out, sent);
+    }
+
+    /// Takes one model call's messages: the calls asked for (each once,
+    /// by id), the results sent back.
+    fn take(&mut self, span_id: SpanId, at: u64, out: Vec<Asked>, sent: Vec<Sent>) {
         for Asked { id, name, args } in out {
             if let Some(id) = &id
                 && self.requested.iter().any(|r| r.id.as_ref() == Some(id))
@@ -154,8 +215,8 @@ impl Conversation {
                 id,
                 name,
                 args,
-                span_id: span.span_id,
-                at: span.end_time_unix_nano,
+                span_id,
+                at,
             });
         }
         for s in &sent {

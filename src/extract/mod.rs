@@ -14,7 +14,7 @@ mod messages;
 mod spans;
 
 pub use conventions::{ArgsFormat, Convention, Detect, ExtractConfig};
-pub use messages::{JSON_KEYS as MESSAGE_KEYS, LISTS as MESSAGE_LISTS};
+pub use messages::{EVENTS as MESSAGE_EVENTS, JSON_KEYS as MESSAGE_KEYS, LISTS as MESSAGE_LISTS};
 
 use crate::pyvalue::{Dict, Value, json, literal};
 use crate::record::{AttrRef, Spans};
@@ -102,6 +102,7 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
             calls.push(c);
         }
     }
+    read_events(spans, &keys, &mut found, &mut json, &mut conversation);
     let mut calls = merge_nested(calls);
     let calls = if conversation.is_empty() && calls.iter().all(|c| c.pending.is_none()) {
         calls
@@ -129,6 +130,57 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
         .collect();
     calls.sort_by_key(|c| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
     calls
+}
+
+/// The model's messages in the trace's events (log records of its model
+/// spans): an event with message attributes is read as a model span of
+/// its own; the older message events of one span, together, as the
+/// conversation of that span's model call.
+fn read_events<'s>(
+    spans: &'s Spans,
+    keys: &Keys<'_>,
+    found: &mut [Option<crate::record::Unread<'s>>],
+    json: &mut Vec<Option<AttrRef<'s>>>,
+    conversation: &mut messages::Conversation,
+) {
+    let body = spans.key(crate::span::EVENT_BODY);
+    // Per span, in first-seen order: its message events' names and bodies,
+    // and when the last was emitted.
+    type Events<'e> = Vec<(&'e str, Value)>;
+    let mut bodies: Vec<(SpanId, u64, Events<'_>)> = Vec::new();
+    for event in spans.events() {
+        if !event.has_attributes() {
+            continue;
+        }
+        let flattened = keys.read(&event, found);
+        json.clear();
+        json.extend(
+            keys.messages
+                .iter()
+                .map(|&(_, slot)| spans::value(found, slot)),
+        );
+        if flattened || json.iter().any(Option::is_some) {
+            conversation.read(&event, json, flattened);
+        }
+        let (Some(parent), Some(value)) = (event.parent_span_id, body.and_then(|k| event.get(k)))
+        else {
+            continue;
+        };
+        let at = event.end_time_unix_nano;
+        let entry = match bodies.iter().position(|(s, ..)| *s == parent) {
+            Some(i) => &mut bodies[i],
+            None => {
+                bodies.push((parent, at, Vec::new()));
+                let last = bodies.len() - 1;
+                &mut bodies[last]
+            }
+        };
+        entry.1 = entry.1.max(at);
+        entry.2.push((event.name(), value.to_py()));
+    }
+    for (span_id, at, events) in &bodies {
+        conversation.read_events(*span_id, *at, events);
+    }
 }
 
 /// A tool span directly inside a tool span of the same name (OpenLLMetry's

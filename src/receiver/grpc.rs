@@ -1,7 +1,8 @@
-//! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+//! OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`
+//! and `opentelemetry.proto.collector.logs.v1.LogsService/Export`.
 //!
-//! The server is generated (build.rs) around [`RawCodec`], which hands the
-//! handler the message's bytes: the receiver decodes them straight into
+//! The servers are generated (build.rs) around [`RawCodec`], which hands
+//! the handler the message's bytes: the receiver decodes them straight into
 //! span records (`wire.rs`) instead of building prost's
 //! `ExportTraceServiceRequest` first, and logs them as they came. Admission
 //! ([`Admitted`]) runs before the message is read.
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use tonic::body::Body;
 use tonic::codec::{BufferSettings, Codec, CompressionEncoding, DecodeBuf, Decoder};
@@ -19,8 +21,8 @@ use tonic::server::NamedService;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::wire;
-use super::{Ingest, Refused, admit, ingest, log};
+use super::decode::decode;
+use super::{Ingest, Refused, Signal, admit, ingest, log};
 use crate::telemetry::Refusal;
 use crate::wal::Kind;
 
@@ -31,17 +33,35 @@ mod generated {
         env!("OUT_DIR"),
         "/opentelemetry.proto.collector.trace.v1.TraceService.rs"
     ));
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/opentelemetry.proto.collector.logs.v1.LogsService.rs"
+    ));
 }
+use generated::logs_service_server::{LogsService, LogsServiceServer};
 use generated::trace_service_server::{TraceService, TraceServiceServer};
 
-const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+/// The method both services export with (`/<service>/Export`).
+const EXPORT: &str = "/Export";
 
 /// The `TraceService` server, behind admission.
 pub type TraceServer = Admitted<TraceServiceServer<Export>>;
 
+/// The `LogsService` server, behind admission.
+pub type LogsServer = Admitted<LogsServiceServer<Export>>;
+
 /// The `TraceService` server: gzip in and out, decoded size capped.
 pub fn service(ctx: Arc<Ingest>, max_decoding_message_size: usize) -> TraceServer {
     let server = TraceServiceServer::new(Export(ctx.clone()))
+        .accept_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Gzip)
+        .max_decoding_message_size(max_decoding_message_size);
+    Admitted { ctx, inner: server }
+}
+
+/// The `LogsService` server, as [`service`].
+pub fn logs_service(ctx: Arc<Ingest>, max_decoding_message_size: usize) -> LogsServer {
+    let server = LogsServiceServer::new(Export(ctx.clone()))
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip)
         .max_decoding_message_size(max_decoding_message_size);
@@ -83,7 +103,7 @@ where
         let ctx = self.ctx.clone();
         let mut inner = self.inner.clone();
         Box::pin(async move {
-            if req.uri().path() == EXPORT
+            if req.uri().path().ends_with(EXPORT)
                 && let Err(refused) = admit(&ctx).await
             {
                 return Ok(status_of(refused).into_http());
@@ -93,8 +113,26 @@ where
     }
 }
 
-/// The export handler: decodes, logs, and hands the spans to the assembler.
+/// The export handler: decodes, logs, and hands the records to the assembler.
 pub struct Export(Arc<Ingest>);
+
+impl Export {
+    async fn export(&self, bytes: &[u8], signal: Signal) -> Result<super::Ingested, Status> {
+        let ctx = &self.0;
+        let kind = match signal {
+            Signal::Traces => Kind::OtlpProtobuf,
+            Signal::Logs => Kind::OtlpLogsProtobuf,
+        };
+        let decoded = decode(kind, bytes, &ctx.keep).map_err(|e| {
+            ctx.metrics.refuse(Refusal::Malformed);
+            Status::invalid_argument(e)
+        })?;
+        let appended = log(ctx, kind, bytes, &decoded).map_err(status_of)?;
+        ingest(ctx, "grpc", signal, decoded, appended)
+            .await
+            .map_err(status_of)
+    }
+}
 
 #[tonic::async_trait]
 impl TraceService for Export {
@@ -102,17 +140,19 @@ impl TraceService for Export {
         &self,
         request: tonic::Request<Bytes>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, Status> {
-        let ctx = &self.0;
-        let bytes = request.into_inner();
-        let decoded = wire::decode_request(&bytes, &ctx.keep).map_err(|e| {
-            ctx.metrics.refuse(Refusal::Malformed);
-            Status::invalid_argument(e.to_string())
-        })?;
-        let appended = log(ctx, Kind::OtlpProtobuf, &bytes).map_err(status_of)?;
-        match ingest(ctx, "grpc", decoded, appended).await {
-            Ok(done) => Ok(tonic::Response::new(done.response())),
-            Err(refused) => Err(status_of(refused)),
-        }
+        let done = Export::export(self, &request.into_inner(), Signal::Traces).await?;
+        Ok(tonic::Response::new(done.response()))
+    }
+}
+
+#[tonic::async_trait]
+impl LogsService for Export {
+    async fn export(
+        &self,
+        request: tonic::Request<Bytes>,
+    ) -> Result<tonic::Response<ExportLogsServiceResponse>, Status> {
+        let done = Export::export(self, &request.into_inner(), Signal::Logs).await?;
+        Ok(tonic::Response::new(done.logs_response()))
     }
 }
 
@@ -128,26 +168,41 @@ fn status_of(refused: Refused) -> Status {
 }
 
 /// Hands over a request's message as its bytes (no copy when tonic holds
-/// it in one buffer, as it does); encodes responses with prost.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RawCodec;
+/// it in one buffer, as it does); encodes responses (`R`) with prost.
+#[derive(Debug)]
+pub struct RawCodec<R>(std::marker::PhantomData<fn() -> R>);
 
-impl Codec for RawCodec {
-    type Encode = ExportTraceServiceResponse;
+/// The trace service's codec.
+pub type TraceCodec = RawCodec<ExportTraceServiceResponse>;
+/// The logs service's codec.
+pub type LogsCodec = RawCodec<ExportLogsServiceResponse>;
+
+impl<R> Default for RawCodec<R> {
+    fn default() -> Self {
+        RawCodec(std::marker::PhantomData)
+    }
+}
+
+impl<R: prost::Message + Send + 'static> Codec for RawCodec<R> {
+    type Encode = R;
     type Decode = Bytes;
-    type Encoder = tonic_prost::ProstEncoder<ExportTraceServiceResponse>;
-    type Decoder = RawCodec;
+    type Encoder = tonic_prost::ProstEncoder<R>;
+    type Decoder = RawDecoder;
 
     fn encoder(&mut self) -> Self::Encoder {
         tonic_prost::ProstEncoder::new(BufferSettings::default())
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        RawCodec
+        RawDecoder
     }
 }
 
-impl Decoder for RawCodec {
+/// [`RawCodec`]'s decoder: the message's bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawDecoder;
+
+impl Decoder for RawDecoder {
     type Item = Bytes;
     type Error = Status;
 

@@ -1,5 +1,6 @@
-//! OTLP/HTTP: `POST /v1/traces`, protobuf or JSON, optionally gzip. The body
-//! is capped as sent and again after inflation (413 past either cap).
+//! OTLP/HTTP: `POST /v1/traces` and `POST /v1/logs`, protobuf or JSON,
+//! optionally gzip. The body is capped as sent and again after inflation
+//! (413 past either cap).
 
 use std::io::Read;
 use std::sync::Arc;
@@ -10,14 +11,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 
 use super::HttpReceiverConfig;
-use super::wire::{self, Decoded};
-use super::{Ingest, Refused, admit, ingest, log};
-use crate::record::Records;
-use crate::span::KeepAttributes;
+use super::decode::decode;
+use super::{Ingest, Refused, Signal, admit, ingest, log};
 use crate::telemetry::Refusal;
 use crate::wal::Kind;
 
@@ -56,16 +54,18 @@ pub fn router(ctx: Arc<Ingest>, cfg: &HttpReceiverConfig) -> Router {
         read_timeout: std::time::Duration::from_millis(cfg.read_timeout_ms.get()),
     });
     Router::new()
-        .route("/v1/traces", post(export))
+        .route("/v1/traces", post(export_traces))
+        .route("/v1/logs", post(export_logs))
         // Our own cap applies (below); axum's default 2 MiB must not.
         .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state)
 }
 
 fn content_type(format: Kind) -> &'static str {
-    match format {
-        Kind::OtlpProtobuf => "application/x-protobuf",
-        Kind::OtlpJson => "application/json",
+    if format.is_json() {
+        "application/json"
+    } else {
+        "application/x-protobuf"
     }
 }
 
@@ -108,22 +108,35 @@ fn error(format: Kind, status: StatusCode, message: String) -> Response {
         StatusCode::SERVICE_UNAVAILABLE => 14,
         _ => 13,
     };
-    let body = match format {
-        Kind::OtlpProtobuf => tonic_types::Status {
+    let body = if format.is_json() {
+        serde_json::json!({"code": code, "message": message})
+            .to_string()
+            .into_bytes()
+    } else {
+        tonic_types::Status {
             code,
             message,
             details: vec![],
         }
-        .encode_to_vec(),
-        Kind::OtlpJson => serde_json::json!({"code": code, "message": message})
-            .to_string()
-            .into_bytes(),
+        .encode_to_vec()
     };
     (status, [(header::CONTENT_TYPE, content_type(format))], body).into_response()
 }
 
-async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
-    let Some(format) = format_of(&headers) else {
+async fn export_traces(
+    State(st): State<Arc<HttpState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    export(&st, &headers, body, Signal::Traces).await
+}
+
+async fn export_logs(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
+    export(&st, &headers, body, Signal::Logs).await
+}
+
+async fn export(st: &HttpState, headers: &HeaderMap, body: Body, signal: Signal) -> Response {
+    let Some(format) = format_of(headers) else {
         return st.refuse(
             Refusal::UnsupportedMediaType,
             Kind::OtlpJson,
@@ -190,25 +203,31 @@ async fn export(State(st): State<Arc<HttpState>>, headers: HeaderMap, body: Body
     } else {
         raw
     };
-    let decoded = match decode(format, &bytes, &st.ctx.keep) {
+    let kind = match signal {
+        Signal::Traces => format,
+        Signal::Logs => format.logs(),
+    };
+    let decoded = match decode(kind, &bytes, &st.ctx.keep) {
         Ok(r) => r,
         Err(message) => {
             return st.refuse(Refusal::Malformed, format, StatusCode::BAD_REQUEST, message);
         }
     };
-    let ingested = match log(&st.ctx, format, &bytes) {
-        Ok(appended) => ingest(&st.ctx, "http", decoded, appended).await,
+    let ingested = match log(&st.ctx, kind, &bytes, &decoded) {
+        Ok(appended) => ingest(&st.ctx, "http", signal, decoded, appended).await,
         Err(refused) => Err(refused),
     };
-    let response = match ingested {
-        Ok(done) => done.response(),
+    let done = match ingested {
+        Ok(done) => done,
         Err(refused) => return refusal(format, refused),
     };
-    let body = match format {
-        Kind::OtlpProtobuf => response.encode_to_vec(),
+    let body = match (signal, format.is_json()) {
         // `{}` rather than `{"partialSuccess": null}` when all was accepted.
-        Kind::OtlpJson if response.partial_success.is_none() => b"{}".to_vec(),
-        Kind::OtlpJson => serde_json::to_vec(&response).unwrap_or_default(),
+        (_, true) if done.rejected == 0 => b"{}".to_vec(),
+        (Signal::Traces, true) => serde_json::to_vec(&done.response()).unwrap_or_default(),
+        (Signal::Traces, false) => done.response().encode_to_vec(),
+        (Signal::Logs, true) => serde_json::to_vec(&done.logs_response()).unwrap_or_default(),
+        (Signal::Logs, false) => done.logs_response().encode_to_vec(),
     };
     (
         StatusCode::OK,
@@ -252,27 +271,4 @@ fn inflate(raw: &[u8], max: usize) -> Result<Bytes, Inflate> {
         return Err(Inflate::TooLarge);
     }
     Ok(Bytes::from(out))
-}
-
-/// A request's spans from its bytes (protobuf or OTLP JSON): what the
-/// receiver does, and what replaying the write-ahead log does again.
-pub(super) fn decode(format: Kind, bytes: &[u8], keep: &KeepAttributes) -> Result<Decoded, String> {
-    match format {
-        Kind::OtlpProtobuf => wire::decode_request(bytes, keep).map_err(|e| e.to_string()),
-        Kind::OtlpJson => {
-            // serde would take a struct from a JSON array too (`[]` as an
-            // empty request); OTLP/JSON is an object.
-            if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-                return Err("invalid OTLP JSON: the body must be a JSON object".into());
-            }
-            crate::otlp_json::check_id_prefixes(bytes)
-                .map_err(|e| format!("invalid OTLP JSON: {e}"))?;
-            let de = &mut serde_json::Deserializer::from_slice(bytes);
-            let req: ExportTraceServiceRequest = serde_path_to_error::deserialize(&mut *de)
-                .map_err(|e| format!("invalid OTLP JSON at {}: {}", e.path(), e.inner()))?;
-            de.end().map_err(|e| format!("invalid OTLP JSON: {e}"))?;
-            let (spans, rejected) = Records::from_otlp(&req.resource_spans, keep);
-            Ok(Decoded { spans, rejected })
-        }
-    }
 }

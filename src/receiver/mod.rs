@@ -1,12 +1,14 @@
-//! OTLP receivers: gRPC `TraceService/Export` (`grpc.rs`) and HTTP
-//! `POST /v1/traces` (`http.rs`). Only this module knows tonic's and axum's
-//! request types; both hand decoded spans to [`ingest`], which validates
-//! them, submits them to the assembler and turns the verdicts into the OTLP
-//! answer: partial success for spans refused one by one, a retryable refusal
-//! when the assembler is full.
+//! OTLP receivers: gRPC `TraceService/Export` and `LogsService/Export`
+//! (`grpc.rs`), HTTP `POST /v1/traces` and `POST /v1/logs` (`http.rs`).
+//! Only this module knows tonic's and axum's request types; each hands its
+//! decoded records (`decode.rs`: spans, or the events of log records) to
+//! [`ingest`], which validates them, submits them to the assembler and
+//! turns the verdicts into the OTLP answer: partial success for records
+//! refused one by one, a retryable refusal when the assembler is full.
 
 pub mod admission;
 mod config;
+pub mod decode;
 pub mod grpc;
 pub mod http;
 pub mod replay;
@@ -16,6 +18,9 @@ pub use config::{GrpcReceiverConfig, HttpReceiverConfig, ReceiversConfig};
 
 use std::time::Duration;
 
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceResponse,
 };
@@ -25,6 +30,24 @@ use crate::span::KeepAttributes;
 use crate::telemetry::{Metrics, ReceiverLabel, Refusal, Rejection};
 use crate::wal::{Appended, Kind, Wal, WalError};
 use wire::Decoded;
+
+/// What a request carries: spans, or log records (whose events are kept
+/// with their spans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Traces,
+    Logs,
+}
+
+impl Signal {
+    /// What one item is called in messages to clients.
+    fn items(self) -> &'static str {
+        match self {
+            Signal::Traces => "spans",
+            Signal::Logs => "log records",
+        }
+    }
+}
 
 /// A request's result when it was (at least partly) taken.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -41,6 +64,16 @@ impl Ingested {
         ExportTraceServiceResponse {
             partial_success: (self.rejected > 0).then_some(ExportTracePartialSuccess {
                 rejected_spans: self.rejected,
+                error_message: self.message,
+            }),
+        }
+    }
+
+    /// The OTLP logs response.
+    pub fn logs_response(self) -> ExportLogsServiceResponse {
+        ExportLogsServiceResponse {
+            partial_success: (self.rejected > 0).then_some(ExportLogsPartialSuccess {
+                rejected_log_records: self.rejected,
                 error_message: self.message,
             }),
         }
@@ -91,11 +124,20 @@ pub async fn admit(ctx: &Ingest) -> Result<(), Refused> {
 
 /// Appends a request's bytes to the write-ahead log (when it is on), after
 /// they decoded and before they are taken: a log that cannot take them
-/// refuses the request, retryably.
-pub fn log(ctx: &Ingest, kind: Kind, bytes: &[u8]) -> Result<Option<Appended>, Refused> {
+/// refuses the request, retryably. A request none of whose records is
+/// taken (a logs request of application logs, say) is not logged.
+pub fn log(
+    ctx: &Ingest,
+    kind: Kind,
+    bytes: &[u8],
+    decoded: &Decoded,
+) -> Result<Option<Appended>, Refused> {
     let Some(wal) = &ctx.wal else {
         return Ok(None);
     };
+    if decoded.spans.is_empty() {
+        return Ok(None);
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
@@ -121,6 +163,7 @@ fn wal_refusal(ctx: &Ingest, e: &WalError) -> Refused {
 pub async fn ingest(
     ctx: &Ingest,
     receiver: &'static str,
+    signal: Signal,
     decoded: Decoded,
     logged: Option<Appended>,
 ) -> Result<Ingested, Refused> {
@@ -128,12 +171,18 @@ pub async fn ingest(
     let Decoded {
         spans,
         rejected: bad_ids,
+        ignored,
     } = decoded;
-    let total = spans.len() + bad_ids.len();
-    metrics
-        .spans_received
+    let total = (spans.len() + bad_ids.len()) as u64;
+    let items = signal.items();
+    let received = match signal {
+        Signal::Traces => &metrics.spans_received,
+        Signal::Logs => &metrics.log_records_received,
+    };
+    received
         .get_or_create(&ReceiverLabel { receiver })
-        .inc_by(total as u64);
+        .inc_by(total + ignored);
+    metrics.log_records_ignored.inc_by(ignored);
     let mut reasons: Vec<String> = bad_ids
         .iter()
         .take(MAX_REASONS)
@@ -144,9 +193,16 @@ pub async fn ingest(
         if bad_ids.is_empty() {
             return Ok(Ingested::default());
         }
+        if ignored > 0 {
+            // Not all invalid: the others were read (and dropped).
+            return Ok(Ingested {
+                rejected: i64::try_from(bad_ids.len()).unwrap_or(i64::MAX),
+                message: format!("{} {items} rejected: {}", bad_ids.len(), reasons.join("; ")),
+            });
+        }
         metrics.refuse(Refusal::AllSpansInvalid);
         return Err(Refused::Invalid(format!(
-            "all {} spans were invalid: {}",
+            "all {} {items} were invalid: {}",
             bad_ids.len(),
             reasons.join("; ")
         )));
@@ -203,7 +259,7 @@ pub async fn ingest(
         ),
     ] {
         if n > 0 {
-            reasons.push(format!("{n} spans {why}"));
+            reasons.push(format!("{n} {items} {why}"));
         }
     }
     let rejected = bad_ids.len() as u64 + trace_full + late + corrupt;
@@ -212,7 +268,7 @@ pub async fn ingest(
         message: if rejected == 0 {
             String::new()
         } else {
-            format!("{rejected} spans rejected: {}", reasons.join("; "))
+            format!("{rejected} {items} rejected: {}", reasons.join("; "))
         },
     })
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use foldhash::fast::RandomState;
 use tokio_util::sync::CancellationToken;
 
-use super::http::decode;
+use super::decode::decode;
 use crate::assembler::{AssemblerHandle, Push};
 use crate::record::Records;
 use crate::span::{KeepAttributes, TraceId};

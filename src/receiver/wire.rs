@@ -30,6 +30,9 @@ pub struct Decoded {
     /// what was sent.
     pub spans: Records,
     pub rejected: Vec<RejectedSpan>,
+    /// Log records taken as read and dropped (a logs request's; see
+    /// [`crate::record::from_logs`]).
+    pub ignored: u64,
 }
 
 /// The request is not a well-formed `ExportTraceServiceRequest`.
@@ -56,6 +59,7 @@ pub fn decode_request(buf: &[u8], keep: &KeepAttributes) -> Result<Decoded, Wire
         // Guesses from the usual sizes; they only save regrowth.
         spans: Records::with_capacity(buf.len() / 2, buf.len() / 320),
         rejected: Vec::new(),
+        ignored: 0,
     };
     let mut scratch = Vec::new();
     let mut r = Reader::new(buf, 0);
@@ -298,6 +302,7 @@ fn scope_spans<'a>(
                 match span(s, from, keep, &mut out.spans, scratch, depth - 1)? {
                     Ok(()) => {}
                     Err(reason) => out.rejected.push(RejectedSpan {
+                        what: "span",
                         resource: ri,
                         scope: si,
                         index,
@@ -371,6 +376,7 @@ fn span<'a>(
         name,
         service: service_name,
         scope,
+        event: false,
     };
     out.begin(&header, scratch.len());
     for (key, value) in scratch.iter() {

@@ -8,7 +8,8 @@
 //! costs about its content, no allocation of its own, and nothing is
 //! decoded into structs on the way.
 //!
-//! A record is: the span ID (8 bytes); the parent (0, or 1 and 8 bytes);
+//! A record is: the span ID (8 bytes); the parent (0, or 1 and 8 bytes; 2
+//! and 8 bytes for an event of that span, below);
 //! start and end times (varints); the name (length, UTF-8); the resource's
 //! `service.name` (0, or 1 and a length-prefixed string); the scope's id in
 //! the service's [`KeepAttributes`] (a varint, 0: none it recognises); the
@@ -18,8 +19,19 @@
 //! message key by name (`1`, then the length-prefixed key). The trace ID is
 //! not in the record: the request's index and the trace's buffer are keyed
 //! by it.
+//!
+//! An event is a record too: a log record that belongs to a span (the
+//! GenAI conventions' message events, sent over OTLP logs) is written as a
+//! record whose parent is that span, marked as an event (`logs.rs`). Its
+//! name is the event's name, its time the record's, its attributes those
+//! kept and its body (under [`span::EVENT_BODY`]); its ID is a hash of the log
+//! record, so a retried export de-duplicates as spans do. Readers see
+//! spans ([`Spans::iter`]) and events ([`Spans::events`]) apart.
 
+mod logs;
 mod view;
+
+pub use logs::{FromLogs, from_logs};
 
 pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans, Unread};
 
@@ -92,6 +104,7 @@ impl Records {
                         Ok(ids) => ids,
                         Err(reason) => {
                             rejected.push(RejectedSpan {
+                                what: "span",
                                 resource: ri,
                                 scope: si,
                                 index,
@@ -118,6 +131,7 @@ impl Records {
                         name: &s.name,
                         service: service.as_deref(),
                         scope,
+                        event: false,
                     };
                     out.begin(&header, kept.len());
                     for (key, kv) in kept {
@@ -157,6 +171,7 @@ impl Records {
                 name: &s.name,
                 service: s.service_name.as_deref(),
                 scope: s.scope_name.as_deref().map_or(0, |n| keep.scope_id(n)),
+                event: false,
             };
             out.begin(&header, kept.len());
             for (key, (_, v)) in kept {
@@ -177,7 +192,7 @@ impl Records {
         out.extend_from_slice(&h.span_id.0);
         match h.parent {
             Some(p) => {
-                out.push(1);
+                out.push(if h.event { 2 } else { 1 });
                 out.extend_from_slice(&p.0);
             }
             None => out.push(0),
@@ -197,7 +212,7 @@ impl Records {
         self.spans.push(Entry {
             trace_id: h.trace_id,
             span_id: h.span_id,
-            root: h.parent.is_none(),
+            root: h.parent.is_none() && !h.event,
             encoded: 0,
             start: at,
             end: at,
@@ -300,6 +315,8 @@ pub struct Header<'a> {
     pub service: Option<&'a str>,
     /// The scope's id in the [`KeepAttributes`] (0: none it recognises).
     pub scope: u32,
+    /// An event of the span `parent` (a log record), not a span.
+    pub event: bool,
 }
 
 /// The attributes of `attrs` a span keeps, with how each key is written:

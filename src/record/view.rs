@@ -17,12 +17,14 @@ use crate::span::{AttrValue, KeepAttributes, Span, SpanId, TraceId};
 #[error("corrupt span records at byte {0}")]
 pub struct Corrupt(pub(super) usize);
 
-/// One trace's spans, checked, in the order they arrived.
+/// One trace's spans, checked, in the order they arrived, and the events
+/// (log records) that belong to them.
 #[derive(Debug)]
 pub struct Spans {
     trace_id: TraceId,
     bytes: Vec<u8>,
     heads: Vec<Head>,
+    events: Vec<Head>,
     keys: Arc<KeepAttributes>,
 }
 
@@ -122,13 +124,14 @@ impl Spans {
         bytes: Vec<u8>,
         keys: Arc<KeepAttributes>,
     ) -> Result<Spans, Corrupt> {
-        let mut heads = Vec::new();
+        let (mut heads, mut events) = (Vec::new(), Vec::new());
         let mut r = Reader::new(&bytes);
         while r.pos < bytes.len() {
             let span_id = SpanId(r.array()?);
-            let parent = match r.byte()? {
-                0 => None,
-                1 => Some(SpanId(r.array()?)),
+            let (parent, event) = match r.byte()? {
+                0 => (None, false),
+                1 => (Some(SpanId(r.array()?)), false),
+                2 => (Some(SpanId(r.array()?)), true),
                 _ => return Err(r.corrupt()),
             };
             let start = r.varint()?;
@@ -153,7 +156,7 @@ impl Spans {
                 }
                 r.skip_value(0, true)?;
             }
-            heads.push(Head {
+            let head = Head {
                 span_id,
                 parent,
                 start,
@@ -162,12 +165,18 @@ impl Spans {
                 service,
                 scope,
                 attrs: (from, r.pos),
-            });
+            };
+            if event {
+                events.push(head);
+            } else {
+                heads.push(head);
+            }
         }
         Ok(Spans {
             trace_id,
             bytes,
             heads,
+            events,
             keys,
         })
     }
@@ -187,6 +196,7 @@ impl Spans {
             trace_id,
             bytes: Vec::new(),
             heads: Vec::new(),
+            events: Vec::new(),
             keys: Arc::new(KeepAttributes::default()),
         })
     }
@@ -213,6 +223,12 @@ impl Spans {
         self.heads.iter().map(|h| self.at(h))
     }
 
+    /// The events (log records) of the trace's spans, in the order they
+    /// arrived: each read as a span whose parent is the span it belongs to.
+    pub fn events(&self) -> impl Iterator<Item = SpanRef<'_>> + Clone {
+        self.events.iter().map(|h| self.at(h))
+    }
+
     fn at(&self, h: &Head) -> SpanRef<'_> {
         let bytes = |(from, to): (usize, usize)| self.bytes.get(from..to).unwrap_or_default();
         SpanRef {
@@ -230,7 +246,8 @@ impl Spans {
 
     /// Heap bytes held, for the judges' accounting.
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity() + self.heads.capacity() * std::mem::size_of::<Head>()
+        self.bytes.capacity()
+            + (self.heads.capacity() + self.events.capacity()) * std::mem::size_of::<Head>()
     }
 
     /// The spans as owned [`Span`]s (for the tests' comparisons).

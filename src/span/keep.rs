@@ -13,6 +13,10 @@
 //!   the conversation's prompts are never read;
 //! - the instrumentation scope, as a small id, when it is one extraction
 //!   recognises a library by.
+//!
+//! Of a log record that belongs to a span (an event), the same attributes
+//! are kept, and its body when the event is one extraction reads
+//! ([`KeepAttributes::with_event_bodies`]).
 
 use std::sync::Arc;
 
@@ -79,7 +83,12 @@ pub struct KeepAttributes {
     /// Instrumentation scope names (a name, or a prefix ending in `*`): a
     /// span of one of them keeps its position here, plus one.
     scopes: Vec<Arc<str>>,
+    /// The events (by name) whose body is kept, under [`EVENT_BODY`].
+    event_bodies: Vec<Arc<str>>,
 }
+
+/// The key an event's body is kept under, among its attributes.
+pub const EVENT_BODY: &str = "toolscore.event.body";
 
 impl KeepAttributes {
     pub fn only<I: IntoIterator<Item = String>>(keys: I) -> KeepAttributes {
@@ -108,6 +117,26 @@ impl KeepAttributes {
     pub fn with_scopes<I: IntoIterator<Item = String>>(mut self, scopes: I) -> KeepAttributes {
         self.scopes = scopes.into_iter().map(Arc::from).collect();
         self
+    }
+
+    /// Keeps the body of the events with these names (under
+    /// [`EVENT_BODY`]).
+    pub fn with_event_bodies<I: IntoIterator<Item = String>>(mut self, names: I) -> KeepAttributes {
+        self.event_bodies = names.into_iter().map(Arc::from).collect();
+        let key: Arc<str> = Arc::from(EVENT_BODY);
+        if !self.event_bodies.is_empty()
+            && !self.ids.contains_key(&key)
+            && let Ok(id) = u32::try_from(self.names.len())
+        {
+            self.ids.insert(key.clone(), id);
+            self.names.push(key);
+        }
+        self
+    }
+
+    /// Whether the body of an event with this name is kept.
+    pub fn keeps_body(&self, event: &str) -> bool {
+        self.event_bodies.iter().any(|n| **n == *event)
     }
 
     /// The key's id if the attribute is kept by its exact key.

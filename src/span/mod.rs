@@ -15,7 +15,7 @@ use crate::pyvalue::{Dict, Value};
 
 mod keep;
 
-pub use keep::{Field, KeepAttributes, KeyRef, MessageKey, marks_tool_result};
+pub use keep::{EVENT_BODY, Field, KeepAttributes, KeyRef, MessageKey, marks_tool_result};
 
 /// Why an ID from the wire was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -224,10 +224,13 @@ impl Span {
     }
 }
 
-/// A span refused at the edge, with the reason reported to the client.
+/// A span (or log record) refused at the edge, with the reason reported to
+/// the client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("span {index} of scope {scope} of resource {resource}: {reason}")]
+#[error("{what} {index} of scope {scope} of resource {resource}: {reason}")]
 pub struct RejectedSpan {
+    /// `span` or `log record`.
+    pub what: &'static str,
     pub resource: usize,
     pub scope: usize,
     pub index: usize,

@@ -87,6 +87,11 @@ pub struct Metrics {
     pub registry: Registry,
     /// Spans decoded from requests, by receiver.
     pub spans_received: Family<ReceiverLabel, Counter>,
+    /// Log records decoded from requests, by receiver.
+    pub log_records_received: Family<ReceiverLabel, Counter>,
+    /// Log records acknowledged and dropped: they belong to no span, or
+    /// carry nothing extraction reads. (Those kept go on as spans do.)
+    pub log_records_ignored: Counter,
     /// Spans taken into the assembler (duplicates included: they are acknowledged).
     pub spans_accepted: Counter,
     /// Spans refused one by one, by reason.
@@ -163,6 +168,8 @@ impl Metrics {
         let m = Metrics {
             registry: Registry::default(),
             spans_received: Family::default(),
+            log_records_received: Family::default(),
+            log_records_ignored: Counter::default(),
             spans_accepted: Counter::default(),
             spans_rejected: Family::default(),
             requests_refused: Family::default(),
@@ -207,6 +214,16 @@ impl Metrics {
             "spans_received",
             "Spans decoded from OTLP requests",
             m.spans_received.clone(),
+        );
+        registry.register(
+            "log_records_received",
+            "Log records decoded from OTLP requests",
+            m.log_records_received.clone(),
+        );
+        registry.register(
+            "log_records_ignored",
+            "Log records acknowledged and dropped: no span to belong to, or nothing toolscore reads",
+            m.log_records_ignored.clone(),
         );
         registry.register(
             "spans_accepted",
@@ -412,6 +429,9 @@ impl Metrics {
         }
         for receiver in ["grpc", "http"] {
             let _ = m.spans_received.get_or_create(&ReceiverLabel { receiver });
+            let _ = m
+                .log_records_received
+                .get_or_create(&ReceiverLabel { receiver });
         }
         for &reason in Rejection::ALL {
             let _ = m.spans_rejected.get_or_create(&RejectionLabel { reason });

@@ -26,10 +26,38 @@ pub enum Kind {
     OtlpProtobuf = 1,
     /// The same request as OTLP/JSON.
     OtlpJson = 2,
+    /// An OTLP `ExportLogsServiceRequest`, protobuf-encoded.
+    OtlpLogsProtobuf = 3,
+    /// The same request as OTLP/JSON.
+    OtlpLogsJson = 4,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 2] = [Kind::OtlpProtobuf, Kind::OtlpJson];
+    pub const ALL: [Kind; 4] = [
+        Kind::OtlpProtobuf,
+        Kind::OtlpJson,
+        Kind::OtlpLogsProtobuf,
+        Kind::OtlpLogsJson,
+    ];
+
+    /// Whether the payload is OTLP/JSON (else protobuf).
+    pub fn is_json(self) -> bool {
+        matches!(self, Kind::OtlpJson | Kind::OtlpLogsJson)
+    }
+
+    /// Whether the payload is a logs request (else traces).
+    pub fn is_logs(self) -> bool {
+        matches!(self, Kind::OtlpLogsProtobuf | Kind::OtlpLogsJson)
+    }
+
+    /// The same encoding, for logs.
+    pub fn logs(self) -> Kind {
+        if self.is_json() {
+            Kind::OtlpLogsJson
+        } else {
+            Kind::OtlpLogsProtobuf
+        }
+    }
 
     pub fn from_byte(b: u8) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| *k as u8 == b)
@@ -215,7 +243,9 @@ mod tests {
         assert_eq!(Kind::OtlpProtobuf as u8, 1);
         assert_eq!(Kind::OtlpJson as u8, 2);
         assert_eq!(Kind::from_byte(0), None);
-        assert_eq!(Kind::from_byte(3), None);
+        assert_eq!(Kind::from_byte(3), Some(Kind::OtlpLogsProtobuf));
+        assert_eq!(Kind::from_byte(4), Some(Kind::OtlpLogsJson));
+        assert_eq!(Kind::from_byte(5), None);
     }
 
     #[test]
