@@ -79,29 +79,36 @@ fn pipelines_to<'a>(c: &'a Json, exporter: &str) -> Vec<(&'a String, &'a Json)> 
         .collect()
 }
 
-/// The pipeline to toolscore drops toolscore's own spans (results, self
-/// telemetry), which would come back as late spans of the traces they score.
+/// The pipelines to toolscore, one for traces and one for logs (the GenAI
+/// events), drop toolscore's own spans and log events (results, self
+/// telemetry), which would come back as late records of the traces they
+/// score.
 fn check_results_stay_out(c: &Json, file: &str, exporter: &str) {
     let to_toolscore = pipelines_to(c, exporter);
-    assert!(
-        !to_toolscore.is_empty(),
-        "{file}: nothing goes to {exporter}"
+    let signals: BTreeSet<&str> = to_toolscore
+        .iter()
+        .map(|(id, _)| id.split('/').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        signals,
+        BTreeSet::from(["logs", "traces"]),
+        "{file}: traces and logs go to {exporter}, nothing else"
     );
     for (id, p) in to_toolscore {
-        assert!(
-            id.starts_with("traces"),
-            "{file}: {id} sends {exporter} non-traces"
-        );
         let filter = names(&p["processors"])
             .into_iter()
             .find(|n| component_type(n) == "filter")
             .unwrap_or_else(|| panic!("{file}: {id} has no filter processor"));
-        let conditions = names(&c["processors"][&filter]["traces"]["span"]);
+        let conditions = if id.starts_with("traces") {
+            names(&c["processors"][&filter]["traces"]["span"])
+        } else {
+            names(&c["processors"][&filter]["logs"]["log_record"])
+        };
         assert!(
             conditions
                 .iter()
                 .any(|s| s.contains("resource.attributes[\"service.name\"] == \"toolscore\"")),
-            "{file}: {filter} does not drop service.name toolscore: {conditions:?}"
+            "{file}: {filter} does not drop service.name toolscore in {id}: {conditions:?}"
         );
     }
 }
