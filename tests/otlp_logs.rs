@@ -289,3 +289,44 @@ async fn log_records_survive_kill_9_through_the_write_ahead_log() {
         assert_eq!(&calls_of(&http, s.api, trace, 1).await, calls, "{trace}");
     }
 }
+
+/// `POST /v1/evaluate` reads a document's `resourceLogs` with its
+/// `resourceSpans`: the order evaluator sees the calls only the log records
+/// carry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evaluate_reads_the_log_records_beside_the_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&test_config(), dir.path());
+    let http = common::http();
+    ready(&http, s.api).await;
+    let (spans, records) = fixture("otel-genai-openai-v2-legacy/chat-loop");
+    let want = expected(&spans, &records);
+    let (trace, calls) = want.first().unwrap();
+    let names: Vec<&Json> = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    let mut doc: Json = serde_json::from_str(&spans).unwrap();
+    let logs: Json = serde_json::from_str(&records).unwrap();
+    let evaluate = |doc: Json| {
+        let mut doc = doc;
+        doc["evaluators"] =
+            json!([{"id": "order", "type": "uipath-tool-call-order", "config": {}}]);
+        doc["criteria"] = json!({"order": {"toolCallsOrder": names}});
+        let http = http.clone();
+        let url = format!("http://{}/v1/evaluate", s.api);
+        async move {
+            let got = post(&http, url, "application/json", doc.to_string().into()).await;
+            assert_eq!(got["trace_id"], json!(trace), "{got}");
+            got["scores"][0]["score"].as_f64().unwrap()
+        }
+    };
+    assert!(
+        evaluate(doc.clone()).await < 1.0,
+        "the spans alone have no calls"
+    );
+    doc["resourceLogs"] = logs["resourceLogs"].clone();
+    assert_eq!(evaluate(doc).await, 1.0);
+}
