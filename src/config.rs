@@ -4,13 +4,15 @@
 //! units are in key names (`_ms`, `_secs`, `_bytes`). Loading goes through
 //! `serde_path_to_error` so an error names the file and the key path. Counts
 //! and durations that must not be 0 are `NonZero*`, refused while parsing; a
-//! second pass ([`Config::validate`]) checks maxima and what crosses fields
-//! (grace < idle timeout, rule references).
+//! second pass ([`Config::validate`]) checks maxima (declared by each
+//! section, `bounds.rs`) and what crosses fields (grace < idle timeout, rule
+//! references).
 //!
 //! Each stage owns its section's types (`receiver::ReceiversConfig`,
 //! `store::StoreConfig`, …), so it reads them without depending on this
 //! module; [`Config`] assembles them, and they are re-exported here.
 
+use crate::bounds::Section;
 use crate::key_error::KeyError;
 use crate::listener::Listener;
 use std::path::Path;
@@ -118,6 +120,11 @@ pub struct Config {
     pub shutdown_timeout_ms: u64,
 }
 
+impl crate::bounds::Bounded for Config {
+    const MAXIMA: &'static [(&'static str, u64)] =
+        &[("shutdown_timeout_ms", crate::bounds::HOUR_MS)];
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -211,70 +218,33 @@ impl Config {
         Config::parse(DEFAULT_YAML, "<embedded config/default.yaml>")
     }
 
-    /// Every duration, size and count with its largest accepted value, so no
-    /// arithmetic on a configured value (an `Instant` plus a duration, a
-    /// byte budget split over shards) can overflow at run time. docs/configuration.md lists the same
-    /// maxima.
-    #[rustfmt::skip]
-    fn maxima(&self) -> [(&'static str, u64, u64); 49] {
-        const HOUR_MS: u64 = 3_600_000;
-        const DAY_SECS: u64 = 86_400;
-        const GIB: u64 = 1 << 30;
-        let (r, a, api) = (&self.receivers, &self.assembler, &self.api);
-        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
-        [
-            ("receivers.grpc.max_recv_msg_size_bytes", n(r.grpc.max_recv_msg_size_bytes.get()), GIB),
-            ("receivers.grpc.max_concurrent_streams", u64::from(r.grpc.max_concurrent_streams.get()), 10_000),
-            ("receivers.grpc.max_connections", n(r.grpc.max_connections.get()), 100_000),
-            ("receivers.grpc.request_timeout_ms", r.grpc.request_timeout_ms.get(), HOUR_MS),
-            ("receivers.http.max_request_body_bytes", n(r.http.max_request_body_bytes.get()), GIB),
-            ("receivers.http.max_decompressed_body_bytes", n(r.http.max_decompressed_body_bytes.get()), GIB),
-            ("receivers.http.max_connections", n(r.http.max_connections.get()), 100_000),
-            ("receivers.http.read_header_timeout_ms", r.http.read_header_timeout_ms.get(), HOUR_MS),
-            ("receivers.http.read_timeout_ms", r.http.read_timeout_ms.get(), HOUR_MS),
-            ("receivers.admission.max_wait_ms", r.admission.max_wait_ms, HOUR_MS),
-            ("receivers.admission.max_backlog_ms", r.admission.max_backlog_ms, HOUR_MS),
-            ("receivers.admission.min_backlog_spans", r.admission.min_backlog_spans.get(), 1 << 40),
-            ("assembler.shards", n(a.shards), 1024),
-            ("assembler.grace_after_root_ms", a.grace_after_root_ms, HOUR_MS),
-            ("assembler.idle_timeout_secs", a.idle_timeout_secs.get(), 7 * DAY_SECS),
-            ("assembler.max_trace_age_secs", a.max_trace_age_secs.get(), 7 * DAY_SECS),
-            ("assembler.late_span_window_secs", a.late_span_window_secs, DAY_SECS),
-            ("assembler.max_traces", n(a.max_traces.get()), 100_000_000),
-            ("assembler.max_traces_per_service", n(a.max_traces_per_service), 100_000_000),
-            ("assembler.max_spans_per_trace", n(a.max_spans_per_trace.get()), 10_000_000),
-            ("assembler.max_buffered_bytes", n(a.max_buffered_bytes.get()), 1024 * GIB),
-            ("assembler.queue_capacity", n(a.queue_capacity.get()), 1_000_000),
-            ("assembler.retry_after_secs", a.retry_after_secs, 3600),
-            ("store.max_traces", n(self.store.max_traces.get()), 100_000_000),
-            ("store.retention_secs", self.store.retention_secs.get(), 365 * DAY_SECS),
-            ("store.max_bytes", n(self.store.max_bytes.get()), 1024 * GIB),
-            ("store.sqlite.busy_timeout_ms", self.store.sqlite.busy_timeout_ms, HOUR_MS),
-            ("wal.max_bytes", self.wal.max_bytes.get(), 1 << 50),
-            ("wal.segment_bytes", self.wal.segment_bytes.get(), 1 << 40),
-            ("wal.sync_interval_ms", self.wal.sync_interval_ms.get(), 60_000),
-            ("store.postgres.pool_size", n(self.store.postgres.pool_size.get()), 1_000),
-            ("store.postgres.connect_timeout_ms", self.store.postgres.connect_timeout_ms.get(), HOUR_MS),
-            ("store.postgres.statement_timeout_ms", self.store.postgres.statement_timeout_ms, HOUR_MS),
-            ("store.postgres.judgement_lease_secs", self.store.postgres.judgement_lease_secs.get(), DAY_SECS),
-            ("store.writer.queue_capacity", n(self.store.writer.queue_capacity.get()), 1_000_000),
-            ("store.writer.max_batch", n(self.store.writer.max_batch.get()), 100_000),
-            ("store.writer.retry_backoff_ms", self.store.writer.retry_backoff_ms.get(), 60_000),
-            // Workers are threads of the async runtime's blocking pool
-            // (512 threads): above this, they would take all of it.
-            ("evaluation.workers", n(self.evaluation.workers), 256),
-            ("evaluation.queue_capacity", n(self.evaluation.queue_capacity.get()), 1_000_000),
-            ("api.request_timeout_ms", api.request_timeout_ms.get(), HOUR_MS),
-            ("api.max_wait_ms", api.max_wait_ms, HOUR_MS),
-            ("api.max_list_limit", n(api.max_list_limit.get()), 100_000),
-            ("api.max_evaluate_body_bytes", n(api.max_evaluate_body_bytes.get()), GIB),
-            ("api.watch_buffer", n(api.watch_buffer.get()), 1_000_000),
-            ("api.max_connections", n(api.max_connections.get()), 100_000),
-            ("api.read_header_timeout_ms", api.read_header_timeout_ms.get(), HOUR_MS),
-            ("api.ui.session_ttl_secs", api.ui.session_ttl_secs.get(), 30 * DAY_SECS),
-            ("api.ui.max_sessions", n(api.ui.max_sessions.get()), 1_000_000),
-            ("shutdown_timeout_ms", self.shutdown_timeout_ms, HOUR_MS),
-        ]
+    /// The config's sections whose numbers have maxima (`bounds.rs`), each
+    /// at its key path. docs/configuration.md lists the same maxima.
+    fn sections(&self) -> Vec<Section> {
+        /// `sections!(a.b, c)`: the sections `self.a.b` at `a.b` and
+        /// `self.c` at `c`.
+        macro_rules! sections {
+            ($($($field:ident).+),* $(,)?) => {
+                vec![$(Section::of(stringify!($($field).+), &self.$($field).+)),*]
+            };
+        }
+        let mut out = sections!(
+            receivers.grpc,
+            receivers.http,
+            receivers.admission,
+            assembler,
+            store,
+            store.sqlite,
+            store.postgres,
+            store.writer,
+            wal,
+            evaluation,
+            api,
+            api.ui,
+            exporter,
+        );
+        out.push(Section::of("", self));
+        out
     }
 
     /// The reload intervals and handshake deadlines, each within its range:
@@ -324,13 +294,8 @@ impl Config {
 
     /// Cross-field checks; the error is (key path, message).
     pub fn validate(&self) -> Result<(), KeyError> {
-        for (path, value, max) in self.maxima() {
-            if value > max {
-                return Err(KeyError::new(
-                    path.into(),
-                    format!("must be at most {max}, got {value}"),
-                ));
-            }
+        for section in self.sections() {
+            section.check()?;
         }
         self.check_reloads()?;
         let a = &self.assembler;
@@ -657,6 +622,19 @@ mod tests {
         format!("{out}{value}\n")
     }
 
+    /// Every number of a bounded section has a maximum (or is declared
+    /// unbounded), and every declaration names one of its numbers: a new
+    /// key cannot go unchecked, nor a renamed one leave its check behind.
+    #[test]
+    fn every_number_of_a_bounded_section_is_declared() {
+        let problems: Vec<String> = Config::default()
+            .sections()
+            .iter()
+            .flat_map(Section::undeclared)
+            .collect();
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
     /// Issue 15: `late_span_window_secs: 9223372036854775807` passed
     /// validate-config, then panicked a shard (`Instant + Duration`). Every
     /// bounded key refuses its maximum plus one, naming the key and the
@@ -664,7 +642,14 @@ mod tests {
     #[test]
     fn every_duration_size_and_count_has_a_maximum() {
         let defaults = Config::default();
-        for (path, value, max) in defaults.maxima() {
+        let maxima: Vec<_> = defaults
+            .sections()
+            .iter()
+            .flat_map(|s| s.maxima().collect::<Vec<_>>())
+            .collect();
+        assert!(maxima.len() >= 58, "{}", maxima.len());
+        for (path, value, max) in maxima {
+            let path = path.as_str();
             assert!(value <= max, "{path}: default {value} above {max}");
             for over in [max + 1, u64::MAX / 2, u64::MAX] {
                 let e = Config::parse(&yaml_setting(path, over), "t.yaml")

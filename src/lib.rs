@@ -12,6 +12,7 @@ pub mod api;
 pub mod app;
 pub mod assembler;
 pub mod auth;
+pub mod bounds;
 pub mod cli;
 pub mod config;
 pub mod criteria;

@@ -136,3 +136,22 @@ fn http_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, 
 fn grpc_listener<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApiListener, D::Error> {
     listener(d, Listener::ApiGrpc)
 }
+
+impl crate::bounds::Bounded for ApiConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("request_timeout_ms", crate::bounds::HOUR_MS),
+        ("max_wait_ms", crate::bounds::HOUR_MS),
+        ("max_list_limit", 100_000),
+        ("max_evaluate_body_bytes", crate::bounds::GIB),
+        ("watch_buffer", 1_000_000),
+        ("max_connections", 100_000),
+        ("read_header_timeout_ms", crate::bounds::HOUR_MS),
+    ];
+}
+
+impl crate::bounds::Bounded for UiConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("session_ttl_secs", 30 * crate::bounds::DAY_SECS),
+        ("max_sessions", 1_000_000),
+    ];
+}

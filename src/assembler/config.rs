@@ -60,3 +60,19 @@ impl Default for AssemblerConfig {
         }
     }
 }
+
+impl crate::bounds::Bounded for AssemblerConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("shards", 1024),
+        ("grace_after_root_ms", crate::bounds::HOUR_MS),
+        ("idle_timeout_secs", 7 * crate::bounds::DAY_SECS),
+        ("max_trace_age_secs", 7 * crate::bounds::DAY_SECS),
+        ("late_span_window_secs", crate::bounds::DAY_SECS),
+        ("max_traces", 100_000_000),
+        ("max_traces_per_service", 100_000_000),
+        ("max_spans_per_trace", 10_000_000),
+        ("max_buffered_bytes", 1024 * crate::bounds::GIB),
+        ("queue_capacity", 1_000_000),
+        ("retry_after_secs", 3600),
+    ];
+}

@@ -29,3 +29,12 @@ impl Default for EvaluationConfig {
         }
     }
 }
+
+impl crate::bounds::Bounded for EvaluationConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        // Workers are threads of the async runtime's blocking pool (512
+        // threads): above this, they would take all of it.
+        ("workers", 256),
+        ("queue_capacity", 1_000_000),
+    ];
+}

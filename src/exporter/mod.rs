@@ -124,51 +124,7 @@ impl ExporterConfig {
     /// config that is wrong fails before someone turns it on.
     pub fn validate(&self) -> Result<(), KeyError> {
         // Maxima, so that no deadline or backoff arithmetic can overflow.
-        const HOUR_MS: u64 = 3_600_000;
-        let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
-        let maxima = [
-            (
-                "exporter.queue_capacity",
-                n(self.queue_capacity.get()),
-                10_000_000,
-            ),
-            ("exporter.max_batch", n(self.max_batch.get()), 100_000),
-            (
-                "exporter.batch_timeout_ms",
-                self.batch_timeout_ms.get(),
-                HOUR_MS,
-            ),
-            (
-                "exporter.metrics_interval_ms",
-                self.metrics_interval_ms.get(),
-                HOUR_MS,
-            ),
-            ("exporter.timeout_ms", self.timeout_ms.get(), HOUR_MS),
-            ("exporter.max_retries", u64::from(self.max_retries), 1000),
-            (
-                "exporter.initial_backoff_ms",
-                self.initial_backoff_ms.get(),
-                HOUR_MS,
-            ),
-            (
-                "exporter.max_backoff_ms",
-                self.max_backoff_ms.get(),
-                HOUR_MS,
-            ),
-            (
-                "exporter.flush_timeout_ms",
-                self.flush_timeout_ms.get(),
-                HOUR_MS,
-            ),
-        ];
-        for (path, value, max) in maxima {
-            if value > max {
-                return Err(KeyError::new(
-                    path.into(),
-                    format!("must be at most {max}, got {value}"),
-                ));
-            }
-        }
+        crate::bounds::Section::of("exporter", self).check()?;
         if self.initial_backoff_ms > self.max_backoff_ms {
             return Err(KeyError::new(
                 "exporter.initial_backoff_ms".into(),
@@ -329,6 +285,20 @@ fn disabled(stats: Arc<ExporterStats>) -> (ExporterHandle, JoinHandle<()>) {
         full: Arc::new(AtomicBool::new(false)),
     };
     (handle, tokio::spawn(async {}))
+}
+
+impl crate::bounds::Bounded for ExporterConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("queue_capacity", 10_000_000),
+        ("max_batch", 100_000),
+        ("batch_timeout_ms", crate::bounds::HOUR_MS),
+        ("metrics_interval_ms", crate::bounds::HOUR_MS),
+        ("timeout_ms", crate::bounds::HOUR_MS),
+        ("max_retries", 1000),
+        ("initial_backoff_ms", crate::bounds::HOUR_MS),
+        ("max_backoff_ms", crate::bounds::HOUR_MS),
+        ("flush_timeout_ms", crate::bounds::HOUR_MS),
+    ];
 }
 
 #[cfg(test)]

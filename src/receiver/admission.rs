@@ -286,6 +286,14 @@ impl Admission {
     }
 }
 
+impl crate::bounds::Bounded for AdmissionConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("max_wait_ms", crate::bounds::HOUR_MS),
+        ("max_backlog_ms", crate::bounds::HOUR_MS),
+        ("min_backlog_spans", 1 << 40),
+    ];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

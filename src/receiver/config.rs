@@ -93,3 +93,22 @@ impl Default for HttpReceiverConfig {
         }
     }
 }
+
+impl crate::bounds::Bounded for GrpcReceiverConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("max_recv_msg_size_bytes", crate::bounds::GIB),
+        ("max_concurrent_streams", 10_000),
+        ("max_connections", 100_000),
+        ("request_timeout_ms", crate::bounds::HOUR_MS),
+    ];
+}
+
+impl crate::bounds::Bounded for HttpReceiverConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("max_request_body_bytes", crate::bounds::GIB),
+        ("max_decompressed_body_bytes", crate::bounds::GIB),
+        ("max_connections", 100_000),
+        ("read_header_timeout_ms", crate::bounds::HOUR_MS),
+        ("read_timeout_ms", crate::bounds::HOUR_MS),
+    ];
+}

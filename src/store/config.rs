@@ -143,3 +143,32 @@ impl Default for WriterConfig {
         }
     }
 }
+
+impl crate::bounds::Bounded for StoreConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("max_traces", 100_000_000),
+        ("retention_secs", 365 * crate::bounds::DAY_SECS),
+        ("max_bytes", 1024 * crate::bounds::GIB),
+    ];
+}
+
+impl crate::bounds::Bounded for SqliteConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[("busy_timeout_ms", crate::bounds::HOUR_MS)];
+}
+
+impl crate::bounds::Bounded for PostgresConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("pool_size", 1_000),
+        ("connect_timeout_ms", crate::bounds::HOUR_MS),
+        ("statement_timeout_ms", crate::bounds::HOUR_MS),
+        ("judgement_lease_secs", crate::bounds::DAY_SECS),
+    ];
+}
+
+impl crate::bounds::Bounded for WriterConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("queue_capacity", 1_000_000),
+        ("max_batch", 100_000),
+        ("retry_backoff_ms", 60_000),
+    ];
+}

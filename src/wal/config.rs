@@ -46,3 +46,11 @@ pub enum WalSync {
     Interval,
     Always,
 }
+
+impl crate::bounds::Bounded for WalConfig {
+    const MAXIMA: &'static [(&'static str, u64)] = &[
+        ("max_bytes", 1 << 50),
+        ("segment_bytes", 1 << 40),
+        ("sync_interval_ms", 60_000),
+    ];
+}
