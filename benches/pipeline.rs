@@ -18,10 +18,10 @@ use toolscore::agent_trace::{self, AgentTrace, TOOLS};
 use toolscore::assembler::{Limits, Push, Ready, Reason, Shard};
 use toolscore::config::{Config, OnTimeout};
 use toolscore::criteria::Binder;
-use toolscore::evaluation::evaluate_ready;
 use toolscore::evaluator::{Evaluator, EvaluatorType};
 use toolscore::pyvalue::json_to_py;
 use toolscore::record::{Records, Run, Spans};
+use toolscore::scoring::evaluate_ready;
 
 // The service's allocator (src/main.rs), so the figures are the service's.
 #[global_allocator]

@@ -25,9 +25,9 @@ use crate::criteria::{BinderConfig, BindingConfig};
 pub use crate::criteria::{
     EvalSetsConfig, EvaluatorsConfig, InlineEvaluator, RuleConfig, RuleMatch,
 };
-pub use crate::evaluation::EvaluationConfig;
 use crate::extract::ExtractConfig;
 pub use crate::receiver::{GrpcReceiverConfig, HttpReceiverConfig, ReceiversConfig};
+pub use crate::scoring::EvaluationConfig;
 pub use crate::store::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 pub use crate::telemetry::{LogFormat, TelemetryConfig};
 pub use crate::wal::{WalConfig, WalSync};
@@ -113,8 +113,8 @@ pub struct Config {
     pub auth: crate::auth::AuthConfig,
     /// OTLP export of results to a downstream Collector (off by default).
     pub exporter: crate::exporter::ExporterConfig,
-    /// The model providers of the LLM-judged evaluators (`src/judge/`).
-    pub llm: crate::judge::config::LlmConfig,
+    /// The model providers of the LLM-judged evaluators (`src/llm/`).
+    pub llm: crate::llm::config::LlmConfig,
     pub telemetry: TelemetryConfig,
     /// How long a graceful shutdown may take in all before work is abandoned.
     pub shutdown_timeout_ms: u64,
@@ -141,7 +141,7 @@ impl Default for Config {
             api: ApiConfig::default(),
             auth: crate::auth::AuthConfig::default(),
             exporter: crate::exporter::ExporterConfig::default(),
-            llm: crate::judge::config::LlmConfig::default(),
+            llm: crate::llm::config::LlmConfig::default(),
             telemetry: TelemetryConfig::default(),
             shutdown_timeout_ms: 20_000,
         }
@@ -494,7 +494,7 @@ pub fn kept_attributes(
     binding: &BindingConfig,
     rule_keys: impl IntoIterator<Item = String>,
 ) -> crate::span::KeepAttributes {
-    let keys = crate::evaluator::llm::TRACE_ATTRIBUTES
+    let keys = crate::evaluator::judged::TRACE_ATTRIBUTES
         .iter()
         .map(|k| (*k).to_owned())
         .chain(binding.attributes.iter().cloned())

@@ -172,9 +172,9 @@ fn validate(file: &std::path::Path) -> ExitCode {
             toolscore::security::Security::load(&config, &toolscore::telemetry::Metrics::new())?;
             toolscore::security::check_clients(&config)?;
             // The model providers' key and TLS files.
-            toolscore::judge::Judges::build(
+            toolscore::llm::Judges::build(
                 &config.llm,
-                &toolscore::judge::metrics::LlmMetrics::default(),
+                &toolscore::llm::metrics::LlmMetrics::default(),
             )?;
             Ok(())
         });

@@ -6,7 +6,7 @@
 mod common;
 
 use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, load_cases};
-use toolscore::evaluator::llm::{Endpoint, deepeval, root_span};
+use toolscore::evaluator::judged::{Endpoint, deepeval, root_span};
 use toolscore::evaluator::{self, Config, EvaluatorType, tool_correctness};
 use toolscore::extract::{ExtractConfig, extract};
 use toolscore::record::AttrRef;
@@ -78,7 +78,7 @@ async fn every_tool_correctness_llm_case_matches_the_reference() {
 /// (after a wait of 1 to 3 s), then tenacity's `RetryError`.
 #[tokio::test(start_paused = true)]
 async fn connection_failures_are_retried_then_reported() {
-    use toolscore::evaluator::llm::{Reply, Request, Transport};
+    use toolscore::evaluator::judged::{Reply, Request, Transport};
     struct Refused(std::sync::Mutex<u32>);
     impl Transport for Refused {
         fn send(&self, _: Request) -> impl std::future::Future<Output = Reply> + Send {

@@ -8,8 +8,8 @@ mod common;
 
 use common::llm::{LlmCase, Replay, STUB_PORT, check_outcome, compare_requests, load_cases};
 
-use toolscore::evaluator::llm::uipath::{self, Discovery, Kind};
-use toolscore::evaluator::llm::{Endpoint, TraceView, root_span};
+use toolscore::evaluator::judged::uipath::{self, Discovery, Kind};
+use toolscore::evaluator::judged::{Endpoint, TraceView, root_span};
 use toolscore::extract::{ExtractConfig, extract};
 use toolscore::pyvalue::Value;
 

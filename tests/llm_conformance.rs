@@ -13,9 +13,9 @@ use common::llm::{
 use common::llm_stub::Stub;
 use toolscore::evaluator::{self, Evaluator, EvaluatorType};
 use toolscore::extract::{ExtractConfig, extract};
-use toolscore::judge::config::LlmConfig;
-use toolscore::judge::metrics::LlmMetrics;
-use toolscore::judge::{Judges, trace_view};
+use toolscore::llm::config::LlmConfig;
+use toolscore::llm::metrics::LlmMetrics;
+use toolscore::llm::{Judges, trace_view};
 use toolscore::pyvalue::{Dict, Value};
 
 fn evaluator(case: &LlmCase) -> Evaluator {
@@ -204,7 +204,7 @@ async fn the_eval_command_runs_the_judges() {
         // attributes of but its input and output.
         let mut trace = common::live::case_otlp_json(&case.case);
         let spans = toolscore::record::Spans::from_spans(&case.spans());
-        let root_id = toolscore::evaluator::llm::root_span(&spans)
+        let root_id = toolscore::evaluator::judged::root_span(&spans)
             .or_else(|| spans.iter().next())
             .unwrap()
             .span_id

@@ -11,10 +11,10 @@ use std::time::Duration;
 use common::llm_stub::Stub;
 use common::pki;
 use common::proxy::Tinyproxy;
-use toolscore::evaluator::llm::{Method, Reply, Request, Transport};
-use toolscore::judge::config::LlmConfig;
-use toolscore::judge::http::Provider;
-use toolscore::judge::metrics::LlmMetrics;
+use toolscore::evaluator::judged::{Method, Reply, Request, Transport};
+use toolscore::llm::config::LlmConfig;
+use toolscore::llm::http::Provider;
+use toolscore::llm::metrics::LlmMetrics;
 
 fn provider_config(yaml: &str) -> LlmConfig {
     let config: LlmConfig =
@@ -183,7 +183,7 @@ fn configuration_errors_name_the_key() {
         "providers:\n  a:\n    kind: openai\n    base_url: http://x\n  b:\n    kind: openai\n    base_url: http://y\n",
     );
     let why = two
-        .provider_for(toolscore::judge::config::ProviderKind::Openai)
+        .provider_for(toolscore::llm::config::ProviderKind::Openai)
         .unwrap_err();
     assert!(why.contains("llm.deepeval_provider"), "{why}");
 }
@@ -328,15 +328,15 @@ async fn a_spent_budget_refuses_judges_until_the_minute_ends() {
     ));
     let mut registry = prometheus_client::registry::Registry::with_prefix("toolscore");
     let metrics = LlmMetrics::register(&mut registry);
-    let judges = toolscore::judge::Judges::build(&config, &metrics).unwrap();
+    let judges = toolscore::llm::Judges::build(&config, &metrics).unwrap();
     let kind =
-        EvaluatorType::Judge(toolscore::evaluator::llm::uipath::Kind::OutputSemanticSimilarity);
+        EvaluatorType::Judge(toolscore::evaluator::judged::uipath::Kind::OutputSemanticSimilarity);
     let mut ev = Evaluator::with_defaults("semantic", kind);
     let cfg = toolscore::pyvalue::json::loads(r#"{"model": "gpt-4.1"}"#).unwrap();
     ev.config = toolscore::evaluator::parse_config(kind, cfg.as_dict().unwrap(), "config").unwrap();
     let criteria = toolscore::pyvalue::json::loads(r#"{"expectedOutput": "x"}"#).unwrap();
     let no_spans = toolscore::record::Spans::from_spans(&[]);
-    let view = toolscore::evaluator::llm::TraceView {
+    let view = toolscore::evaluator::judged::TraceView {
         spans: &no_spans,
         calls: &[],
         input: None,

@@ -12,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
 use toolscore::criteria::Binder;
-use toolscore::evaluation::evaluate_ready;
+use toolscore::scoring::evaluate_ready;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

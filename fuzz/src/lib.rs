@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 use toolscore::assembler::{Ready, Reason};
 use toolscore::config::Config;
 use toolscore::criteria::Binder;
-use toolscore::evaluation::evaluate_ready;
+use toolscore::scoring::evaluate_ready;
 use toolscore::receiver::wire::Decoded;
 use toolscore::record::{Held, Records, Run, Spans};
 use toolscore::span::{KeepAttributes, Span};
@@ -133,9 +133,9 @@ pub fn api() -> &'static Api {
             shutdown: tokio_util::sync::CancellationToken::new(),
             // No model providers: an LLM judge in a fuzzed body is an error score.
             judges: Arc::new(
-                toolscore::judge::Judges::build(
+                toolscore::llm::Judges::build(
                     &config.llm,
-                    &toolscore::judge::metrics::LlmMetrics::default(),
+                    &toolscore::llm::metrics::LlmMetrics::default(),
                 )
                 .expect("no provider to build"),
             ),

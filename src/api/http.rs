@@ -30,10 +30,10 @@ use super::time::parse_since;
 use crate::assembler::{Ready, Reason};
 use crate::criteria::Binder;
 use crate::criteria::ItemEvaluator;
-use crate::evaluation::evaluate_ready;
 use crate::evaluator::{EvaluatorType, Outcome, Status};
 use crate::extract::{self, ExtractConfig};
 use crate::pyvalue::Value as PyValue;
+use crate::scoring::evaluate_ready;
 use crate::span::TraceId;
 use crate::store::{self, ListFilter, ResultOrWait, ResultStore, Score, StoredResult, TraceStatus};
 use crate::telemetry::Metrics;
@@ -52,7 +52,7 @@ pub struct ApiState {
     /// Ends long-polls when the service starts shutting down.
     pub shutdown: tokio_util::sync::CancellationToken,
     /// The model providers `POST /v1/evaluate`'s LLM-judged evaluators call.
-    pub judges: Arc<crate::judge::Judges>,
+    pub judges: Arc<crate::llm::Judges>,
     /// `GET /v1/watch` subscriptions (ended by `shutdown`).
     pub watchers: super::watch::Watchers,
     /// The attributes a span keeps: `POST /v1/evaluate` reads its spans as
@@ -662,7 +662,7 @@ pub(super) async fn evaluate(
         // The LLM-judged scores, awaited together (each provider bounds its
         // own concurrency), in the places their `pending` scores keep.
         let calls = extract::extract(&spans, &st.extract);
-        let view = crate::judge::trace_view(&spans, &calls, &st.extract);
+        let view = crate::llm::trace_view(&spans, &calls, &st.extract);
         let outcomes = futures_util::future::join_all(
             judged
                 .iter()
@@ -889,9 +889,9 @@ pub(crate) fn test_state(store: Arc<dyn ResultStore>, config: ApiConfig) -> Arc<
         shutdown: tokio_util::sync::CancellationToken::new(),
         keep: Arc::new(ExtractConfig::default().keep([])),
         judges: Arc::new(
-            crate::judge::Judges::build(
-                &crate::judge::config::LlmConfig::default(),
-                &crate::judge::metrics::LlmMetrics::default(),
+            crate::llm::Judges::build(
+                &crate::llm::config::LlmConfig::default(),
+                &crate::llm::metrics::LlmMetrics::default(),
             )
             .expect("the default llm config builds"),
         ),

@@ -24,9 +24,9 @@ use tokio_util::sync::CancellationToken;
 use crate::assembler::{self, Limits, Shard};
 use crate::config::Config;
 use crate::criteria::{Binder, LoadError};
-use crate::evaluation;
 use crate::listener::Listener;
 use crate::receiver;
+use crate::scoring;
 use crate::store::ResultStore;
 use crate::supervise;
 use crate::telemetry::Metrics;
@@ -154,9 +154,9 @@ pub fn start(
     let mut metrics = Metrics::new();
     let security = crate::security::Security::load(&config, &metrics)?;
     // A provider whose key or TLS files cannot be used fails start-up.
-    let llm_metrics = crate::judge::metrics::LlmMetrics::register(&mut metrics.registry);
+    let llm_metrics = crate::llm::metrics::LlmMetrics::register(&mut metrics.registry);
     let judges = Arc::new(
-        crate::judge::Judges::build(&config.llm, &llm_metrics)
+        crate::llm::Judges::build(&config.llm, &llm_metrics)
             .map_err(|e| LoadError::new(config_path, e.key, e.message))?,
     );
     for ev in binder.catalog.evaluators.values() {
@@ -190,7 +190,7 @@ pub fn start(
     }
     let admission_metrics =
         crate::receiver::admission::AdmissionMetrics::register(&mut metrics.registry);
-    let live = Arc::new(crate::judge::live::Live::new(
+    let live = Arc::new(crate::llm::live::Live::new(
         &config.llm,
         judges.clone(),
         Arc::new(config.extract.clone()),
@@ -264,9 +264,9 @@ struct Parts {
     /// Each listener's TLS and token check.
     security: crate::security::Security,
     /// The model providers of `POST /v1/evaluate`'s LLM judges.
-    judges: Arc<crate::judge::Judges>,
+    judges: Arc<crate::llm::Judges>,
     /// The live LLM judgements of evaluated traces.
-    live: Arc<crate::judge::live::Live>,
+    live: Arc<crate::llm::live::Live>,
     admission_metrics: crate::receiver::admission::AdmissionMetrics,
 }
 
@@ -429,7 +429,7 @@ fn start_pipeline(
     store: &Arc<dyn ResultStore>,
     metrics: &Arc<Metrics>,
     failed: &supervise::Failed,
-    live: &Arc<crate::judge::live::Live>,
+    live: &Arc<crate::llm::live::Live>,
     admission_metrics: crate::receiver::admission::AdmissionMetrics,
 ) -> Pipeline {
     let a = &config.assembler;
@@ -444,7 +444,7 @@ fn start_pipeline(
     };
     let evaluation = supervise::spawn(
         "evaluation",
-        evaluation::run(
+        scoring::run(
             ready_rx,
             binder.clone(),
             Arc::new(config.extract.clone()),

@@ -31,7 +31,7 @@ pub(super) struct Serving<'a> {
 pub(super) struct ApiParts {
     pub store: Arc<dyn ResultStore>,
     pub binder: Arc<Binder>,
-    pub judges: Arc<crate::judge::Judges>,
+    pub judges: Arc<crate::llm::Judges>,
     pub keep: Arc<crate::span::KeepAttributes>,
     /// Cleared when shutdown starts: `/readyz` answers 503.
     pub ready: Arc<std::sync::atomic::AtomicBool>,

@@ -24,7 +24,7 @@ pub(super) struct Stopping<'a> {
     pub drain: CancellationToken,
     pub shard_tasks: Vec<JoinHandle<()>>,
     pub evaluation: JoinHandle<()>,
-    pub live: Arc<crate::judge::live::Live>,
+    pub live: Arc<crate::llm::live::Live>,
     pub wal: Option<crate::wal::Wal>,
     pub store: Arc<dyn ResultStore>,
     pub exporter: Option<Exporter>,

@@ -12,7 +12,7 @@ use super::Exit;
 use crate::criteria::{BindingConfig, Catalog, EvalItem, EvalSet, LoadError, find_binding_value};
 use crate::evaluator::{Outcome, Status};
 use crate::extract::{self, ExtractConfig};
-use crate::judge::Judges;
+use crate::llm::Judges;
 use crate::otlp_json;
 use crate::record::{Records, Spans};
 use crate::span::{KeepAttributes, TraceId};
@@ -154,7 +154,7 @@ pub async fn evaluate<'a>(
     let results = futures_util::stream::iter(bound)
         .map(|(trace_id, spans, item)| async move {
             let calls = extract::extract(spans, extract_cfg);
-            let view = crate::judge::trace_view(spans, &calls, extract_cfg);
+            let view = crate::llm::trace_view(spans, &calls, extract_cfg);
             // LLM judges without a provider are skipped (`run` warns).
             let runnable: Vec<_> = item
                 .evaluators
@@ -311,7 +311,7 @@ fn run_inner(args: &EvalArgs) -> Result<Exit, UsageError> {
         .llm
         .clone()
         .with_environment(|k| std::env::var(k).ok());
-    let judges = Judges::build(&llm, &crate::judge::metrics::LlmMetrics::default())?;
+    let judges = Judges::build(&llm, &crate::llm::metrics::LlmMetrics::default())?;
     let (catalog, set) = load_catalog(args)?;
     let mut messages = Vec::new();
     for skipped in &set.skipped {

@@ -12,7 +12,7 @@ use super::{
     find_binding_value,
 };
 use crate::evaluator::EvaluatorType;
-use crate::evaluator::llm::root_span;
+use crate::evaluator::judged::root_span;
 use crate::pyvalue::json_to_py;
 use crate::record::{SpanRef, Spans};
 

@@ -89,7 +89,7 @@ fn uipath_outcomes_have_no_threshold_unless_configured() {
 
 #[test]
 fn row_63_deepeval_available_tools_need_a_model() {
-    // Row 63: a non-empty `available_tools` asks an LLM (src/judge/deepeval.rs);
+    // Row 63: a non-empty `available_tools` asks an LLM (src/llm/deepeval.rs);
     // an empty or null one means no LLM call.
     let result = parse_config(
         EvaluatorType::ToolCorrectness,
@@ -98,7 +98,7 @@ fn row_63_deepeval_available_tools_need_a_model() {
     );
     match result {
         Ok(Config::ToolCorrectness(cfg)) => {
-            assert!(crate::evaluator::llm::deepeval::needs_model(&cfg))
+            assert!(crate::evaluator::judged::deepeval::needs_model(&cfg))
         }
         other => panic!("{other:?}"),
     }
@@ -106,7 +106,7 @@ fn row_63_deepeval_available_tools_need_a_model() {
         match parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config") {
             Ok(Config::ToolCorrectness(cfg)) => {
                 assert!(
-                    !crate::evaluator::llm::deepeval::needs_model(&cfg),
+                    !crate::evaluator::judged::deepeval::needs_model(&cfg),
                     "{config}"
                 )
             }

@@ -1,7 +1,7 @@
 //! The evaluators: pure functions of a trace's tool calls, an evaluator's
 //! config and the bound criteria. No I/O, no clock — except the LLM judges
 //! (`llm/`), which call a model through a `Transport` their caller supplies
-//! (`judge/`).
+//! (`llm/`).
 //!
 //! Each evaluator lives in its own file with its config, its criteria and
 //! its scoring, reproducing the reference implementation (uipath 2.14.44,
@@ -10,7 +10,7 @@
 pub mod args;
 pub mod common;
 pub mod count;
-pub mod llm;
+pub mod judged;
 pub mod order;
 pub mod output;
 pub mod tool_correctness;
@@ -35,8 +35,8 @@ pub enum EvaluatorType {
     Args,
     Output,
     ToolCorrectness,
-    /// A UiPath LLM judge (`llm::uipath`).
-    Judge(llm::uipath::Kind),
+    /// A UiPath LLM judge (`judged::uipath`).
+    Judge(judged::uipath::Kind),
 }
 
 impl Serialize for EvaluatorType {
@@ -52,10 +52,10 @@ impl EvaluatorType {
         EvaluatorType::Args,
         EvaluatorType::Output,
         EvaluatorType::ToolCorrectness,
-        EvaluatorType::Judge(llm::uipath::Kind::TrajectorySimilarity),
-        EvaluatorType::Judge(llm::uipath::Kind::TrajectorySimulation),
-        EvaluatorType::Judge(llm::uipath::Kind::OutputSemanticSimilarity),
-        EvaluatorType::Judge(llm::uipath::Kind::OutputStrictJsonSimilarity),
+        EvaluatorType::Judge(judged::uipath::Kind::TrajectorySimilarity),
+        EvaluatorType::Judge(judged::uipath::Kind::TrajectorySimulation),
+        EvaluatorType::Judge(judged::uipath::Kind::OutputSemanticSimilarity),
+        EvaluatorType::Judge(judged::uipath::Kind::OutputStrictJsonSimilarity),
     ];
 
     /// The canonical type id (UiPath's `evaluatorTypeId` for the UiPath ones).
@@ -71,7 +71,7 @@ impl EvaluatorType {
     }
 
     /// The UiPath LLM judge this type is, if it is one.
-    pub fn judge_kind(self) -> Option<llm::uipath::Kind> {
+    pub fn judge_kind(self) -> Option<judged::uipath::Kind> {
         match self {
             EvaluatorType::Judge(kind) => Some(kind),
             EvaluatorType::Count
@@ -135,8 +135,8 @@ pub enum Config {
         strict: bool,
     },
     ToolCorrectness(tool_correctness::DeepevalConfig),
-    /// A UiPath LLM judge (`llm::uipath`).
-    Judge(Box<llm::uipath::JudgeConfig>),
+    /// A UiPath LLM judge (`judged::uipath`).
+    Judge(Box<judged::uipath::JudgeConfig>),
 }
 
 /// Criteria validated for one evaluator type.
@@ -236,11 +236,11 @@ impl Evaluator {
         }
     }
 
-    /// Whether scoring calls a model (`judge/` runs these).
+    /// Whether scoring calls a model (`llm/` runs these).
     pub fn needs_model(&self) -> bool {
         match &self.config {
             Config::Judge(_) => true,
-            Config::ToolCorrectness(cfg) => llm::deepeval::needs_model(cfg),
+            Config::ToolCorrectness(cfg) => judged::deepeval::needs_model(cfg),
             Config::Count { .. } | Config::Order { .. } | Config::Args { .. } => false,
             Config::Output { .. } => false,
         }
@@ -334,7 +334,7 @@ impl Evaluator {
                 Criteria::ToolCorrectness(c) => tool_correctness::evaluate(calls, c, cfg),
                 _ => mismatch(),
             },
-            // Judges need a model (above): `judge/` runs them.
+            // Judges need a model (above): `llm/` runs them.
             Config::Judge(_) => mismatch(),
         }
     }
@@ -353,7 +353,7 @@ pub fn default_config(kind: EvaluatorType) -> Config {
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::default())
         }
         EvaluatorType::Judge(kind) => {
-            Config::Judge(Box::new(llm::uipath::JudgeConfig::defaults(kind)))
+            Config::Judge(Box::new(judged::uipath::JudgeConfig::defaults(kind)))
         }
     }
 }
@@ -388,7 +388,7 @@ pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Co
             Config::ToolCorrectness(tool_correctness::DeepevalConfig::parse(config, path)?)
         }
         EvaluatorType::Judge(kind) => {
-            Config::Judge(Box::new(llm::uipath::parse_config(kind, config, path)?))
+            Config::Judge(Box::new(judged::uipath::parse_config(kind, config, path)?))
         }
     })
 }
@@ -406,7 +406,7 @@ pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria,
             Criteria::ToolCorrectness(tool_correctness::parse_criteria(criteria)?)
         }
         EvaluatorType::Judge(kind) => {
-            llm::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
+            judged::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
             Criteria::Judge(criteria.clone())
         }
     })
@@ -649,7 +649,7 @@ mod type_tests {
                 Some(Json::String(t.id().into()))
             );
         }
-        for kind in llm::uipath::Kind::ALL {
+        for kind in judged::uipath::Kind::ALL {
             assert!(EvaluatorType::ALL.contains(&EvaluatorType::Judge(kind)));
         }
         let ids: std::collections::HashSet<_> = EvaluatorType::ALL.iter().map(|t| t.id()).collect();

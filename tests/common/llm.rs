@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use serde_json::Value as Json;
-use toolscore::evaluator::llm::{Method, Reply, Request, Transport};
+use toolscore::evaluator::judged::{Method, Reply, Request, Transport};
 use toolscore::evaluator::{Outcome, Status};
 
 use super::conformance::{self, Case, canonical_reason};

@@ -128,7 +128,7 @@ impl Stub {
     /// `llm:` pointing both provider kinds at the stub, with the tokens the
     /// recordings show, read from files (in `dir`) as a deployment would; no
     /// reply cache (every case's script answers its own requests).
-    pub fn config(&self, dir: &std::path::Path) -> toolscore::judge::config::LlmConfig {
+    pub fn config(&self, dir: &std::path::Path) -> toolscore::llm::config::LlmConfig {
         std::fs::write(dir.join("openai-key"), "sk-stub\n").unwrap();
         std::fs::write(dir.join("uipath-token"), "stub-token").unwrap();
         let yaml = format!(
@@ -136,7 +136,7 @@ impl Stub {
             self.base_url(),
             dir.display()
         );
-        let config: toolscore::judge::config::LlmConfig =
+        let config: toolscore::llm::config::LlmConfig =
             serde_saphyr::from_str_with_options(&yaml, toolscore::config::yaml_options()).unwrap();
         config.validate().unwrap();
         config

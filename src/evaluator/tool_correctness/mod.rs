@@ -1,7 +1,7 @@
 //! deepeval `ToolCorrectnessMetric` (`deepeval-tool-correctness`), the
 //! deterministic part (SEMANTICS §2): the tool-calling score and reason, and
 //! their combination with a tool-selection score. The LLM-judged selection
-//! (`available_tools`) lives in `judge::deepeval`, which reuses this file's
+//! (`available_tools`) lives in `llm::deepeval`, which reuses this file's
 //! score, reason and reprs.
 //!
 //! Tools called are the trace's tool calls: `name`, `input_parameters` = the

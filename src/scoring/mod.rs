@@ -1,6 +1,7 @@
-//! The evaluation stage: ready traces from the assembler in, stored results
-//! out. It sits above the pure evaluators (`evaluator/`), the criteria and
-//! the store, so none of those depends on it.
+//! The scoring stage (configured under `evaluation:`): ready traces from
+//! the assembler in, stored results out. It sits above the pure evaluators
+//! (`evaluator/`), the criteria and the store, so none of those depends on
+//! it.
 
 use std::num::{NonZero, NonZeroUsize};
 

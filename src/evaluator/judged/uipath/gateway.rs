@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Map, Value as Json, json};
 
 use super::pynum::{float_from_str, py_strip};
-use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
+use crate::evaluator::judged::{Endpoint, Method, Reply, Request, Transport};
 use crate::pyvalue::{Value, json::loads};
 
 /// The normalized API version (`NORMALIZED_API_VERSION`).

@@ -14,7 +14,7 @@ use super::budget::{Budget, Spent};
 use super::cache::ReplyCache;
 use super::config::{ProviderConfig, ProviderKind};
 use super::metrics::LlmMetrics;
-use crate::evaluator::llm::{Endpoint, Method, Reply, Request, Transport};
+use crate::evaluator::judged::{Endpoint, Method, Reply, Request, Transport};
 use crate::http_client::{HttpClient, HttpError, Proxies};
 
 /// The largest answer read from a model; a chat completion is kilobytes.

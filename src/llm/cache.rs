@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::evaluator::llm::{Reply, Request};
+use crate::evaluator::judged::{Reply, Request};
 
 /// The request as the cache compares it: method, URL, headers, body.
 fn key_of(request: &Request) -> String {
@@ -142,7 +142,7 @@ impl ReplyCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluator::llm::Method;
+    use crate::evaluator::judged::Method;
 
     fn request(body: &str) -> Request {
         Request {

@@ -1,6 +1,6 @@
 //! Calling the models of the LLM-judged evaluators: the configured
 //! providers (`llm:`), their HTTP client, and the dispatch of an evaluator
-//! to its judge (`crate::evaluator::llm`).
+//! to its judge (`crate::evaluator::judged`).
 
 pub mod budget;
 pub mod cache;
@@ -10,8 +10,8 @@ pub mod live;
 pub mod metrics;
 mod traced;
 
-use crate::evaluator::llm::uipath::Discovery;
-use crate::evaluator::llm::{self, TraceView};
+use crate::evaluator::judged::uipath::Discovery;
+use crate::evaluator::judged::{self, TraceView};
 use crate::evaluator::{Config, Criteria, Evaluator, Outcome};
 use crate::pyvalue::Value;
 use crate::record::{AttrRef, Spans};
@@ -117,7 +117,7 @@ impl Judges {
                 match &self.openai {
                     Ok(p) if admitted.is_err() => over_budget(ev, p, admitted),
                     Ok(p) => {
-                        llm::deepeval::evaluate(
+                        judged::deepeval::evaluate(
                             &Traced::new(p, log),
                             &p.endpoint,
                             view.calls,
@@ -130,13 +130,15 @@ impl Judges {
                     Err(why) if ev.needs_model() => no_provider(ev, why),
                     Err(why) => {
                         let none = NoProvider(why.clone());
-                        let endpoint = llm::Endpoint {
+                        let endpoint = judged::Endpoint {
                             base_url: String::new(),
                             token: String::new(),
                             action_id: None,
                         };
-                        llm::deepeval::evaluate(&none, &endpoint, view.calls, expected, cfg, &input)
-                            .await
+                        judged::deepeval::evaluate(
+                            &none, &endpoint, view.calls, expected, cfg, &input,
+                        )
+                        .await
                     }
                 }
             }
@@ -193,7 +195,7 @@ impl Judges {
         if admitted.is_err() {
             return over_budget(ev, provider, admitted);
         }
-        llm::uipath::evaluate(
+        judged::uipath::evaluate(
             &Traced::new(provider, log),
             &provider.endpoint,
             &self.discovery,
@@ -211,9 +213,9 @@ impl Judges {
 /// either (deepeval with an empty `available_tools`).
 struct NoProvider(String);
 
-impl llm::Transport for NoProvider {
-    fn send(&self, _: llm::Request) -> impl std::future::Future<Output = llm::Reply> + Send {
-        std::future::ready(llm::Reply::Failed {
+impl judged::Transport for NoProvider {
+    fn send(&self, _: judged::Request) -> impl std::future::Future<Output = judged::Reply> + Send {
+        std::future::ready(judged::Reply::Failed {
             message: self.0.clone(),
             timed_out: false,
         })
@@ -254,7 +256,7 @@ pub fn trace_view<'a>(
     calls: &'a [crate::extract::ToolCall],
     extract: &crate::extract::ExtractConfig,
 ) -> TraceView<'a> {
-    let root = llm::root_span(spans);
+    let root = judged::root_span(spans);
     TraceView {
         spans,
         calls,

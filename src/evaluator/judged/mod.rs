@@ -7,7 +7,7 @@
 //! applies the reference's retry rules to the replies, and turns the answer
 //! (or the failure) into an [`Outcome`](super::Outcome) as the reference
 //! would. The transport only moves bytes, so the same judge runs against the
-//! real HTTP client (`judge/http.rs`) and a recorded script in tests.
+//! real HTTP client (`llm/http.rs`) and a recorded script in tests.
 
 pub mod deepeval;
 mod deepeval_prompt;

@@ -38,7 +38,7 @@ use crate::record::Spans;
 use crate::span::TraceId;
 use crate::store::{JudgedUpdate, ResultStore, StoredResult};
 
-impl crate::evaluation::Judging for Arc<Live> {
+impl crate::scoring::Judging for Arc<Live> {
     fn prepare(
         &self,
         record: &mut StoredResult,

@@ -11,7 +11,7 @@ use crate::http_client::Proxies;
 use crate::tls::ClientTlsConfig;
 
 /// The providers, which one each reference's judges use, and how the
-/// service schedules live judgements (`judge::live`).
+/// service schedules live judgements (`llm::live`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmConfig {

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use serde_json::Value as Json;
 
 use super::http::{Provider, model_of};
-use crate::evaluator::llm::{Reply, Request, Transport};
+use crate::evaluator::judged::{Reply, Request, Transport};
 use crate::store::ModelCall;
 
 /// The last chat request of a judge, and what its answer said.

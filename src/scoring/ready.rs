@@ -8,14 +8,14 @@ use std::time::SystemTime;
 
 use crate::assembler::Ready;
 use crate::criteria::{Binder, ItemEvaluator};
-use crate::evaluator::llm::root_span;
+use crate::evaluator::judged::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::record::Spans;
 use crate::store::{RootSummary, Score, StoredArgs, StoredResult, ToolCallSummary, TraceStatus};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
 /// the place of each evaluator that calls a model, and those evaluators
-/// with their places (their scores follow, `judge/live.rs`).
+/// with their places (their scores follow, `llm/live.rs`).
 #[derive(Debug)]
 pub struct Evaluated {
     pub record: StoredResult,
@@ -25,7 +25,7 @@ pub struct Evaluated {
     pub calls: Vec<ToolCall>,
 }
 
-/// Where the LLM judges of an evaluated trace go (`judge/live.rs`, behind
+/// Where the LLM judges of an evaluated trace go (`llm/live.rs`, behind
 /// this trait so that `evaluation` does not depend on `judge`).
 pub trait Judging: Send + Sync {
     /// Settles, in `record`, the judges that will not run; returns what

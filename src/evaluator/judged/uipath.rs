@@ -32,7 +32,7 @@ pub use output::TargetKey;
 
 use crate::evaluator::Outcome;
 use crate::evaluator::common::{Invalid, field, join, lax_bool, lax_float};
-use crate::evaluator::llm::{Endpoint, TraceView, Transport};
+use crate::evaluator::judged::{Endpoint, TraceView, Transport};
 use crate::pyvalue::{Dict, Int, Value};
 use crate::record::AttrRef;
 use pydantic::{Errors, LineError, Loc};
