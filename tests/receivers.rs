@@ -130,6 +130,57 @@ async fn grpc_gzip_and_invalid_ids_reported_in_partial_success() {
     running.stop().await.unwrap();
 }
 
+/// A model span's own events carrying its messages (Azure AI Inference's
+/// `gen_ai.choice` with `gen_ai.event.content`) are taken with it: the
+/// client is told of spans only (two received, none refused), and the
+/// trace's calls are read from the events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_span_s_message_events_are_taken_with_it_and_counted_as_its() {
+    use opentelemetry_proto::tonic::trace::v1::span::Event;
+    let running = service::start(counting_config()).await;
+    let mut c = client(&running).await;
+    let mut model = pspan(1, 2, Some(1), &[]);
+    let at = model.end_time_unix_nano;
+    let choice = r#"{"finish_reason":"tool_calls","index":0,"message":{"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}"#;
+    model.events = vec![
+        Event {
+            time_unix_nano: at,
+            name: "exception".into(),
+            ..Event::default()
+        },
+        Event {
+            time_unix_nano: at,
+            name: "gen_ai.choice".into(),
+            attributes: pspan(1, 2, None, &[("gen_ai.event.content", choice)]).attributes,
+            dropped_attributes_count: 0,
+        },
+    ];
+    let resp = c
+        .export(request(vec![pspan(1, 1, None, &[]), model]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resp.partial_success, None);
+    let r = wait_for(&running, TraceId([1; 16]), WAIT, evaluated(1)).await;
+    assert_eq!(r.span_count, 2);
+    let calls: Vec<(&str, &str)> = r
+        .tool_calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.output.as_str()))
+        .collect();
+    assert_eq!(calls, [("get_weather", "")]);
+    let metrics = service::metrics_text(&running).await;
+    assert!(
+        metrics.contains("toolscore_spans_received_total{receiver=\"grpc\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolscore_spans_accepted_total 2"),
+        "{metrics}"
+    );
+    running.stop().await.unwrap();
+}
+
 /// The gRPC protocol: a request on a gRPC port whose `content-type` is not
 /// gRPC's (an OTLP/JSON body sent over HTTP/2 to 4317) is answered 415,
 /// on both gRPC listeners, and nothing of it is taken.

@@ -126,6 +126,7 @@ impl ExtractConfig {
                 super::spans::OPENINFERENCE_KIND,
             ])
             .chain(super::messages::JSON_KEYS.iter().copied())
+            .chain([super::messages::EVENT_CONTENT])
     }
 
     /// What a span keeps for extraction: these keys, the flattened model

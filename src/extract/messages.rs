@@ -14,11 +14,16 @@
 //!   `tool_call_response`), OpenAI's `tool_calls` and `role: tool`
 //!   messages, Anthropic's `tool_use` and `tool_result` blocks;
 //! - the Vercel AI SDK's `ai.response.toolCalls` and `ai.prompt.messages`;
-//! - events (log records) of a model span: the GenAI conventions'
-//!   `gen_ai.client.inference.operation.details` with the same message
-//!   attributes, read as the span's own, and the older message events
-//!   ([`EVENTS`]), each body one message of the request or a choice of the
-//!   response.
+//! - the older GenAI conventions' (and Semantic Kernel's) JSON lists in
+//!   `gen_ai.prompt` and `gen_ai.completion` (OpenAI-shaped messages, or
+//!   choices holding them), the attributes of the span events
+//!   `gen_ai.content.prompt` and `gen_ai.content.completion`;
+//! - events of a model span (log records, or the span's own events): the
+//!   GenAI conventions' `gen_ai.client.inference.operation.details` with the
+//!   same message attributes, read as the span's own, and the older message
+//!   events ([`EVENTS`]), each body (a log record's body, or the JSON text
+//!   in [`EVENT_CONTENT`], Azure AI Inference's and Semantic Kernel's) one
+//!   message of the request or a choice of the response.
 //!
 //! A call is taken from the output side only (input messages resend every
 //! earlier call), once per call id (several spans can describe one model
@@ -37,6 +42,8 @@ use crate::span::SpanId;
 pub const JSON_KEYS: &[&str] = &[
     "gen_ai.output.messages",
     "gen_ai.input.messages",
+    "gen_ai.completion",
+    "gen_ai.prompt",
     "ai.response.toolCalls",
     "ai.prompt.messages",
     "gen_ai.tool.definitions",
@@ -52,6 +59,10 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("gen_ai.tool.message", "tool"),
     ("gen_ai.choice", "assistant"),
 ];
+
+/// The attribute holding a message event's body as JSON text, where the
+/// event is a span's own (which has no body).
+pub const EVENT_CONTENT: &str = "gen_ai.event.content";
 
 /// The flattened list of the tools offered (`llm.tools.{n}.tool.json_schema`).
 pub const TOOLS_LIST: &str = "llm.tools.";
@@ -128,7 +139,20 @@ impl Conversation {
             };
             match *key {
                 "gen_ai.output.messages" => messages(&v, &mut out, &mut Vec::new()),
-                "gen_ai.input.messages" | "ai.prompt.messages" => {
+                "gen_ai.completion" => {
+                    // Messages, or choices holding them.
+                    let answers = items(&v)
+                        .iter()
+                        .map(|m| match m {
+                            Value::Dict(d) if d.get_str("message").is_some() => {
+                                Value::Dict(choice_message(d, "assistant"))
+                            }
+                            other => other.clone(),
+                        })
+                        .collect();
+                    messages(&Value::List(answers), &mut out, &mut Vec::new());
+                }
+                "gen_ai.input.messages" | "ai.prompt.messages" | "gen_ai.prompt" => {
                     messages(&v, &mut Vec::new(), &mut sent);
                 }
                 "ai.response.toolCalls" => {
@@ -173,21 +197,7 @@ impl Conversation {
             };
             let Value::Dict(body) = body else { continue };
             if *name == "gen_ai.choice" {
-                // `{"message": {…}, "tool_calls": […]}`: the calls beside
-                // the message or in it.
-                let mut m = match body.get_str("message") {
-                    Some(Value::Dict(m)) => m.clone(),
-                    _ => Dict::new(),
-                };
-                if m.get_str("tool_calls").is_none()
-                    && let Some(calls) = body.get_str("tool_calls")
-                {
-                    m.insert_str("tool_calls", calls.clone());
-                }
-                if m.get_str("role").is_none() {
-                    m.insert_str("role", Value::Str(role.to_owned()));
-                }
-                output.push(Value::Dict(m));
+                output.push(Value::Dict(choice_message(body, role)));
             } else {
                 let mut m = body.clone();
                 if m.get_str("role").is_none() {
@@ -331,8 +341,26 @@ impl Conversation {
     }
 }
 
+/// A choice's message (`{"message": {…}, "tool_calls": […]}`: the calls
+/// beside the message or in it), with `role` unless it has one.
+fn choice_message(choice: &Dict, role: &str) -> Dict {
+    let mut m = match choice.get_str("message") {
+        Some(Value::Dict(m)) => m.clone(),
+        _ => Dict::new(),
+    };
+    if m.get_str("tool_calls").is_none()
+        && let Some(calls) = choice.get_str("tool_calls")
+    {
+        m.insert_str("tool_calls", calls.clone());
+    }
+    if m.get_str("role").is_none() {
+        m.insert_str("role", Value::Str(role.to_owned()));
+    }
+    m
+}
+
 /// An attribute as a value: JSON text read, a structured value as it is.
-fn as_value(v: &AttrRef<'_>) -> Option<Value> {
+pub(super) fn as_value(v: &AttrRef<'_>) -> Option<Value> {
     match v {
         AttrRef::Str(s) => json::loads(s).ok(),
         AttrRef::Array(_) | AttrRef::KvList(_) => Some(v.to_py()),

@@ -133,9 +133,10 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
 }
 
 /// The model's messages in the trace's events (log records of its model
-/// spans): an event with message attributes is read as a model span of
-/// its own; the older message events of one span, together, as the
-/// conversation of that span's model call.
+/// spans, or their own events): an event with message attributes is read
+/// as a model span of its own; the older message events of one span,
+/// together, as the conversation of that span's model call (each one's
+/// body, or else its JSON [`messages::EVENT_CONTENT`]).
 fn read_events<'s>(
     spans: &'s Spans,
     keys: &Keys<'_>,
@@ -144,6 +145,7 @@ fn read_events<'s>(
     conversation: &mut messages::Conversation,
 ) {
     let body = spans.key(crate::span::EVENT_BODY);
+    let content = spans.key(messages::EVENT_CONTENT);
     // Per span, in first-seen order: its message events' names and bodies,
     // and when the last was emitted.
     type Events<'e> = Vec<(&'e str, Value)>;
@@ -162,8 +164,13 @@ fn read_events<'s>(
         if flattened || json.iter().any(Option::is_some) {
             conversation.read(&event, json, flattened);
         }
-        let (Some(parent), Some(value)) = (event.parent_span_id, body.and_then(|k| event.get(k)))
-        else {
+        let value = match body.and_then(|k| event.get(k)) {
+            Some(body) => Some(body.to_py()),
+            None => content
+                .and_then(|k| event.get(k))
+                .and_then(|v| messages::as_value(&v)),
+        };
+        let (Some(parent), Some(value)) = (event.parent_span_id, value) else {
             continue;
         };
         let at = event.end_time_unix_nano;
@@ -176,7 +183,7 @@ fn read_events<'s>(
             }
         };
         entry.1 = entry.1.max(at);
-        entry.2.push((event.name(), value.to_py()));
+        entry.2.push((event.name(), value));
     }
     for (span_id, at, events) in &bodies {
         conversation.read_events(*span_id, *at, events);

@@ -5,6 +5,8 @@
 use super::*;
 
 use crate::span::{AttrValue, Span, TraceId};
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::{self as otlp, ResourceSpans, ScopeSpans, span::Event};
 use proptest::strategy::Strategy;
 
 /// [`super::extract`] of spans built here.
@@ -606,4 +608,246 @@ fn custom_synthesized_and_id_attributes() {
         ],
     );
     assert!(tool_call(&skipped, &config).is_none());
+}
+
+// ---------------------------------------------------------------------------
+// The model's messages in a model span's own events (OTLP `Span.events`)
+// ---------------------------------------------------------------------------
+
+const CONTENT: &str = "gen_ai.event.content";
+
+fn event(name: &str, time: u64, attrs: &[(&str, &str)]) -> Event {
+    Event {
+        time_unix_nano: time,
+        name: name.to_owned(),
+        attributes: attrs
+            .iter()
+            .map(|(k, v)| KeyValue {
+                key: (*k).to_owned(),
+                value: Some(AnyValue {
+                    value: Some(any_value::Value::StringValue((*v).to_owned())),
+                }),
+                ..KeyValue::default()
+            })
+            .collect(),
+        dropped_attributes_count: 0,
+    }
+}
+
+/// A model span `[id; 8]` of [`TRACE`], ending at `end`, with these events
+/// and no attribute toolscore reads.
+fn model_span(id: u8, end: u64, events: Vec<Event>) -> otlp::Span {
+    otlp::Span {
+        trace_id: TRACE.0.to_vec(),
+        span_id: vec![id; 8],
+        name: "chat gpt-4o".to_owned(),
+        start_time_unix_nano: end - 10,
+        end_time_unix_nano: end,
+        events,
+        ..otlp::Span::default()
+    }
+}
+
+/// The calls of spans sent over OTLP, as the service reads them (the
+/// records of prost's structs: `receiver::wire`'s tests hold its records
+/// to those, byte for byte).
+fn otlp_calls(spans: Vec<otlp::Span>) -> Vec<ToolCall> {
+    let config = ExtractConfig::default();
+    let keep = std::sync::Arc::new(config.keep(Vec::new()));
+    let resource_spans = vec![ResourceSpans {
+        scope_spans: vec![ScopeSpans {
+            spans,
+            ..ScopeSpans::default()
+        }],
+        ..ResourceSpans::default()
+    }];
+    let (records, rejected) = crate::record::Records::from_otlp(&resource_spans, &keep);
+    assert!(rejected.is_empty());
+    let traces = records.traces(&keep).unwrap();
+    super::extract(&traces[&TRACE], &config)
+}
+
+/// Each call's name, arguments' repr and output.
+fn summaries(calls: &[ToolCall]) -> Vec<(&str, String, &str)> {
+    calls
+        .iter()
+        .map(|c| (c.name.as_str(), args_repr(c), c.output.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_message_events_attributes_are_kept() {
+    let keep = ExtractConfig::default().keep(Vec::new());
+    for key in ["gen_ai.event.content", "gen_ai.prompt", "gen_ai.completion"] {
+        assert!(keep.id(key).is_some(), "{key}");
+    }
+    // OpenLLMetry's flattened messages stay kept by name.
+    assert!(matches!(
+        keep.classify("gen_ai.completion.0.tool_calls.0.name"),
+        Some(crate::span::KeyRef::Named(..))
+    ));
+}
+
+#[test]
+fn azure_style_message_events_give_calls_joined_to_results_by_id() {
+    let asked = r#"[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"CET\"}"}}]"#;
+    let user = r#"{"content":"Weather and time in Paris?"}"#;
+    // A choice's calls in its message (Azure AI Inference), or beside it.
+    for choice in [
+        format!(r#"{{"finish_reason":"tool_calls","index":0,"message":{{"tool_calls":{asked}}}}}"#),
+        format!(r#"{{"finish_reason":"tool_calls","index":0,"tool_calls":{asked}}}"#),
+    ] {
+        let assistant = format!(r#"{{"role":"assistant","tool_calls":{asked}}}"#);
+        let first = model_span(
+            2,
+            20,
+            vec![
+                event(
+                    "gen_ai.system.message",
+                    11,
+                    &[(CONTENT, r#"{"content":"Be brief."}"#)],
+                ),
+                event("gen_ai.user.message", 11, &[(CONTENT, user)]),
+                event("exception", 15, &[("exception.type", "RateLimitError")]),
+                event("gen_ai.choice", 19, &[(CONTENT, &choice)]),
+            ],
+        );
+        let second = model_span(
+            3,
+            40,
+            vec![
+                event("gen_ai.user.message", 31, &[(CONTENT, user)]),
+                event("gen_ai.assistant.message", 31, &[(CONTENT, &assistant)]),
+                // The results in another order than the calls.
+                event(
+                    "gen_ai.tool.message",
+                    31,
+                    &[(CONTENT, r#"{"content":"12:00","id":"call_2"}"#)],
+                ),
+                event(
+                    "gen_ai.tool.message",
+                    31,
+                    &[(CONTENT, r#"{"content":"Sunny","id":"call_1"}"#)],
+                ),
+                event(
+                    "gen_ai.choice",
+                    39,
+                    &[(
+                        CONTENT,
+                        r#"{"finish_reason":"stop","index":0,"message":{"content":"Sunny; 12:00."}}"#,
+                    )],
+                ),
+            ],
+        );
+        let calls = otlp_calls(vec![first, second]);
+        assert_eq!(
+            summaries(&calls),
+            [
+                ("get_weather", "{'city': 'Paris'}".to_owned(), "Sunny"),
+                ("get_time", "{'tz': 'CET'}".to_owned(), "12:00"),
+            ],
+            "{choice}"
+        );
+        // Asked for by the first model call, when its last event was emitted.
+        for c in &calls {
+            assert_eq!(c.span_id, SpanId([2; 8]));
+            assert_eq!(c.start_time_unix_nano, 19);
+            assert!(c.content_captured && !c.content_missing);
+        }
+    }
+}
+
+#[test]
+fn older_prompt_and_completion_events_give_calls() {
+    let weather = r#"{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}"#;
+    let time = r#"{"id":"call_2","type":"function","function":{"name":"get_time","arguments":"{\"tz\": \"CET\"}"}}"#;
+    let user = r#"{"role":"user","content":"Weather in Paris, then the time?"}"#;
+    let asked_weather =
+        format!(r#"{{"role":"assistant","content":null,"tool_calls":[{weather}]}}"#);
+    let asked_time = format!(r#"{{"role":"assistant","content":null,"tool_calls":[{time}]}}"#);
+    let sunny = r#"{"role":"tool","tool_call_id":"call_1","content":"Sunny"}"#;
+    let noon = r#"{"role":"tool","tool_call_id":"call_2","content":"12:00"}"#;
+    let turn = |id: u8, end: u64, prompt: String, completion: String| {
+        model_span(
+            id,
+            end,
+            vec![
+                event(
+                    "gen_ai.content.prompt",
+                    end - 9,
+                    &[("gen_ai.prompt", &prompt)],
+                ),
+                event(
+                    "gen_ai.content.completion",
+                    end - 1,
+                    &[("gen_ai.completion", &completion)],
+                ),
+            ],
+        )
+    };
+    let calls = otlp_calls(vec![
+        // The completion as a message list…
+        turn(2, 20, format!("[{user}]"), format!("[{asked_weather}]")),
+        // … or as choices holding the messages.
+        turn(
+            3,
+            40,
+            format!("[{user},{asked_weather},{sunny}]"),
+            format!(r#"[{{"finish_reason":"tool_calls","index":0,"message":{asked_time}}}]"#),
+        ),
+        turn(
+            4,
+            60,
+            format!("[{user},{asked_weather},{sunny},{asked_time},{noon}]"),
+            r#"[{"role":"assistant","content":"Sunny, and it is noon."}]"#.to_owned(),
+        ),
+    ]);
+    assert_eq!(
+        summaries(&calls),
+        [
+            ("get_weather", "{'city': 'Paris'}".to_owned(), "Sunny"),
+            ("get_time", "{'tz': 'CET'}".to_owned(), "12:00"),
+        ]
+    );
+    let at: Vec<u64> = calls.iter().map(|c| c.start_time_unix_nano).collect();
+    assert_eq!(at, [19, 39]);
+}
+
+#[test]
+fn an_inference_details_span_event_gives_calls() {
+    let user = r#"{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}"#;
+    let asked = r#"{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris"}}],"finish_reason":"tool_call"}"#;
+    let result = r#"{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1","response":"Sunny"}]}"#;
+    let answer = r#"{"role":"assistant","parts":[{"type":"text","content":"Sunny."}],"finish_reason":"stop"}"#;
+    let details = |end: u64, input: String, output: String| {
+        event(
+            "gen_ai.client.inference.operation.details",
+            end,
+            &[
+                ("gen_ai.input.messages", &input),
+                ("gen_ai.output.messages", &output),
+            ],
+        )
+    };
+    let calls = otlp_calls(vec![
+        model_span(
+            2,
+            20,
+            vec![details(20, format!("[{user}]"), format!("[{asked}]"))],
+        ),
+        model_span(
+            3,
+            40,
+            vec![details(
+                40,
+                format!("[{user},{asked},{result}]"),
+                format!("[{answer}]"),
+            )],
+        ),
+    ]);
+    assert_eq!(
+        summaries(&calls),
+        [("get_weather", "{'city': 'Paris'}".to_owned(), "Sunny")]
+    );
+    assert_eq!(calls[0].start_time_unix_nano, 20);
 }

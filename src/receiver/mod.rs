@@ -173,7 +173,18 @@ pub async fn ingest(
         rejected: bad_ids,
         ignored,
     } = decoded;
-    let total = (spans.len() + bad_ids.len()) as u64;
+    // A span's events (`Span.events`) are records of their own, but the
+    // client sent spans: in a traces request only spans are counted as
+    // received, taken or refused one by one (an event's refusal is still
+    // counted by its reason).
+    let events: Vec<bool> = match signal {
+        Signal::Traces if spans.spans().iter().any(|e| e.event) => {
+            spans.spans().iter().map(|e| e.event).collect()
+        }
+        _ => Vec::new(),
+    };
+    let sent = spans.len() - events.iter().filter(|e| **e).count();
+    let total = (sent + bad_ids.len()) as u64;
     let items = signal.items();
     let received = match signal {
         Signal::Traces => &metrics.spans_received,
@@ -226,22 +237,29 @@ pub async fn ingest(
     }
     let (mut accepted, mut dup, mut trace_full, mut late, mut corrupt, mut full, mut quota) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    for v in &verdicts {
+    // Of span events: refused by trace limit, lateness, internal error.
+    let mut events_refused = [0u64; 3];
+    for (i, v) in verdicts.iter().enumerate() {
+        let event = events.get(i).copied().unwrap_or(false);
         match v {
+            Push::Full => full += 1,
+            Push::ServiceFull => quota += 1,
+            Push::Accepted | Push::Duplicate if event => {}
+            Push::TraceFull if event => events_refused[0] += 1,
+            Push::TooLate if event => events_refused[1] += 1,
+            Push::Corrupt if event => events_refused[2] += 1,
             Push::Accepted => accepted += 1,
             Push::Duplicate => dup += 1,
             Push::TraceFull => trace_full += 1,
             Push::TooLate => late += 1,
             Push::Corrupt => corrupt += 1,
-            Push::Full => full += 1,
-            Push::ServiceFull => quota += 1,
         }
     }
     metrics.spans_accepted.inc_by(accepted + dup);
     metrics.spans_duplicate.inc_by(dup);
-    metrics.reject(Rejection::TraceFull, trace_full);
-    metrics.reject(Rejection::TooLate, late);
-    metrics.reject(Rejection::InternalError, corrupt);
+    metrics.reject(Rejection::TraceFull, trace_full + events_refused[0]);
+    metrics.reject(Rejection::TooLate, late + events_refused[1]);
+    metrics.reject(Rejection::InternalError, corrupt + events_refused[2]);
     if full > 0 || quota > 0 {
         metrics.refuse(if full > 0 {
             Refusal::Full

@@ -8,18 +8,22 @@
 //! and copies only what a buffered span keeps (its IDs, times, name and the
 //! kept attributes) into one buffer for the request, as the records the
 //! assembler holds: no allocation per span or value. On the
-//! service's hot path that is most of the receive cost.
+//! service's hot path that is most of the receive cost. A span's events
+//! (`Span.events`) are noted as the span is walked and read after its
+//! record is written: those with a kept attribute (the model's messages,
+//! as some instrumentations send them) follow it as event records.
 //!
 //! What it checks: the wire format everywhere (tags, wire types of the fields
 //! it reads, lengths, varints, nesting depth), UTF-8 of every string it
-//! keeps or compares (names, attribute keys, kept values), and the IDs (as
-//! [`Records::from_otlp`] does, one span at a time). Fields
-//! toolscore never reads (events, links, status, scope, unkept attribute
-//! values) are skipped without being validated beyond the wire format. On
-//! well-formed input the records are byte for byte those of prost followed
-//! by [`Records::from_otlp`]; the tests check it.
+//! keeps or compares (names, event names, attribute keys, kept values), and
+//! the IDs (as [`Records::from_otlp`] does, one span at a time). Fields
+//! toolscore never reads (links, status, scope, unkept attribute values,
+//! the events of a refused span) are skipped without being validated
+//! beyond the wire format. On well-formed input the records are byte for
+//! byte those of prost followed by [`Records::from_otlp`]; the tests check
+//! it.
 
-use crate::record::{Header, Records};
+use crate::record::{Header, Records, event_header};
 use crate::span::{self, AttrValue, IdError, KeepAttributes, KeyRef, RejectedSpan};
 
 /// Spans taken from one request, and those refused one by one.
@@ -61,7 +65,7 @@ pub fn decode_request(buf: &[u8], keep: &KeepAttributes) -> Result<Decoded, Wire
         rejected: Vec::new(),
         ignored: 0,
     };
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::default();
     let mut r = Reader::new(buf, 0);
     let mut resource = 0;
     while let Some((field, wt)) = r.field()? {
@@ -214,7 +218,7 @@ fn resource_spans<'a>(
     ri: usize,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
+    scratch: &mut Scratch<'a>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the resource's `service.name` (the resource may follow the spans).
@@ -271,7 +275,7 @@ fn scope_spans<'a>(
     service_name: Option<&str>,
     keep: &KeepAttributes,
     out: &mut Decoded,
-    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
+    scratch: &mut Scratch<'a>,
     depth: u32,
 ) -> Result<(), WireError> {
     // First pass: the scope's name (it may follow the spans).
@@ -318,20 +322,33 @@ fn scope_spans<'a>(
     Ok(())
 }
 
-/// One span: a wire error fails the request; a bad ID refuses this span only.
+/// What a span's walk collects, reused from span to span so that a span
+/// costs no allocation.
+#[derive(Default)]
+struct Scratch<'a> {
+    /// The kept attributes of the span (then of each of its events).
+    kept: Vec<(KeyRef<'a>, ValueRef<'a>)>,
+    /// The span's events, read once the span's record is written.
+    events: Vec<Reader<'a>>,
+}
+
+/// One span, then its events that carry kept attributes: a wire error
+/// fails the request; a bad ID refuses this span only.
 fn span<'a>(
     mut r: Reader<'a>,
     (service_name, scope): (Option<&str>, u32),
     keep: &KeepAttributes,
     out: &mut Records,
-    scratch: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
+    scratch: &mut Scratch<'a>,
     depth: u32,
 ) -> Result<Result<(), IdError>, WireError> {
     let size = u32::try_from(r.buf.len()).unwrap_or(u32::MAX);
     let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (&[], &[], &[]);
     let mut name = "";
     let (mut start, mut end) = (0u64, 0u64);
-    scratch.clear();
+    let Scratch { kept, events } = scratch;
+    kept.clear();
+    events.clear();
     while let Some((field, wt)) = r.field()? {
         match (field, wt) {
             (1, LEN) => trace_id = r.bytes()?,
@@ -344,10 +361,11 @@ fn span<'a>(
                 let kv = r.message()?;
                 let (key, value) = key_value(kv)?;
                 if let Some(k) = keep.classify(key) {
-                    scratch.push((k, value));
+                    kept.push((k, value));
                 }
             }
-            (1 | 2 | 4 | 5 | 7 | 8 | 9, _) => {
+            (11, LEN) => events.push(r.message()?),
+            (1 | 2 | 4 | 5 | 7 | 8 | 9 | 11, _) => {
                 return Err(r.error("wrong wire type in span"));
             }
             _ => r.skip(field, wt, depth)?,
@@ -358,15 +376,12 @@ fn span<'a>(
         Err(e) => {
             // The values are still checked: a malformed one fails the
             // request whatever the IDs (as prost would).
-            for (_, value) in scratch.iter() {
+            for (_, value) in kept.iter() {
                 any_value_of(*value, depth - 1)?;
             }
             return Ok(Err(e));
         }
     };
-    // A role that is not valid UTF-8 marks nothing; the value itself is
-    // refused below as any other.
-    keep.retain_message_fields(scratch, |v| plain_string(*v).ok().flatten());
     let header = Header {
         trace_id,
         span_id,
@@ -378,16 +393,71 @@ fn span<'a>(
         scope,
         event: false,
     };
-    out.begin(&header, scratch.len());
-    for (key, value) in scratch.iter() {
+    // A role that is not valid UTF-8 marks nothing; the value itself is
+    // refused below as any other.
+    keep.retain_message_fields(kept, |v| plain_string(*v).ok().flatten());
+    write_kept(out, &header, kept, depth - 1)?;
+    out.end(size);
+    for (index, e) in events.iter().enumerate() {
+        event(*e, index, &header, keep, out, kept, depth - 1)?;
+    }
+    Ok(Ok(()))
+}
+
+/// Begins a record and writes its kept attributes (values decoded at
+/// `depth`).
+fn write_kept(
+    out: &mut Records,
+    header: &Header<'_>,
+    kept: &[(KeyRef<'_>, ValueRef<'_>)],
+    depth: u32,
+) -> Result<(), WireError> {
+    out.begin(header, kept.len());
+    for (key, value) in kept.iter() {
         out.key(*key);
         match plain_string(*value)? {
             Some(s) => out.str_value(s),
-            None => out.value(&any_value_of(*value, depth - 1)?),
+            None => out.value(&any_value_of(*value, depth)?),
         }
     }
-    out.end(size);
-    Ok(Ok(()))
+    Ok(())
+}
+
+/// The `index`-th event of `span`, written as an event record of it when
+/// it carries a kept attribute. Most events (`exception`, say) carry none:
+/// their keys are looked up, their values never read.
+fn event<'a>(
+    mut r: Reader<'a>,
+    index: usize,
+    span: &Header<'_>,
+    keep: &KeepAttributes,
+    out: &mut Records,
+    kept: &mut Vec<(KeyRef<'a>, ValueRef<'a>)>,
+    depth: u32,
+) -> Result<(), WireError> {
+    let (mut time, mut name) = (0u64, "");
+    kept.clear();
+    while let Some((field, wt)) = r.field()? {
+        match (field, wt) {
+            (1, FIXED64) => time = r.fixed64()?,
+            (2, LEN) => name = r.str()?,
+            (3, LEN) => {
+                let (key, value) = key_value(r.message()?)?;
+                if let Some(k) = keep.classify(key) {
+                    kept.push((k, value));
+                }
+            }
+            (1..=3, _) => return Err(r.error("wrong wire type in span event")),
+            _ => r.skip(field, wt, depth)?,
+        }
+    }
+    keep.retain_message_fields(kept, |v| plain_string(*v).ok().flatten());
+    if kept.is_empty() {
+        return Ok(());
+    }
+    write_kept(out, &event_header(span, time, name), kept, depth - 1)?;
+    out.end_event(span.span_id, index);
+    Ok(())
 }
 
 /// The value if it is an `AnyValue` holding one string and nothing else
@@ -536,7 +606,7 @@ mod tests {
     use prost::Message;
 
     use super::*;
-    use crate::span::Span;
+    use crate::span::{Span, SpanId};
 
     /// What prost + the JSON path's record writer make of the same bytes:
     /// the oracle.
@@ -570,7 +640,7 @@ mod tests {
         assert_eq!(ours.rejected, rejected);
     }
 
-    /// Every key the request's spans carry, kept.
+    /// Every key the request's spans and their events carry, kept.
     fn every_key(buf: &[u8]) -> KeepAttributes {
         let keys = ExportTraceServiceRequest::decode(buf)
             .map(|req| {
@@ -578,7 +648,11 @@ mod tests {
                     .iter()
                     .flat_map(|rs| &rs.scope_spans)
                     .flat_map(|ss| &ss.spans)
-                    .flat_map(|s| &s.attributes)
+                    .flat_map(|s| {
+                        s.attributes
+                            .iter()
+                            .chain(s.events.iter().flat_map(|e| &e.attributes))
+                    })
                     .map(|kv| kv.key.clone())
                     .collect::<Vec<_>>()
             })
@@ -649,6 +723,23 @@ mod tests {
         ]
     }
 
+    /// A span's events: most with no attribute kept, some (sharing the
+    /// spans' keys) kept.
+    fn events() -> impl Strategy<Value = Vec<span::Event>> {
+        let event = (
+            prop_oneof![Just("exception"), Just("gen_ai.choice"), Just("ev")],
+            any::<u64>(),
+            key_values(),
+        )
+            .prop_map(|(name, time_unix_nano, attributes)| span::Event {
+                time_unix_nano,
+                name: name.into(),
+                attributes,
+                dropped_attributes_count: 1,
+            });
+        prop::collection::vec(event, 0..3)
+    }
+
     fn spans() -> impl Strategy<Value = otlp::Span> {
         (
             id(16),
@@ -658,9 +749,10 @@ mod tests {
             any::<u64>(),
             any::<u64>(),
             key_values(),
+            events(),
         )
             .prop_map(
-                |(trace_id, span_id, parent_span_id, name, s, e, attributes)| otlp::Span {
+                |(trace_id, span_id, parent_span_id, name, s, e, attributes, events)| otlp::Span {
                     trace_id,
                     span_id,
                     parent_span_id,
@@ -669,10 +761,7 @@ mod tests {
                     end_time_unix_nano: e,
                     attributes,
                     kind: 3,
-                    events: vec![span::Event {
-                        name: "ev".into(),
-                        ..span::Event::default()
-                    }],
+                    events,
                     status: Some(otlp::Status {
                         message: "ok".into(),
                         code: 1,
@@ -719,6 +808,26 @@ mod tests {
             let buf = req.encode_to_vec();
             same(&buf, &every_key(&buf));
             same(&buf, &keep_some());
+        }
+
+        /// A span's kept events follow its record, each an event of it
+        /// (parent tag 2, then the span's ID), sized 0.
+        #[test]
+        fn a_span_s_kept_events_follow_it(req in requests()) {
+            let buf = req.encode_to_vec();
+            let d = decode_request(&buf, &every_key(&buf)).unwrap();
+            let mut span = None;
+            for (i, e) in d.spans.spans().iter().enumerate() {
+                if !e.event {
+                    span = Some(e.span_id);
+                    continue;
+                }
+                let record = d.spans.record(i).unwrap();
+                let parent = span.map(|s| [&[2u8][..], &s.0[..]].concat());
+                prop_assert_eq!(Some(&record[8..17]), parent.as_deref());
+                prop_assert!(!e.root);
+                prop_assert_eq!(e.encoded, 0);
+            }
         }
 
         /// Corrupted input never panics, and whatever prost accepts we
@@ -836,6 +945,150 @@ mod tests {
                 &AttrValue::Empty
             ]
         );
+    }
+
+    fn text_kv(key: &str, value: &str) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: Some(AnyValue {
+                value: Some(any_value::Value::StringValue(value.into())),
+            }),
+            ..KeyValue::default()
+        }
+    }
+
+    fn event(name: &str, time: u64, attributes: Vec<KeyValue>) -> span::Event {
+        span::Event {
+            time_unix_nano: time,
+            name: name.into(),
+            attributes,
+            dropped_attributes_count: 0,
+        }
+    }
+
+    fn request_of(spans: Vec<otlp::Span>) -> Vec<u8> {
+        ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans {
+                    spans,
+                    ..ScopeSpans::default()
+                }],
+                ..ResourceSpans::default()
+            }],
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn span_events_with_kept_attributes_follow_their_span() {
+        let choice = || {
+            event(
+                "gen_ai.choice",
+                15,
+                vec![
+                    text_kv("gen_ai.event.content", r#"{"index":0}"#),
+                    text_kv("other", "x"),
+                ],
+            )
+        };
+        let with_events = otlp::Span {
+            trace_id: vec![1; 16],
+            span_id: vec![2; 8],
+            name: "chat".into(),
+            events: vec![
+                event("exception", 11, vec![text_kv("exception.type", "E")]),
+                choice(),
+                event("First Token Stream Event", 12, Vec::new()),
+                choice(),
+            ],
+            ..otlp::Span::default()
+        };
+        let bad_id = otlp::Span {
+            span_id: vec![0; 8],
+            events: vec![choice()],
+            ..with_events.clone()
+        };
+        let plain = otlp::Span {
+            span_id: vec![3; 8],
+            events: vec![event("exception", 11, vec![text_kv("exception.type", "E")])],
+            ..with_events.clone()
+        };
+        let buf = request_of(vec![with_events, bad_id, plain]);
+        let keep = KeepAttributes::only(["gen_ai.event.content".to_owned()]);
+        same(&buf, &keep);
+        let d = decode_request(&buf, &keep).unwrap();
+        assert_eq!(d.rejected.len(), 1);
+        let entries = d.spans.spans();
+        let kinds: Vec<(bool, bool)> = entries.iter().map(|e| (e.event, e.root)).collect();
+        assert_eq!(
+            kinds,
+            [(false, true), (true, false), (true, false), (false, true)]
+        );
+        assert_eq!(entries[3].span_id, SpanId([3; 8]));
+        // The same event at another place in its span is another event;
+        // the same request decoded again gives the same IDs.
+        assert_ne!(entries[1].span_id, entries[2].span_id);
+        let again = decode_request(&buf, &keep).unwrap();
+        let ids = |r: &Records| r.spans().iter().map(|e| e.span_id).collect::<Vec<_>>();
+        assert_eq!(ids(&again.spans), ids(&d.spans));
+        let traces = d.spans.traces(&std::sync::Arc::new(keep)).unwrap();
+        let trace = &traces[&crate::span::TraceId([1; 16])];
+        assert_eq!(trace.len(), 2);
+        let events: Vec<_> = trace.events().collect();
+        assert_eq!(events.len(), 2);
+        for e in &events {
+            assert_eq!(e.name(), "gen_ai.choice");
+            assert_eq!(e.parent_span_id, Some(SpanId([2; 8])));
+            assert_eq!((e.start_time_unix_nano, e.end_time_unix_nano), (15, 15));
+            assert_eq!(
+                e.attr("gen_ai.event.content").and_then(|v| v.as_str()),
+                Some(r#"{"index":0}"#)
+            );
+            assert!(e.attr("other").is_none());
+        }
+    }
+
+    /// An event's attribute values are one message deeper than a span's:
+    /// what prost decodes the decoder decodes alike, and a value nested
+    /// past the limit fails the request rather than the stack.
+    #[test]
+    fn an_event_s_values_decode_as_deep_as_prost_allows() {
+        let request = |depth: usize| {
+            let mut v = AnyValue {
+                value: Some(any_value::Value::StringValue("x".into())),
+            };
+            for _ in 0..depth {
+                v = AnyValue {
+                    value: Some(any_value::Value::ArrayValue(ArrayValue { values: vec![v] })),
+                };
+            }
+            let deep = KeyValue {
+                key: "deep".into(),
+                value: Some(v),
+                ..KeyValue::default()
+            };
+            request_of(vec![otlp::Span {
+                trace_id: vec![1; 16],
+                span_id: vec![2; 8],
+                events: vec![event("e", 1, vec![deep])],
+                ..otlp::Span::default()
+            }])
+        };
+        let keep = every_key(&[]);
+        let mut decoded = 0;
+        for depth in 40..50 {
+            let buf = request(depth);
+            if ExportTraceServiceRequest::decode(&buf[..]).is_ok() {
+                same(&buf, &keep);
+                decoded += 1;
+            }
+        }
+        assert!(
+            (1..10).contains(&decoded),
+            "prost's limit is within the depths tried"
+        );
+        let e = decode_request(&request(200), &keep).unwrap_err();
+        assert_eq!(e.what, "nesting too deep");
     }
 
     #[test]

@@ -9,14 +9,13 @@
 //! others (an application's own logs, records with no trace context) are
 //! counted and dropped, as a Collector's filter would.
 
-use std::hash::{BuildHasher, Hasher};
-
 use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs};
 use prost::Message;
 
-use super::{Header, Records, kept_of};
-use crate::span::{self, AttrValue, EVENT_BODY, KeepAttributes, KeyRef, RejectedSpan, SpanId};
+use super::events::event_id;
+use super::{Header, Records, kept_of, key_and_text};
+use crate::span::{self, AttrValue, EVENT_BODY, KeepAttributes, KeyRef, RejectedSpan};
 
 /// What a request's log records became.
 #[derive(Debug, Default)]
@@ -33,9 +32,6 @@ pub struct FromLogs {
 /// Reads a request's log records, keeping what `keep` names.
 pub fn from_logs(resource_logs: &[ResourceLogs], keep: &KeepAttributes) -> FromLogs {
     let mut out = FromLogs::default();
-    // Fixed, so that a record retried (or replayed from the write-ahead
-    // log) gets the same ID and is de-duplicated.
-    let ids = foldhash::fast::FixedState::with_seed(0x746f_6f6c_7363_6f72);
     for (ri, rl) in resource_logs.iter().enumerate() {
         let service = rl.resource.as_ref().and_then(|r| {
             r.attributes
@@ -71,31 +67,21 @@ pub fn from_logs(resource_logs: &[ResourceLogs], keep: &KeepAttributes) -> FromL
                     .filter(|b| b.value.is_some() && keep.keeps_body(name))
                     .map(AttrValue::from);
                 let body_key = keep.id(EVENT_BODY).map(KeyRef::Id);
-                let kept = kept_of(keep, &log.attributes, |kv| {
-                    (
-                        &kv.key,
-                        kv.value.as_ref().and_then(|v| match &v.value {
-                            Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
-                            _ => None,
-                        }),
-                    )
-                });
+                let kept = kept_of(keep, &log.attributes, key_and_text);
                 let body = body.zip(body_key);
                 if kept.is_empty() && body.is_none() {
                     out.ignored += 1;
                     continue;
                 }
+                // Of the record as sent: a retried one gets the same ID.
                 let encoded = log.encode_to_vec();
-                let mut h = ids.build_hasher();
-                h.write(&encoded);
-                let hash = h.finish().max(1);
                 let time = match log.time_unix_nano {
                     0 => log.observed_time_unix_nano,
                     t => t,
                 };
                 let header = Header {
                     trace_id,
-                    span_id: SpanId(hash.to_le_bytes()),
+                    span_id: event_id(&[&encoded]),
                     parent: Some(parent),
                     start: time,
                     end: time,
@@ -106,10 +92,7 @@ pub fn from_logs(resource_logs: &[ResourceLogs], keep: &KeepAttributes) -> FromL
                 };
                 let records = &mut out.records;
                 records.begin(&header, kept.len() + usize::from(body.is_some()));
-                for (key, kv) in kept {
-                    records.key(key);
-                    records.value(&span::attr_of(kv));
-                }
+                records.key_values(kept);
                 if let Some((body, key)) = body {
                     records.key(key);
                     records.value(&body);
@@ -146,7 +129,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::span::TraceId;
+    use crate::span::{SpanId, TraceId};
 
     fn keep() -> Arc<KeepAttributes> {
         Arc::new(

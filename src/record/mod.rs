@@ -21,16 +21,22 @@
 //! by it.
 //!
 //! An event is a record too: a log record that belongs to a span (the
-//! GenAI conventions' message events, sent over OTLP logs) is written as a
-//! record whose parent is that span, marked as an event (`logs.rs`). Its
-//! name is the event's name, its time the record's, its attributes those
-//! kept and its body (under [`span::EVENT_BODY`]); its ID is a hash of the log
-//! record, so a retried export de-duplicates as spans do. Readers see
-//! spans ([`Spans::iter`]) and events ([`Spans::events`]) apart.
+//! GenAI conventions' message events, sent over OTLP logs), or one of a
+//! span's own events (`Span.events`, where other instrumentations put the
+//! same messages), is written as a record whose parent is that span,
+//! marked as an event (`logs.rs`, `events.rs`). Its name is the event's
+//! name, its time the event's, its attributes those kept and a log record's
+//! body (under [`span::EVENT_BODY`]). Its ID is a hash of what it is, so a
+//! retried export de-duplicates as spans do: of the log record, or of the
+//! span, the event's place in it and the event's record. A span's events
+//! follow the span's record. Readers see spans ([`Spans::iter`]) and events
+//! ([`Spans::events`]) apart.
 
+mod events;
 mod logs;
 mod view;
 
+pub use events::event_header;
 pub use logs::{FromLogs, from_logs};
 
 pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans, Unread};
@@ -38,7 +44,7 @@ pub use view::{AttrRef, Corrupt, Key, SpanRef, Spans, Unread};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use opentelemetry_proto::tonic::common::v1::any_value;
+use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1 as otlp;
 
 use crate::span::{self, AttrValue, KeepAttributes, KeyRef, RejectedSpan, Span, SpanId, TraceId};
@@ -57,7 +63,11 @@ pub struct Entry {
     pub trace_id: TraceId,
     pub span_id: SpanId,
     pub root: bool,
-    /// The span's size on the wire (0 where unknown).
+    /// An event of a span (a log record's, or one of `Span.events`), not
+    /// a span: `span_id` is the event's own ID.
+    pub event: bool,
+    /// The span's size on the wire (0 where unknown, and for a span's
+    /// events, whose span counts them).
     pub encoded: u32,
     start: usize,
     end: usize,
@@ -113,15 +123,7 @@ impl Records {
                             continue;
                         }
                     };
-                    let kept = kept_of(keep, &s.attributes, |kv| {
-                        (
-                            &kv.key,
-                            kv.value.as_ref().and_then(|v| match &v.value {
-                                Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
-                                _ => None,
-                            }),
-                        )
-                    });
+                    let kept = kept_of(keep, &s.attributes, key_and_text);
                     let header = Header {
                         trace_id,
                         span_id,
@@ -134,14 +136,9 @@ impl Records {
                         event: false,
                     };
                     out.begin(&header, kept.len());
-                    for (key, kv) in kept {
-                        out.key(key);
-                        match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
-                            Some(any_value::Value::StringValue(text)) => out.str_value(text),
-                            _ => out.value(&span::attr_of(kv)),
-                        }
-                    }
+                    out.key_values(kept);
                     out.end(u32::try_from(s.encoded_len()).unwrap_or(u32::MAX));
+                    events::span_events(&mut out, keep, &header, &s.events);
                 }
             }
         }
@@ -213,6 +210,7 @@ impl Records {
             trace_id: h.trace_id,
             span_id: h.span_id,
             root: h.parent.is_none() && !h.event,
+            event: h.event,
             encoded: 0,
             start: at,
             end: at,
@@ -236,6 +234,17 @@ impl Records {
 
     pub fn value(&mut self, v: &AttrValue) {
         value(&mut self.bytes, v);
+    }
+
+    /// The kept attributes of prost's structs, each key and value.
+    fn key_values(&mut self, kept: Vec<(KeyRef<'_>, &KeyValue)>) {
+        for (key, kv) in kept {
+            self.key(key);
+            match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                Some(any_value::Value::StringValue(text)) => self.str_value(text),
+                _ => self.value(&span::attr_of(kv)),
+            }
+        }
     }
 
     /// Ends the span begun last, with its size on the wire.
@@ -334,6 +343,16 @@ pub fn kept_of<'a, T>(
         .collect();
     keep.retain_message_fields(&mut kept, |a| key_of(a).1);
     kept
+}
+
+/// A `KeyValue`'s key, and its value when that is a string: what
+/// [`kept_of`] asks of prost's attributes.
+fn key_and_text(kv: &KeyValue) -> (&str, Option<&str>) {
+    let text = kv.value.as_ref().and_then(|v| match &v.value {
+        Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
+        _ => None,
+    });
+    (&kv.key, text)
 }
 
 /// One trace's records, appended as its spans arrive.

@@ -303,6 +303,21 @@ mod tests {
     }
 
     #[test]
+    fn an_exact_key_is_no_message_prefix_of_the_same_name() {
+        // `gen_ai.prompt`: a JSON message list (older GenAI span events);
+        // `gen_ai.prompt.{i}.…`: OpenLLMetry's flattened messages.
+        let k = KeepAttributes::only(["gen_ai.prompt".to_owned()])
+            .with_messages(["gen_ai.prompt.".to_owned()]);
+        assert_eq!(k.classify("gen_ai.prompt"), Some(KeyRef::Id(0)));
+        assert_eq!(
+            k.classify("gen_ai.prompt.0.role"),
+            Some(KeyRef::Named("gen_ai.prompt.0.role", Field::Role))
+        );
+        assert_eq!(k.classify("gen_ai.prompt."), None);
+        assert_eq!(k.classify("gen_ai.prompts"), None);
+    }
+
+    #[test]
     fn only_a_tool_results_text_is_kept() {
         let k = keep();
         let attrs = [
