@@ -330,3 +330,44 @@ async fn evaluate_reads_the_log_records_beside_the_spans() {
     doc["resourceLogs"] = logs["resourceLogs"].clone();
     assert_eq!(evaluate(doc).await, 1.0);
 }
+
+/// A trace evaluated with its log records before a `kill -9` is replayed as
+/// evaluated: its records, events included, are those of its stored result,
+/// so the restart makes no new revision of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_does_not_revise_a_trace_evaluated_with_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    config.wal.enabled = true;
+    config.wal.dir = dir.path().join("wal");
+    config.assembler.grace_after_root_ms = 50;
+    let http = common::http();
+    let (spans, records) = fixture("openllmetry-anthropic/messages-loop-events");
+    let want = expected(&spans, &records);
+    let mut s = serve(&config, dir.path());
+    ready(&http, s.api).await;
+    grpc_logs(s.otlp_grpc, &records).await;
+    let traces = |a: SocketAddr| format!("http://{a}/v1/traces");
+    post(&http, traces(s.otlp_http), "application/json", spans.into()).await;
+    for (trace, calls) in &want {
+        assert_eq!(&calls_of(&http, s.api, trace, 1).await, calls, "{trace}");
+    }
+    s.kill();
+    let s = serve(&config, dir.path());
+    ready(&http, s.api).await;
+    // A trace sent after the restart is evaluated a grace period after its
+    // root; a replayed trace the restart revised would have been too.
+    let (later, later_records) = fixture("otel-genai-openai-v2-legacy/chat-loop");
+    let later_want = expected(&later, &later_records);
+    post(&http, traces(s.otlp_http), "application/json", later.into()).await;
+    for (trace, _) in &later_want {
+        calls_of(&http, s.api, trace, 1).await;
+    }
+    for (trace, _) in &want {
+        let (_, text) = body(&http, format!("http://{}/traces/{trace}", s.api)).await;
+        let t: Json = serde_json::from_str(&text).unwrap();
+        assert_eq!(t["revision"], 1, "{text}");
+    }
+}

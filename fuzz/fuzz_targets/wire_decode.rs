@@ -9,9 +9,10 @@
 //!   back the way a shard reads them), and the same refused spans; on
 //!   prost's own canonical encoding the same encoded span sizes too;
 //! - what the decoder takes but prost refuses must be refused by prost inside
-//!   a field the decoder documents as never read (wire.rs: events, links,
-//!   status, the scope but its name, trace state, … and attribute values it
-//!   does not keep),
+//!   a field the decoder documents as never read (wire.rs: links, status,
+//!   the scope but its name, trace state, … and attribute values it does not
+//!   keep; of a span's events, all but the name, time and kept attributes,
+//!   and every event of a refused span),
 //!   where it checks the wire format only. Anything else is a crash.
 #![no_main]
 
@@ -35,6 +36,7 @@ const UNREAD: &[&str] = &[
     "Span.flags",
     "Span.kind",
     "Span.dropped_attributes_count",
+    // Read in part: an event's name, time and kept attributes (wire.rs).
     "Span.events",
     "Span.dropped_events_count",
     "Span.links",

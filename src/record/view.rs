@@ -219,6 +219,11 @@ impl Spans {
         self.heads.is_empty()
     }
 
+    /// How many events the spans have.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = SpanRef<'_>> + Clone {
         self.heads.iter().map(|h| self.at(h))
     }

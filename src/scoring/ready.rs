@@ -103,7 +103,9 @@ pub fn evaluate_ready(
         content_captured: calls.iter().all(|c| c.content_captured),
         tool_calls: summarise_all(calls),
         scores,
-        span_count: spans.len(),
+        // The records the trace was evaluated from, events included: a
+        // restart's replay compares the log's records against it.
+        span_count: spans.len() + spans.event_count(),
         judged: None,
     };
     Evaluated {
