@@ -34,14 +34,6 @@ use toolscore::pyvalue::py_dict_to_json;
 /// (recorder/scenario, why its calls cannot be read from its spans).
 const UNREADABLE: &[(&str, &str)] = &[
     (
-        "openinference-haystack/agent",
-        "Haystack's model spans give no tool result: results are only in Python reprs of its objects",
-    ),
-    (
-        "openinference-haystack/agent-streamed",
-        "Haystack's model spans give no tool result: results are only in Python reprs of its objects",
-    ),
-    (
         "openinference-haystack/pipeline-agent",
         "instrumented before Haystack's components were imported: no model or tool span at all",
     ),

@@ -27,6 +27,9 @@ pub enum Library {
     /// Google ADK (its own spans and OpenInference's): outputs are ADK's
     /// function responses; a `(merged tools)` span is no call.
     GoogleAdk,
+    /// OpenInference for Haystack: tool results only in Python reprs of
+    /// Haystack's `ChatMessage`s, in the model span's `input.value`.
+    OpenInferenceHaystack,
     /// Any other OpenInference instrumentation.
     OpenInference,
     /// OpenLLMetry's LangChain instrumentation: the callback payload as
@@ -64,6 +67,10 @@ pub const SCOPES: &[(&str, Library)] = &[
         Library::GoogleAdk,
     ),
     ("gcp.vertex.agent", Library::GoogleAdk),
+    (
+        "openinference.instrumentation.haystack",
+        Library::OpenInferenceHaystack,
+    ),
     ("openinference.instrumentation.*", Library::OpenInference),
     ("@arizeai/*", Library::OpenInference),
     (

@@ -132,6 +132,9 @@ impl Conversation {
             for t in &tools {
                 self.declare(t);
             }
+            if library::Library::of(span.scope()) == library::Library::OpenInferenceHaystack {
+                haystack_results(span, &mut sent);
+            }
         }
         for (key, value) in JSON_KEYS.iter().zip(json) {
             let Some(v) = value.as_ref().and_then(as_value) else {
@@ -627,6 +630,83 @@ fn read_flattened(span: &SpanRef<'_>, out: &mut Vec<Asked>, sent: &mut Vec<Sent>
     tools
 }
 
+/// Haystack's instrumentation records a tool result's message with its role
+/// only; the result is in the Python repr of Haystack's `ChatMessage` in
+/// the model span's `input.value` (`{"messages": ["ChatMessage(_role=
+/// <ChatRole.TOOL: 'tool'>, _content=[ToolCallResult(result='…',
+/// origin=ToolCall(tool_name='…', arguments={…}, id='…', …), error=…)],
+/// …)", …]}`). The flattened tool messages without content are filled, in
+/// order, from those results: their text, tool name and call id.
+fn haystack_results(span: &SpanRef<'_>, sent: &mut [Sent]) {
+    let Some(input) = span.attr("input.value").and_then(|v| v.as_str()) else {
+        return;
+    };
+    let Ok(Value::Dict(d)) = json::loads(input) else {
+        return;
+    };
+    let mut results = items(d.get_str("messages").unwrap_or(&Value::None))
+        .iter()
+        .filter_map(Value::as_str)
+        .flat_map(tool_call_results);
+    for s in sent.iter_mut() {
+        if let Sent::Result {
+            id,
+            name,
+            text: text @ None,
+        } = s
+        {
+            let Some(r) = results.next() else { return };
+            *text = Some(r.0);
+            *name = name.take().or(r.1);
+            *id = id.take().or(r.2);
+        }
+    }
+}
+
+/// The `ToolCallResult(result=…, origin=ToolCall(tool_name=…, …, id=……`
+/// of a Haystack `ChatMessage` repr: (result, tool name, call id).
+fn tool_call_results(repr: &str) -> Vec<(String, Option<String>, Option<String>)> {
+    const RESULT: &str = "ToolCallResult(result=";
+    let mut out = Vec::new();
+    let mut rest = repr;
+    while let Some(at) = rest.find(RESULT) {
+        rest = &rest[at + RESULT.len()..];
+        let Some((text, after)) = py_str_at(rest) else {
+            break;
+        };
+        rest = after;
+        // The origin's fields, up to the next result.
+        let origin = &rest[..rest.find(RESULT).unwrap_or(rest.len())];
+        let field = |key: &str| {
+            let at = origin.find(key)?;
+            py_str_at(&origin[at + key.len()..]).map(|(v, _)| v)
+        };
+        out.push((text, field("tool_name="), field(", id=")));
+    }
+    out
+}
+
+/// The Python string literal `s` starts with, read, and what follows it.
+fn py_str_at(s: &str) -> Option<(String, &str)> {
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut escaped = false;
+    for (i, c) in s.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            c if c == quote => {
+                let end = i + c.len_utf8();
+                return match crate::pyvalue::literal::literal_eval(&s[..end]) {
+                    Ok(Value::Str(text)) => Some((text, &s[end..])),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The arguments the model wrote, as a dict: JSON text read (or a Python
 /// literal, as a reference would), an object as it is.
 pub(super) fn args_dict(args: &Value) -> Option<Dict> {
@@ -640,5 +720,33 @@ pub(super) fn args_dict(args: &Value) -> Option<Dict> {
             },
         },
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod haystack_tests {
+    use super::tool_call_results;
+
+    #[test]
+    fn results_are_read_from_chat_message_reprs() {
+        let repr = r#"ChatMessage(_role=<ChatRole.TOOL: 'tool'>, _content=[ToolCallResult(result="it's \"sunny\", 22C", origin=ToolCall(tool_name='get_weather', arguments={'city': 'Paris'}, id='call_1', extra=None), error=False), ToolCallResult(result='Failed: no rooms\n', origin=ToolCall(tool_name='book_hotel', arguments={}, id=None, extra=None), error=True)], _name=None, _meta={})"#;
+        assert_eq!(
+            tool_call_results(repr),
+            [
+                (
+                    "it's \"sunny\", 22C".to_owned(),
+                    Some("get_weather".to_owned()),
+                    Some("call_1".to_owned())
+                ),
+                (
+                    "Failed: no rooms\n".to_owned(),
+                    Some("book_hotel".to_owned()),
+                    None
+                ),
+            ]
+        );
+        assert!(tool_call_results("ChatMessage(_role=<ChatRole.USER: 'user'>)").is_empty());
+        // A result that is no string literal ends the reading.
+        assert!(tool_call_results("ToolCallResult(result=42, origin=…)").is_empty());
     }
 }
