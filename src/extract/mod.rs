@@ -102,32 +102,38 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
             calls.push(c);
         }
     }
-    read_events(spans, &keys, &mut found, &mut json, &mut conversation);
+    if spans.event_count() > 0 {
+        read_events(spans, &keys, &mut found, &mut json, &mut conversation);
+    }
     let mut calls = merge_nested(calls);
-    let calls = if conversation.is_empty() && calls.iter().all(|c| c.pending.is_none()) {
-        calls
-            .into_iter()
-            .map(|mut c| {
-                let library = !c.library.is_reference();
-                c.call.content_missing = library && !c.call.content_captured;
-                (c.call, library)
-            })
-            .collect::<Vec<_>>()
-    } else {
-        calls.sort_by_key(|c| {
-            (
-                c.call.start_time_unix_nano,
-                c.call.end_time_unix_nano,
-                c.call.span_id,
-            )
-        });
-        join(calls, &conversation)
-    };
-    let mut calls: Vec<ToolCall> = calls
-        .into_iter()
-        .filter(|c| !(c.1 && config.exclude_tools.contains(&c.0.name)))
-        .map(|c| c.0)
-        .collect();
+    // Framework tools are left out of a recognised library's calls only.
+    let kept =
+        |c: &ToolCall, framework: bool| !(framework && config.exclude_tools.contains(&c.name));
+    let mut calls: Vec<ToolCall> =
+        if conversation.is_empty() && calls.iter().all(|c| c.pending.is_none()) {
+            calls
+                .into_iter()
+                .filter_map(|c| {
+                    let framework = !c.library.is_reference();
+                    let mut call = c.call;
+                    call.content_missing = framework && !call.content_captured;
+                    kept(&call, framework).then_some(call)
+                })
+                .collect()
+        } else {
+            calls.sort_by_key(|c| {
+                (
+                    c.call.start_time_unix_nano,
+                    c.call.end_time_unix_nano,
+                    c.call.span_id,
+                )
+            });
+            join(calls, &conversation)
+                .into_iter()
+                .filter(|(c, framework)| kept(c, *framework))
+                .map(|(c, _)| c)
+                .collect()
+        };
     calls.sort_by_key(|c| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
     calls
 }

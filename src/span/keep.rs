@@ -106,9 +106,17 @@ impl KeepAttributes {
     }
 
     /// Keeps flattened model messages under these prefixes too (each ends
-    /// with `.`: `llm.input_messages.`).
+    /// with `.`: `llm.input_messages.`; none has a `.` followed by a digit,
+    /// which would end it early: such a prefix is not kept).
     pub fn with_messages<I: IntoIterator<Item = String>>(mut self, prefixes: I) -> KeepAttributes {
-        self.messages = prefixes.into_iter().map(Arc::from).collect();
+        self.messages = prefixes
+            .into_iter()
+            .filter(|p| {
+                let b = p.as_bytes();
+                !b.windows(2).any(|w| w[0] == b'.' && w[1].is_ascii_digit())
+            })
+            .map(Arc::from)
+            .collect();
         self
     }
 
@@ -171,23 +179,32 @@ impl KeepAttributes {
         Some(KeyRef::Named(key, field))
     }
 
-    /// `key` taken apart, when it is under a message prefix.
+    /// `key` taken apart, when it is under a message prefix. A message key
+    /// is `<list><index>.<field>`, and no list has a `.` followed by a
+    /// digit, so its list ends at the key's first one: found in one pass
+    /// over the key, then compared whole (most keys have no such `.`, and
+    /// cost no comparison at all).
     pub fn message_key<'k>(&self, key: &'k str) -> Option<MessageKey<'k>> {
         if self.messages.is_empty() {
             return None;
         }
-        let list = self.messages.iter().find(|p| key.starts_with(&***p))?;
-        let rest = &key[list.len()..];
-        let (index, field) = rest.split_once('.')?;
-        if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        // Keys are short: a plain scan beats a vectorised search's set-up.
+        let at = key
+            .as_bytes()
+            .windows(2)
+            .position(|w| w[0] == b'.' && w[1].is_ascii_digit())?
+            + 1;
+        let (list, rest) = key.split_at_checked(at)?;
+        if !self.messages.iter().any(|p| **p == *list) {
             return None;
         }
+        let end = rest.bytes().position(|c| !c.is_ascii_digit())?;
+        if rest.as_bytes().get(end) != Some(&b'.') {
+            return None;
+        }
+        let (index, field) = (&rest[..end], &rest[end + 1..]);
         let field = field.strip_prefix("message.").unwrap_or(field);
-        Some(MessageKey {
-            list: &key[..list.len()],
-            index,
-            field,
-        })
+        Some(MessageKey { list, index, field })
     }
 
     /// The scope's small id (0: not one extraction recognises).
@@ -232,18 +249,21 @@ impl KeepAttributes {
         if !text {
             return;
         }
+        if !marked {
+            // No message is a tool's result: every text goes.
+            kept.retain(|(k, _)| !matches!(k, KeyRef::Named(_, Field::Text)));
+            return;
+        }
         // The (list, index) of each message marked as a tool's result.
         let mut results: Vec<(&'k str, &'k str)> = Vec::new();
-        if marked {
-            for (k, v) in kept.iter() {
-                let KeyRef::Named(name, Field::Role | Field::CallId) = *k else {
-                    continue;
-                };
-                if let Some(m) = self.message_key(name)
-                    && marks_tool_result(m.field, value_of(v))
-                {
-                    results.push((m.list, m.index));
-                }
+        for (k, v) in kept.iter() {
+            let KeyRef::Named(name, Field::Role | Field::CallId) = *k else {
+                continue;
+            };
+            if let Some(m) = self.message_key(name)
+                && marks_tool_result(m.field, value_of(v))
+            {
+                results.push((m.list, m.index));
             }
         }
         kept.retain(|(k, _)| match *k {
@@ -315,6 +335,31 @@ mod tests {
         );
         assert_eq!(k.classify("gen_ai.prompt."), None);
         assert_eq!(k.classify("gen_ai.prompts"), None);
+    }
+
+    #[test]
+    fn a_message_key_is_its_list_index_and_field_or_nothing() {
+        let k = keep();
+        let m = k.message_key("llm.input_messages.12.message.role").unwrap();
+        assert_eq!(
+            (m.list, m.index, m.field),
+            ("llm.input_messages.", "12", "role")
+        );
+        for not in [
+            "llm.input_messages.",
+            "llm.input_messages.3",
+            "llm.input_messages.3x.role",
+            "llm.input_messages.x.3.role",
+            "llm.output_messages.0.role",
+            "gen_ai.system",
+            "v1.2.role",
+        ] {
+            assert_eq!(k.message_key(not), None, "{not}");
+        }
+        // A prefix that would end early (a `.` before a digit) is not kept.
+        let odd = KeepAttributes::default().with_messages(["a.1b.".to_owned(), "c.".to_owned()]);
+        assert_eq!(odd.message_key("a.1b.0.role"), None);
+        assert!(odd.message_key("c.0.role").is_some());
     }
 
     #[test]
