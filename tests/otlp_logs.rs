@@ -328,6 +328,16 @@ async fn evaluate_reads_the_log_records_beside_the_spans() {
         "the spans alone have no calls"
     );
     doc["resourceLogs"] = logs["resourceLogs"].clone();
+    // A record of another trace is ignored, not a second trace.
+    doc["resourceLogs"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"scopeLogs": [{"logRecords": [{
+            "traceId": "0123456789abcdef0123456789abcdef",
+            "spanId": "0123456789abcdef",
+            "eventName": "gen_ai.choice",
+            "body": {"kvlistValue": {"values": []}},
+        }]}]}));
     assert_eq!(evaluate(doc).await, 1.0);
 }
 

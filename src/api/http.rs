@@ -716,7 +716,12 @@ fn evaluate_body(st: &ApiState, body: &[u8]) -> ApiResult<Evaluated> {
         tracing::error!(error = %e, "POST /v1/evaluate: records did not read back");
         ApiError::new(ErrorKind::Internal, "internal error")
     })?;
-    let mut traces = traces.into_iter();
+    // Log records that belong to no span of the document are ignored (a
+    // document of log records alone names its trace by them).
+    let with_spans = traces.values().any(|s| !s.is_empty());
+    let mut traces = traces
+        .into_iter()
+        .filter(|(_, s)| !with_spans || !s.is_empty());
     let Some((trace_id, spans)) = traces.next() else {
         // Both references score an empty tool-call list; but a body with no
         // span names no trace, so the answer's trace ID, root and revision

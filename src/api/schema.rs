@@ -14,18 +14,14 @@ use utoipa::{IntoResponses, ToSchema};
 /// `POST /v1/evaluate`'s body: an OTLP/JSON `ExportTraceServiceRequest`
 /// holding the spans of one trace, with optional inline evaluators and their
 /// criteria. Without `evaluators`, the trace is bound as the live service
-/// would bind it.
+/// would bind it. The body may also hold the trace's log records, as OTLP/JSON
+/// `resourceLogs` (the model's messages as GenAI events: docs/api.md).
 #[derive(ToSchema)]
 #[expect(dead_code, reason = "a schema only; the handler parses the body")]
 pub struct EvaluateRequest {
     /// The spans, every one of one trace, as OTLP/JSON encodes them.
     #[schema(rename = "resourceSpans", min_items = 1)]
     resource_spans: Vec<ResourceSpans>,
-    /// Log records of the same trace, as OTLP/JSON encodes them: the
-    /// events some instrumentations write the model's messages to
-    /// (docs/conventions.md); those of no span of the trace are ignored.
-    #[schema(rename = "resourceLogs", value_type = Option<Vec<Object>>)]
-    resource_logs: Option<Json>,
     /// Evaluators to run instead of those the service would bind.
     evaluators: Option<Vec<InlineEvaluator>>,
     /// Criteria by evaluator id; an absent or null entry takes the
