@@ -82,7 +82,8 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
     let mut json = Vec::with_capacity(keys.messages.len());
     // Sized for the worst case (every span a tool call): a ToolCall is large,
     // and growing the vector copied them more than once per trace.
-    let mut calls = Vec::with_capacity(spans.len());
+    let mut calls: Vec<ToolCall> = Vec::with_capacity(spans.len());
+    let mut metas: Vec<SpanCall> = Vec::with_capacity(spans.len());
     let mut conversation = messages::Conversation::default();
     for span in spans.iter() {
         if !span.has_attributes() {
@@ -98,42 +99,35 @@ pub fn extract(spans: &Spans, config: &ExtractConfig) -> Vec<ToolCall> {
         if flattened || json.iter().any(Option::is_some) {
             conversation.read(&span, &json, flattened);
         }
-        if let Some(c) = spans::tool_call(span, &keys, &found) {
+        if let Some((c, m)) = spans::tool_call(span, &keys, &found) {
             calls.push(c);
+            metas.push(m);
         }
     }
     if spans.event_count() > 0 {
         read_events(spans, &keys, &mut found, &mut json, &mut conversation);
     }
-    let mut calls = merge_nested(calls);
+    merge_nested(&mut calls, &mut metas);
     // Framework tools are left out of a recognised library's calls only.
     let kept =
         |c: &ToolCall, framework: bool| !(framework && config.exclude_tools.contains(&c.name));
-    let mut calls: Vec<ToolCall> =
-        if conversation.is_empty() && calls.iter().all(|c| c.pending.is_none()) {
-            calls
-                .into_iter()
-                .filter_map(|c| {
-                    let framework = !c.library.is_reference();
-                    let mut call = c.call;
-                    call.content_missing = framework && !call.content_captured;
-                    kept(&call, framework).then_some(call)
-                })
-                .collect()
-        } else {
-            calls.sort_by_key(|c| {
-                (
-                    c.call.start_time_unix_nano,
-                    c.call.end_time_unix_nano,
-                    c.call.span_id,
-                )
-            });
-            join(calls, &conversation)
-                .into_iter()
-                .filter(|(c, framework)| kept(c, *framework))
-                .map(|(c, _)| c)
-                .collect()
-        };
+    if conversation.is_empty() && metas.iter().all(|m| m.pending.is_none()) {
+        let mut meta = metas.iter();
+        calls.retain_mut(|call| {
+            let framework = meta.next().is_some_and(|m| !m.library.is_reference());
+            call.content_missing = framework && !call.content_captured;
+            kept(call, framework)
+        });
+    } else {
+        // In start-time order, as the model asked for them.
+        let mut pairs: Vec<(ToolCall, SpanCall)> = calls.into_iter().zip(metas).collect();
+        pairs.sort_by_key(|(c, _)| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
+        calls = join(pairs, &conversation)
+            .into_iter()
+            .filter(|(c, framework)| kept(c, *framework))
+            .map(|(c, _)| c)
+            .collect();
+    }
     calls.sort_by_key(|c| (c.start_time_unix_nano, c.end_time_unix_nano, c.span_id));
     calls
 }
@@ -199,51 +193,52 @@ fn read_events<'s>(
 /// A tool span directly inside a tool span of the same name (OpenLLMetry's
 /// LangChain tool span around a traceloop `@tool`) is the same call: the
 /// outer one, its missing fields filled from the inner one.
-fn merge_nested(mut calls: Vec<SpanCall>) -> Vec<SpanCall> {
-    if calls.len() < 2 {
-        return calls;
-    }
+fn merge_nested(calls: &mut Vec<ToolCall>, metas: &mut Vec<SpanCall>) {
     let mut i = 0;
     while i < calls.len() {
         let outer = calls.iter().position(|o| {
-            Some(o.call.span_id) == calls[i].parent && o.call.name == calls[i].call.name
+            metas.get(i).and_then(|m| m.parent) == Some(o.span_id) && o.name == calls[i].name
         });
         match outer {
             Some(o) if o != i => {
-                let inner = calls.remove(i);
+                let (inner, inner_meta) = (calls.remove(i), metas.remove(i));
                 let o = if o > i { o - 1 } else { o };
-                let outer = &mut calls[o];
-                if !outer.has_args && inner.has_args {
-                    outer.call.args = inner.call.args;
-                    outer.pending = inner.pending;
-                    outer.has_args = true;
+                let (Some(outer), Some(meta)) = (calls.get_mut(o), metas.get_mut(o)) else {
+                    continue;
+                };
+                if !meta.has_args && inner_meta.has_args {
+                    outer.args = inner.args;
+                    meta.pending = inner_meta.pending;
+                    meta.has_args = true;
                 }
-                if !outer.has_output && inner.has_output {
-                    outer.call.output = inner.call.output;
-                    outer.call.raw_output = inner.call.raw_output;
-                    outer.has_output = true;
+                if !meta.has_output && inner_meta.has_output {
+                    outer.output = inner.output;
+                    outer.raw_output = inner.raw_output;
+                    meta.has_output = true;
                 }
-                outer.call.content_captured |= inner.call.content_captured;
-                if outer.call_id.is_none() {
-                    outer.call_id = inner.call_id;
+                outer.content_captured |= inner.content_captured;
+                if meta.call_id.is_none() {
+                    meta.call_id = inner_meta.call_id;
                 }
             }
             _ => i += 1,
         }
     }
-    calls
 }
 
 /// Joins tool spans' calls (in start-time order) with the calls the model
 /// asked for: by the model's call id, else the n-th span of a name with the
 /// n-th request of that name. Each call comes out with whether it may be
 /// left out as a framework tool (not a span read by the reference's rules).
-fn join(spans: Vec<SpanCall>, conversation: &messages::Conversation) -> Vec<(ToolCall, bool)> {
+fn join(
+    spans: Vec<(ToolCall, SpanCall)>,
+    conversation: &messages::Conversation,
+) -> Vec<(ToolCall, bool)> {
     let requested = &conversation.requested;
     let results = conversation.results();
     let mut taken = vec![false; requested.len()];
     let mut matched: Vec<Option<usize>> = Vec::with_capacity(spans.len());
-    for s in &spans {
+    for (_, s) in &spans {
         let by_id = s.call_id.as_ref().and_then(|id| {
             requested
                 .iter()
@@ -255,46 +250,46 @@ fn join(spans: Vec<SpanCall>, conversation: &messages::Conversation) -> Vec<(Too
         }
         matched.push(by_id);
     }
-    for (s, m) in spans.iter().zip(matched.iter_mut()) {
+    for ((call, s), m) in spans.iter().zip(matched.iter_mut()) {
         if m.is_some() || s.call_id.is_some() && requested.iter().any(|r| r.id == s.call_id) {
             continue;
         }
         let by_name = requested
             .iter()
             .enumerate()
-            .position(|(i, r)| !taken[i] && r.name == s.call.name);
+            .position(|(i, r)| !taken[i] && r.name == call.name);
         if let Some(i) = by_name {
             taken[i] = true;
             *m = Some(i);
         }
     }
     let mut out = Vec::with_capacity(spans.len() + requested.len());
-    for (mut s, m) in spans.into_iter().zip(matched) {
+    for ((mut call, mut s), m) in spans.into_iter().zip(matched) {
         let request = m.map(|i| (&requested[i], results[i].as_deref()));
         let model_args = request
             .and_then(|(r, _)| r.args.as_ref())
             .and_then(messages::args_dict);
         if let Some(p) = s.pending.take() {
-            let declared = conversation.declared.get(&s.call.name).map(Vec::as_slice);
+            let declared = conversation.declared.get(&call.name).map(Vec::as_slice);
             if let Some(args) = resolve(p, model_args.as_ref(), declared) {
-                s.call.args = Args::Dict(args);
+                call.args = Args::Dict(args);
             }
         } else if !s.has_args
             && let Some(args) = model_args
         {
-            s.call.args = Args::Dict(args);
-            s.call.content_captured = true;
+            call.args = Args::Dict(args);
+            call.content_captured = true;
         }
         if !s.has_output
             && let Some((_, Some(text))) = request
         {
-            s.call.output = text.to_owned();
-            s.call.raw_output = Some(Value::Str(text.to_owned()));
-            s.call.content_captured = true;
+            call.output = text.to_owned();
+            call.raw_output = Some(Value::Str(text.to_owned()));
+            call.content_captured = true;
         }
         let framework = !s.library.is_reference();
-        s.call.content_missing = framework && !s.call.content_captured;
-        out.push((s.call, framework));
+        call.content_missing = framework && !call.content_captured;
+        out.push((call, framework));
     }
     for (i, r) in requested.iter().enumerate() {
         if taken[i] {

@@ -13,10 +13,12 @@ use crate::pyvalue::{Dict, Value, json};
 use crate::record::{AttrRef, SpanRef, Spans, Unread};
 use crate::span::SpanId;
 
-/// A tool span's call, before it is joined with the model's messages.
+/// What extraction knows of a tool span's call besides the call itself,
+/// to join it with the model's messages. Kept beside the calls rather than
+/// around them, so that a trace with no messages (the common case) hands
+/// its calls on without moving them again.
 #[derive(Debug)]
 pub(super) struct SpanCall {
-    pub call: ToolCall,
     /// The model's id for the call (`gen_ai.tool.call.id`, a serialised
     /// tool message's `tool_call_id`): joins it to the model's request.
     /// Never the call's `id`, which only `tool.id` gives (the reference's).
@@ -161,7 +163,7 @@ pub(super) fn tool_call<'s>(
     span: SpanRef<'s>,
     keys: &Keys<'_>,
     found: &[Option<Unread<'s>>],
-) -> Option<SpanCall> {
+) -> Option<(ToolCall, SpanCall)> {
     let get = |slot: Option<usize>| value(found, slot);
     if get(keys.synthesized).is_some_and(|v| v.truthy()) {
         return None;
@@ -236,15 +238,17 @@ pub(super) fn tool_call<'s>(
             call_id = call_id.or(id_inside);
         }
     }
-    Some(SpanCall {
-        has_args,
-        has_output,
+    Some((
         call,
-        call_id,
-        library,
-        parent: span.parent_span_id,
-        pending,
-    })
+        SpanCall {
+            has_args,
+            has_output,
+            call_id,
+            library,
+            parent: span.parent_span_id,
+            pending,
+        },
+    ))
 }
 
 /// A recognised library's tool span that no convention names: an
@@ -254,7 +258,7 @@ fn library_tool(
     span: SpanRef<'_>,
     library: Library,
     kind: Option<AttrRef<'_>>,
-) -> Option<SpanCall> {
+) -> Option<(ToolCall, SpanCall)> {
     if library.is_reference() || kind.and_then(|k| k.as_str()) != Some("TOOL") {
         return None;
     }
@@ -264,26 +268,29 @@ fn library_tool(
     let output = span.attr("output.value");
     let (args, pending) = library_args(input.map(|v| (v, ArgsFormat::Value)));
     let (text, call_id) = output.map(library_output).unwrap_or_default();
-    Some(SpanCall {
-        has_args: input.is_some(),
-        has_output: output.is_some(),
-        call: ToolCall {
-            name,
-            id: None,
-            args,
-            output: text,
-            raw_output: output.map(|v| v.to_py()),
-            content_captured: input.is_some() || output.is_some(),
-            content_missing: false,
-            span_id: span.span_id,
-            start_time_unix_nano: span.start_time_unix_nano,
-            end_time_unix_nano: span.end_time_unix_nano,
+    let call = ToolCall {
+        name,
+        id: None,
+        args,
+        output: text,
+        raw_output: output.map(|v| v.to_py()),
+        content_captured: input.is_some() || output.is_some(),
+        content_missing: false,
+        span_id: span.span_id,
+        start_time_unix_nano: span.start_time_unix_nano,
+        end_time_unix_nano: span.end_time_unix_nano,
+    };
+    Some((
+        call,
+        SpanCall {
+            has_args: input.is_some(),
+            has_output: output.is_some(),
+            call_id,
+            library,
+            parent: span.parent_span_id,
+            pending,
         },
-        call_id,
-        library,
-        parent: span.parent_span_id,
-        pending,
-    })
+    ))
 }
 
 /// A recognised library's arguments (see `library.rs`): a JSON object or
