@@ -15,9 +15,10 @@ use toolscore::record::{Held, Records, Run, Spans};
 use toolscore::span::{KeepAttributes, Span};
 use toolscore::store::{MemoryStore, ResultStore};
 
-/// The decoder's spans as the assembler reads them: each record copied into
-/// a trace buffer ([`Held::push`], what a shard does) and read back from
-/// there, checked as a due trace is.
+/// The decoder's spans (and events) as the assembler reads them: each
+/// record copied into a trace buffer ([`Held::push`], what a shard does)
+/// and read back from there, checked as a due trace is: one span, or one
+/// event of a span.
 pub fn wire_spans(decoded: &Decoded, keep: &Arc<KeepAttributes>) -> Vec<Span> {
     let records = &decoded.spans;
     let mut out = Vec::with_capacity(records.len());
@@ -25,14 +26,22 @@ pub fn wire_spans(decoded: &Decoded, keep: &Arc<KeepAttributes>) -> Vec<Span> {
         let mut held = Held::default();
         let record = records.record(i).expect("a record for every entry");
         held.push(record, e.span_id, Run::default());
-        let mut spans = held
+        let read = held
             .spans(e.trace_id, keep)
-            .expect("a record the decoder wrote reads back")
-            .to_spans();
-        assert_eq!(spans.len(), 1, "one record, one span");
-        let s = spans.remove(0);
+            .expect("a record the decoder wrote reads back");
+        let (spans, events) = (read.iter().count(), read.events().count());
+        let s = if e.event {
+            assert_eq!((spans, events), (0, 1), "one event record, one event");
+            let s = read.events().next().expect("the event").to_span(e.trace_id);
+            assert!(s.parent_span_id.is_some() && !e.root, "an event has its span");
+            s
+        } else {
+            assert_eq!((spans, events), (1, 0), "one record, one span");
+            let s = read.to_spans().remove(0);
+            assert_eq!(s.parent_span_id.is_none(), e.root, "record's root flag");
+            s
+        };
         assert_eq!(s.span_id, e.span_id, "record's span ID");
-        assert_eq!(s.parent_span_id.is_none(), e.root, "record's root flag");
         assert_eq!(records.service_of(i), s.service_name.as_deref(), "record's service");
         out.push(s);
     }
