@@ -72,6 +72,17 @@ fn expected(spans: &str, logs: &str) -> Vec<(String, Json)> {
     out
 }
 
+/// The test config with results in SQLite and the write-ahead log on,
+/// both in `dir`.
+fn durable_config(dir: &Path) -> Config {
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.join("results.db");
+    config.wal.enabled = true;
+    config.wal.dir = dir.join("wal");
+    config
+}
+
 /// A trace's calls from `GET /traces/{id}`, once it is evaluated (bound
 /// to no evaluator here: its calls are what is looked at) with at least
 /// `revision`.
@@ -261,11 +272,7 @@ async fn log_records_toolscore_does_not_read_are_counted_and_bad_ones_refused() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_records_survive_kill_9_through_the_write_ahead_log() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
-    config.wal.enabled = true;
-    config.wal.dir = dir.path().join("wal");
+    let mut config = durable_config(dir.path());
     // Nothing is evaluated before the kill.
     config.assembler.grace_after_root_ms = 250_000;
     let http = common::http();
@@ -347,11 +354,7 @@ async fn evaluate_reads_the_log_records_beside_the_spans() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_does_not_revise_a_trace_evaluated_with_its_events() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
-    config.wal.enabled = true;
-    config.wal.dir = dir.path().join("wal");
+    let mut config = durable_config(dir.path());
     config.assembler.grace_after_root_ms = 50;
     let http = common::http();
     let (spans, records) = fixture("openllmetry-anthropic/messages-loop-events");

@@ -14,7 +14,7 @@ use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs};
 use prost::Message;
 
 use super::events::event_id;
-use super::{Header, Records, kept_of, key_and_text};
+use super::{Header, Records, kept_of, key_and_text, service_name};
 use crate::span::{self, AttrValue, EVENT_BODY, KeepAttributes, KeyRef, RejectedSpan};
 
 /// What a request's log records became.
@@ -32,14 +32,9 @@ pub struct FromLogs {
 /// Reads a request's log records, keeping what `keep` names.
 pub fn from_logs(resource_logs: &[ResourceLogs], keep: &KeepAttributes) -> FromLogs {
     let mut out = FromLogs::default();
+    let body_key = keep.id(EVENT_BODY).map(KeyRef::Id);
     for (ri, rl) in resource_logs.iter().enumerate() {
-        let service = rl.resource.as_ref().and_then(|r| {
-            r.attributes
-                .iter()
-                .rev()
-                .find(|kv| kv.key == "service.name")
-                .map(|kv| span::attr_of(kv).py_str())
-        });
+        let service = service_name(rl.resource.as_ref());
         for (si, sl) in rl.scope_logs.iter().enumerate() {
             let scope = sl.scope.as_ref().map_or(0, |s| keep.scope_id(&s.name));
             for (index, log) in sl.log_records.iter().enumerate() {
@@ -66,7 +61,6 @@ pub fn from_logs(resource_logs: &[ResourceLogs], keep: &KeepAttributes) -> FromL
                     .as_ref()
                     .filter(|b| b.value.is_some() && keep.keeps_body(name))
                     .map(AttrValue::from);
-                let body_key = keep.id(EVENT_BODY).map(KeyRef::Id);
                 let kept = kept_of(keep, &log.attributes, key_and_text);
                 let body = body.zip(body_key);
                 if kept.is_empty() && body.is_none() {

@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1 as otlp;
 
 use crate::span::{self, AttrValue, KeepAttributes, KeyRef, RejectedSpan, Span, SpanId, TraceId};
@@ -99,13 +100,7 @@ impl Records {
         let mut out = Records::default();
         let mut rejected = Vec::new();
         for (ri, rs) in resource_spans.iter().enumerate() {
-            let service = rs.resource.as_ref().and_then(|r| {
-                r.attributes
-                    .iter()
-                    .rev()
-                    .find(|kv| kv.key == "service.name")
-                    .map(|kv| span::attr_of(kv).py_str())
-            });
+            let service = service_name(rs.resource.as_ref());
             for (si, ss) in rs.scope_spans.iter().enumerate() {
                 let scope = ss.scope.as_ref().map_or(0, |s| keep.scope_id(&s.name));
                 for (index, s) in ss.spans.iter().enumerate() {
@@ -347,6 +342,17 @@ pub fn kept_of<'a, T>(
 
 /// A `KeyValue`'s key, and its value when that is a string: what
 /// [`kept_of`] asks of prost's attributes.
+/// A resource's `service.name` (the last one, as a dict built from the
+/// list keeps), as Python's `str()` of its value.
+fn service_name(resource: Option<&Resource>) -> Option<String> {
+    resource?
+        .attributes
+        .iter()
+        .rev()
+        .find(|kv| kv.key == "service.name")
+        .map(|kv| span::attr_of(kv).py_str())
+}
+
 fn key_and_text(kv: &KeyValue) -> (&str, Option<&str>) {
     let text = kv.value.as_ref().and_then(|v| match &v.value {
         Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
