@@ -8,28 +8,43 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::conformance::{self, Case};
-use toolscore::evaluator::{self, Evaluator, Outcome};
-use toolscore::extract::{self, ExtractConfig};
+use std::sync::Arc;
+
+use toolscore::criteria::ItemEvaluator;
+use toolscore::evaluator::{self, Evaluator, Explain, Outcome};
+use toolscore::extract::{self, ExtractConfig, ToolCall};
 use toolscore::pyvalue::{Dict, Value};
 use toolscore::record::Spans;
+use toolscore::store::{Explainer, StoredOutcome};
 
-fn run(case: &Case) -> Outcome {
+/// A case's evaluator and tool calls, or the outcome of a config refused.
+fn setup(case: &Case) -> Result<(Evaluator, Vec<ToolCall>), Box<Outcome>> {
     let kind = conformance::evaluator_type(case);
     let mut ev = Evaluator::with_defaults("conformance", kind);
     let config = case.config.as_dict().cloned().unwrap_or_else(Dict::new);
     match evaluator::parse_config(kind, &config, "config") {
         Ok(c) => ev.config = c,
-        Err(e) => return Outcome::error(e.to_string()),
+        Err(e) => return Err(Box::new(Outcome::error(e.to_string()))),
     }
     let calls = extract::extract(
         &Spans::from_spans(&conformance::spans(case)),
         &ExtractConfig::default(),
     );
-    let criteria = match &case.criteria {
+    Ok((ev, calls))
+}
+
+fn criteria(case: &Case) -> Option<&Value> {
+    match &case.criteria {
         Value::None => None,
         other => Some(other),
-    };
-    ev.evaluate_value(&calls, criteria)
+    }
+}
+
+fn run(case: &Case) -> Outcome {
+    match setup(case) {
+        Ok((ev, calls)) => ev.evaluate_value(&calls, criteria(case)),
+        Err(refused) => *refused,
+    }
 }
 
 #[test]
@@ -60,6 +75,41 @@ fn every_conformance_case_matches_the_reference() {
         "{} conformance cases failed",
         failures.len()
     );
+}
+
+/// The pipeline scores without details and the store renders them when
+/// they are read: put together, the two are the outcome the evaluator
+/// gives when it explains as it scores, byte for byte, on every case.
+#[test]
+fn details_rendered_on_read_are_the_evaluations_own() {
+    let mut rendered = 0;
+    for case in &conformance::load_cases() {
+        let Ok((ev, calls)) = setup(case) else {
+            continue;
+        };
+        let Ok(bound) = ev.bind_criteria(criteria(case)) else {
+            continue;
+        };
+        let explained = StoredOutcome::from(ev.evaluate(&calls, &bound));
+        let scored = ev.evaluate_as(&calls, &bound, Explain::No);
+        let by = ItemEvaluator {
+            criteria: Arc::new(bound.into_owned()),
+            evaluator: Arc::new(ev),
+        };
+        let stored = StoredOutcome::scored(scored, || Explainer {
+            calls: calls.into(),
+            by,
+        });
+        rendered += usize::from(stored.details.is_rendered());
+        assert_eq!(stored, explained, "{}", case.id);
+        assert_eq!(
+            stored.details.text(),
+            explained.details.text(),
+            "{}",
+            case.id
+        );
+    }
+    assert!(rendered > 100, "only {rendered} cases rendered on read");
 }
 
 /// Scores do not depend on the order a trace's spans are listed in.

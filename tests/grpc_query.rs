@@ -26,9 +26,7 @@ use toolscore::api::grpc::router_services;
 use toolscore::criteria::Binding;
 use toolscore::evaluator::{EvaluatorType, Outcome};
 use toolscore::span::{SpanId, TraceId};
-use toolscore::store::{
-    MemoryStore, ResultStore, RootSummary, Score, StoredResult, ToolCallSummary, TraceStatus,
-};
+use toolscore::store::{MemoryStore, ResultStore, RootSummary, Score, StoredResult, TraceStatus};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -109,14 +107,15 @@ async fn get_scores_maps_every_field() {
     let h = Harness::start(16, 16).await;
     let root_span = SpanId::from_bytes(&[0xab; 8]).unwrap();
     let evaluated_at = UNIX_EPOCH + Duration::new(1_763_800_000, 123_456_789);
-    let call = |name: &str| ToolCallSummary {
-        name: name.into(),
-        id: None,
-        args: json!({"city": "Paris"}).into(),
-        output: "sunny".into(),
-        span_id: SpanId::from_bytes(&[7; 8]).unwrap(),
-        start_time_unix_nano: 5,
-        end_time_unix_nano: 6,
+    let call = |name: &str| {
+        toolscore::extract::ToolCall::shown(
+            name,
+            None,
+            &json!({"city": "Paris"}),
+            "sunny",
+            SpanId::from_bytes(&[7; 8]).unwrap(),
+            (5, 6),
+        )
     };
     let mut strict = Outcome::ok(0.0, json!({"reason": "no", "success": false}));
     strict.score_is_int = true;
@@ -139,7 +138,7 @@ async fn get_scores_maps_every_field() {
             eval_set: "weather".into(),
             item: "case-1".into(),
         }),
-        tool_calls: vec![call("get_weather"), call("get_time")],
+        tool_calls: vec![call("get_weather"), call("get_time")].into(),
         content_captured: false,
         scores: vec![
             score("count", 0.6666666666666666),

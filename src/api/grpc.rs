@@ -352,7 +352,7 @@ fn pb_score(s: &crate::store::Score) -> pb::Score {
         score_is_int: o.score_is_int,
         passed: o.passed,
         threshold: o.threshold,
-        details_json: o.details.as_json_text().to_owned(),
+        details_json: o.details.text().into_owned(),
         error: o.error.clone(),
     }
 }

@@ -6,7 +6,7 @@
 use super::common::{
     Invalid, Matcher, expect_dict, expect_list, expect_str, field, join, name_ids, write_attempt,
 };
-use super::{Outcome, justification, justification_with, ratio, result_message};
+use super::{Explain, Outcome, justification, justification_with, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
 
@@ -114,7 +114,12 @@ fn args_match(expected: &Dict, actual: &Dict) -> bool {
         .all(|(k, v)| actual.get(k).is_some_and(|a| a.py_eq(v)))
 }
 
-pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Outcome {
+pub fn evaluate(
+    calls: &[ToolCall],
+    criteria: &ArgsCriteria,
+    strict: bool,
+    explain: Explain,
+) -> Outcome {
     // The reference builds every call (and so validates every args dict)
     // before scoring: one invalid call fails the whole evaluation.
     let mut actual_args = Vec::with_capacity(calls.len());
@@ -125,17 +130,20 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
         }
     }
     let expected = &criteria.calls;
-    let (expected_repr, expected_ranges) = repr_list(
-        expected
-            .iter()
-            .map(|e| (e.name.as_str(), &e.args, e.id.as_deref())),
-    );
-    let (actual_repr, actual_ranges) = repr_list(
-        calls
-            .iter()
-            .zip(&actual_args)
-            .map(|(c, d)| (c.name.as_str(), *d, c.id.as_deref())),
-    );
+    let reprs = || {
+        let expected = repr_list(
+            expected
+                .iter()
+                .map(|e| (e.name.as_str(), &e.args, e.id.as_deref())),
+        );
+        let actual = repr_list(
+            calls
+                .iter()
+                .zip(&actual_args)
+                .map(|(c, d)| (c.name.as_str(), *d, c.id.as_deref())),
+        );
+        (expected, actual)
+    };
     let empty = match (expected.is_empty(), calls.is_empty()) {
         (true, true) => Some((1.0, "Both expected and actual tool calls are empty")),
         (true, false) | (false, true) => {
@@ -146,58 +154,82 @@ pub fn evaluate(calls: &[ToolCall], criteria: &ArgsCriteria, strict: bool) -> Ou
     if let Some((score, message)) = empty {
         return Outcome::ok(
             score,
-            justification(
-                &expected_repr,
-                &actual_repr,
-                "explained_tool_calls_args",
-                &result_message(message),
-            ),
+            explain.details(|| {
+                let ((expected_repr, _), (actual_repr, _)) = reprs();
+                justification(
+                    &expected_repr,
+                    &actual_repr,
+                    "explained_tool_calls_args",
+                    &result_message(message),
+                )
+            }),
         );
     }
     let matcher = Matcher::new(calls);
     let (name_ids, names) = name_ids(calls);
     let groups = matcher.groups();
-    let mut consumed = vec![false; calls.len()];
-    let mut attempts = vec![0usize; names];
-    let mut matched = 0usize;
-    // The explained attempts are written straight into the justification's
-    // text: keys are `name_n` with a counter per name, so they never repeat.
-    let details = justification_with(
-        &expected_repr,
-        &actual_repr,
-        "explained_tool_calls_args",
-        |out| {
-            out.push('{');
-            let mut first = true;
-            for (exp, exp_range) in expected.iter().zip(&expected_ranges) {
-                let key = matcher.expected(&exp.name, exp.id.as_deref());
-                for idx in groups.matching(key) {
-                    if consumed[idx] {
-                        continue;
-                    }
-                    let n = &mut attempts[name_ids[idx] as usize];
-                    let ok = args_match(&exp.args, actual_args[idx]);
-                    write_attempt(
-                        out,
-                        first,
-                        &calls[idx].name,
-                        *n,
-                        actual_repr.get(actual_ranges[idx].clone()).unwrap_or(""),
-                        expected_repr.get(exp_range.clone()).unwrap_or(""),
-                        ok,
-                    );
-                    first = false;
-                    *n += 1;
-                    if ok {
-                        matched += 1;
-                        consumed[idx] = true;
-                        break;
-                    }
+    // The reference's matching: for each expected call, the unconsumed calls
+    // of its key in order until one has its arguments. `attempt` sees each
+    // try (expected index, call index, the try's number for that call's
+    // name, whether it matched); returns how many expected calls matched.
+    let run = |attempt: &mut dyn FnMut(usize, usize, usize, bool)| {
+        let mut consumed = vec![false; calls.len()];
+        let mut attempts = vec![0usize; names];
+        let mut matched = 0usize;
+        for (e, exp) in expected.iter().enumerate() {
+            let key = matcher.expected(&exp.name, exp.id.as_deref());
+            for idx in groups.matching(key) {
+                if consumed[idx] {
+                    continue;
+                }
+                let n = &mut attempts[name_ids[idx] as usize];
+                let ok = args_match(&exp.args, actual_args[idx]);
+                attempt(e, idx, *n, ok);
+                *n += 1;
+                if ok {
+                    matched += 1;
+                    consumed[idx] = true;
+                    break;
                 }
             }
-            out.push('}');
-        },
-    );
+        }
+        matched
+    };
+    let mut matched = 0usize;
+    let details = match explain {
+        Explain::No => {
+            matched = run(&mut |_, _, _, _| {});
+            super::OutcomeDetails::Unwritten
+        }
+        // The explained attempts are written straight into the
+        // justification's text: keys are `name_n` with a counter per name,
+        // so they never repeat.
+        Explain::Yes => {
+            let ((expected_repr, expected_ranges), (actual_repr, actual_ranges)) = reprs();
+            justification_with(
+                &expected_repr,
+                &actual_repr,
+                "explained_tool_calls_args",
+                |out| {
+                    out.push('{');
+                    let mut first = true;
+                    matched = run(&mut |e, idx, n, ok| {
+                        write_attempt(
+                            out,
+                            first,
+                            &calls[idx].name,
+                            n,
+                            actual_repr.get(actual_ranges[idx].clone()).unwrap_or(""),
+                            expected_repr.get(expected_ranges[e].clone()).unwrap_or(""),
+                            ok,
+                        );
+                        first = false;
+                    });
+                    out.push('}');
+                },
+            )
+        }
+    };
     let score = if strict {
         if matched == expected.len() { 1.0 } else { 0.0 }
     } else {

@@ -11,7 +11,7 @@ use super::common::{
     ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join,
     lax_int, sanitize_cow,
 };
-use super::{Outcome, justification, justification_with, result_message};
+use super::{Explain, Outcome, justification, justification_with, result_message};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::repr::{push_i64, str_repr};
@@ -140,7 +140,12 @@ fn actual_repr(keys: &Interner<'_>, counts: &[i64]) -> String {
     out
 }
 
-pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> Outcome {
+pub fn evaluate(
+    calls: &[ToolCall],
+    criteria: &CountCriteria,
+    strict: bool,
+    explain: Explain,
+) -> Outcome {
     // One bucket per call key, in first-seen order.
     let mut keys = Interner::with_capacity(calls.len());
     let mut counts: Vec<i64> = Vec::new();
@@ -156,28 +161,35 @@ pub fn evaluate(calls: &[ToolCall], criteria: &CountCriteria, strict: bool) -> O
         (id != ABSENT).then(|| counts.get(id as usize).copied().unwrap_or(0))
     };
     let distinct = distinct_keys(&criteria.entries);
-    let expected_repr = expected_repr(&criteria.entries, distinct);
-    let actual_repr = actual_repr(&keys, &counts);
+    let reprs = || {
+        (
+            expected_repr(&criteria.entries, distinct),
+            actual_repr(&keys, &counts),
+        )
+    };
     let done = |score: f64, explained: &[Line<'_>], distinct: bool| {
         Outcome::ok(
             score,
-            justification_with(
-                &expected_repr,
-                &actual_repr,
-                "explained_tool_calls_count",
-                |out| write_explained(explained, distinct, out),
-            ),
+            explain.details(|| {
+                let (expected, actual) = reprs();
+                justification_with(&expected, &actual, "explained_tool_calls_count", |out| {
+                    write_explained(explained, distinct, out)
+                })
+            }),
         )
     };
     let message = |score: f64, message: &str| {
         Outcome::ok(
             score,
-            justification(
-                &expected_repr,
-                &actual_repr,
-                "explained_tool_calls_count",
-                &result_message(message),
-            ),
+            explain.details(|| {
+                let (expected, actual) = reprs();
+                justification(
+                    &expected,
+                    &actual,
+                    "explained_tool_calls_count",
+                    &result_message(message),
+                )
+            }),
         )
     };
     match (criteria.entries.is_empty(), counts.is_empty()) {

@@ -274,10 +274,23 @@ impl Evaluator {
         }
     }
 
-    /// Scores `calls` against validated criteria, without a model: an
-    /// evaluator that [needs one](Self::needs_model) gives an error outcome.
+    /// Scores `calls` against validated criteria, without a model, and
+    /// explains the score: an evaluator that [needs one](Self::needs_model)
+    /// gives an error outcome.
     pub fn evaluate(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
-        let mut outcome = self.score(calls, criteria);
+        self.evaluate_as(calls, criteria, Explain::Yes)
+    }
+
+    /// [`evaluate`](Self::evaluate), with the details written only when
+    /// `explain` says so: the pipeline scores with [`Explain::No`] and the
+    /// store renders the details when they are read, by this same code.
+    pub fn evaluate_as(
+        &self,
+        calls: &[ToolCall],
+        criteria: &Criteria,
+        explain: Explain,
+    ) -> Outcome {
+        let mut outcome = self.score(calls, criteria, explain);
         if let (Some(t), Some(score)) = (self.threshold, outcome.score)
             && outcome.threshold.is_none()
         {
@@ -287,7 +300,7 @@ impl Evaluator {
         outcome
     }
 
-    fn score(&self, calls: &[ToolCall], criteria: &Criteria) -> Outcome {
+    fn score(&self, calls: &[ToolCall], criteria: &Criteria, explain: Explain) -> Outcome {
         if let Some(what) = self.reads_content()
             && let Some(call) = calls.iter().find(|c| c.content_missing)
         {
@@ -315,23 +328,23 @@ impl Evaluator {
         };
         match &self.config {
             Config::Count { strict } => match criteria {
-                Criteria::Count(c) => count::evaluate(calls, c, *strict),
+                Criteria::Count(c) => count::evaluate(calls, c, *strict, explain),
                 _ => mismatch(),
             },
             Config::Order { strict } => match criteria {
-                Criteria::Order(c) => order::evaluate(calls, c, *strict),
+                Criteria::Order(c) => order::evaluate(calls, c, *strict, explain),
                 _ => mismatch(),
             },
             Config::Args { strict, .. } => match criteria {
-                Criteria::Args(c) => args::evaluate(calls, c, *strict),
+                Criteria::Args(c) => args::evaluate(calls, c, *strict, explain),
                 _ => mismatch(),
             },
             Config::Output { strict } => match criteria {
-                Criteria::Output(c) => output::evaluate(calls, c, *strict),
+                Criteria::Output(c) => output::evaluate(calls, c, *strict, explain),
                 _ => mismatch(),
             },
             Config::ToolCorrectness(cfg) => match criteria {
-                Criteria::ToolCorrectness(c) => tool_correctness::evaluate(calls, c, cfg),
+                Criteria::ToolCorrectness(c) => tool_correctness::evaluate(calls, c, cfg, explain),
                 _ => mismatch(),
             },
             // Judges need a model (above): `llm/` runs them.
@@ -410,6 +423,30 @@ pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria,
             Criteria::Judge(criteria.clone())
         }
     })
+}
+
+/// Whether an evaluation writes its details. A result's details are a pure
+/// function of its tool calls, criteria and config, so the pipeline scores
+/// without them and the store renders them, through the same evaluator,
+/// when someone reads them (ARCHITECTURE.md, "A stored result").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Explain {
+    No,
+    Yes,
+}
+
+impl Explain {
+    /// `details()` when explaining, else [`OutcomeDetails::Unwritten`]:
+    /// scoring alone never builds them.
+    pub(crate) fn details<D: Into<OutcomeDetails>>(
+        self,
+        details: impl FnOnce() -> D,
+    ) -> OutcomeDetails {
+        match self {
+            Explain::Yes => details().into(),
+            Explain::No => OutcomeDetails::Unwritten,
+        }
+    }
 }
 
 /// Whether an evaluation ran to a score.
@@ -524,16 +561,21 @@ pub enum OutcomeDetails {
     Value(Json),
     /// Compact JSON text, exactly as `serde_json::to_string` of its value.
     Text(String),
+    /// Scored with [`Explain::No`]: the same evaluation with
+    /// [`Explain::Yes`] writes them.
+    Unwritten,
 }
 
 impl OutcomeDetails {
-    /// The details as a JSON value (text is parsed; it always parses).
+    /// The details as a JSON value (text is parsed; it always parses;
+    /// unwritten details are `null`).
     pub fn to_json(&self) -> std::borrow::Cow<'_, Json> {
         match self {
             OutcomeDetails::Value(v) => std::borrow::Cow::Borrowed(v),
             OutcomeDetails::Text(t) => {
                 std::borrow::Cow::Owned(serde_json::from_str(t).unwrap_or(Json::Null))
             }
+            OutcomeDetails::Unwritten => std::borrow::Cow::Owned(Json::Null),
         }
     }
 }
@@ -546,7 +588,11 @@ impl From<Json> for OutcomeDetails {
 
 impl PartialEq for OutcomeDetails {
     fn eq(&self, other: &Self) -> bool {
-        self.to_json() == other.to_json()
+        match (self, other) {
+            (OutcomeDetails::Unwritten, OutcomeDetails::Unwritten) => true,
+            (OutcomeDetails::Unwritten, _) | (_, OutcomeDetails::Unwritten) => false,
+            _ => self.to_json() == other.to_json(),
+        }
     }
 }
 
@@ -555,6 +601,7 @@ impl std::fmt::Display for OutcomeDetails {
         match self {
             OutcomeDetails::Value(v) => v.fmt(f),
             OutcomeDetails::Text(t) => f.write_str(t),
+            OutcomeDetails::Unwritten => f.write_str("null"),
         }
     }
 }

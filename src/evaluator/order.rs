@@ -4,7 +4,7 @@ use super::common::{
     CallKey, ExpectedKey, Invalid, Matcher, call_key, expect_dict, expect_list, expect_str, field,
     join,
 };
-use super::{Outcome, justification_with, ratio, repr_str_list};
+use super::{Explain, Outcome, justification_with, ratio, repr_str_list};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::Value;
@@ -33,24 +33,31 @@ pub fn parse_criteria(v: &Value) -> Result<OrderCriteria, Invalid> {
     Ok(OrderCriteria { order })
 }
 
-pub fn evaluate(calls: &[ToolCall], criteria: &OrderCriteria, strict: bool) -> Outcome {
+pub fn evaluate(
+    calls: &[ToolCall],
+    criteria: &OrderCriteria,
+    strict: bool,
+    explain: Explain,
+) -> Outcome {
     let expected = &criteria.order;
     let details = |lcs: &[&str]| {
-        justification_with(
-            &repr_str_list(expected.iter().map(String::as_str)),
-            &repr_str_list(calls.iter().map(call_key)),
-            "lcs",
-            |out| {
-                out.push('[');
-                for (i, s) in lcs.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
+        explain.details(|| {
+            justification_with(
+                &repr_str_list(expected.iter().map(String::as_str)),
+                &repr_str_list(calls.iter().map(call_key)),
+                "lcs",
+                |out| {
+                    out.push('[');
+                    for (i, s) in lcs.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        json_text::write_str(s, out);
                     }
-                    json_text::write_str(s, out);
-                }
-                out.push(']');
-            },
-        )
+                    out.push(']');
+                },
+            )
+        })
     };
     match (expected.is_empty(), calls.is_empty()) {
         (true, true) => return Outcome::ok(1.0, details(&[])),

@@ -7,7 +7,7 @@ use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
     name_ids, push_usize, write_attempt,
 };
-use super::{Outcome, OutcomeDetails, justification, ratio, result_message};
+use super::{Explain, Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::Value;
@@ -80,42 +80,51 @@ fn repr_outputs<'a>(
     out
 }
 
-pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> Outcome {
+pub fn evaluate(
+    calls: &[ToolCall],
+    criteria: &OutputCriteria,
+    strict: bool,
+    explain: Explain,
+) -> Outcome {
     let expected = &criteria.outputs;
-    let expected_repr = repr_outputs(
-        expected
-            .iter()
-            .map(|e| (e.name.as_str(), e.output.as_str(), e.id.as_deref())),
-    );
-    let actual_repr = repr_outputs(
-        calls
-            .iter()
-            .map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())),
-    );
+    let reprs = || {
+        let expected = repr_outputs(
+            expected
+                .iter()
+                .map(|e| (e.name.as_str(), e.output.as_str(), e.id.as_deref())),
+        );
+        let actual = repr_outputs(
+            calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.output.as_str(), c.id.as_deref())),
+        );
+        (expected, actual)
+    };
     // For the early returns.
-    let done = |score: f64, explained: Json| {
+    let done = |score: f64, explained: &dyn Fn() -> Json| {
         Outcome::ok(
             score,
-            justification(
-                &expected_repr,
-                &actual_repr,
-                "explained_tool_calls_outputs",
-                &explained,
-            ),
+            explain.details(|| {
+                let (expected_repr, actual_repr) = reprs();
+                justification(
+                    &expected_repr,
+                    &actual_repr,
+                    "explained_tool_calls_outputs",
+                    &explained(),
+                )
+            }),
         )
     };
     match (expected.is_empty(), calls.is_empty()) {
         (true, true) => {
-            return done(
-                1.0,
-                result_message("Both expected and actual tool calls outputs are empty"),
-            );
+            return done(1.0, &|| {
+                result_message("Both expected and actual tool calls outputs are empty")
+            });
         }
         (true, false) | (false, true) => {
-            return done(
-                0.0,
-                result_message("Either expected or actual tool calls outputs are empty"),
-            );
+            return done(0.0, &|| {
+                result_message("Either expected or actual tool calls outputs are empty")
+            });
         }
         (false, false) => {}
     }
@@ -142,12 +151,15 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             let n = &mut tried[name_ids[idx] as usize];
             let ok = call.output == exp.output;
             if strict && !ok {
-                let mut only = Map::new();
-                only.insert(
-                    attempt_key(&call.name, *n),
-                    Json::String(attempt_line(&call.output, &exp.output, ok)),
-                );
-                return done(0.0, Json::Object(only));
+                let n = *n;
+                return done(0.0, &|| {
+                    let mut only = Map::new();
+                    only.insert(
+                        attempt_key(&call.name, n),
+                        Json::String(attempt_line(&call.output, &exp.output, ok)),
+                    );
+                    Json::Object(only)
+                });
             }
             attempts.push(Attempt {
                 call: idx,
@@ -164,13 +176,12 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
             }
         }
         if strict && !found {
-            return done(
-                0.0,
+            return done(0.0, &|| {
                 result_message(&format!(
                     "No matching actual tool call found for expected {}",
                     exp.name
-                )),
-            );
+                ))
+            });
         }
     }
     let score = if strict {
@@ -178,8 +189,17 @@ pub fn evaluate(calls: &[ToolCall], criteria: &OutputCriteria, strict: bool) -> 
     } else {
         ratio(matched, expected.len())
     };
-    let text = write_details(calls, expected, &expected_repr, &actual_repr, &attempts);
-    Outcome::ok(score, OutcomeDetails::Text(text))
+    let details = explain.details(|| {
+        let (expected_repr, actual_repr) = reprs();
+        OutcomeDetails::Text(write_details(
+            calls,
+            expected,
+            &expected_repr,
+            &actual_repr,
+            &attempts,
+        ))
+    });
+    Outcome::ok(score, details)
 }
 
 /// One attempt to match an expected output against a call.

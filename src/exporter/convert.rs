@@ -65,7 +65,8 @@ pub fn explanation(score: &Score) -> Option<String> {
     if let Some(error) = &o.error {
         return Some(truncated(error, MAX_EXPLANATION_BYTES));
     }
-    let details = o.details.as_json_text();
+    let details = o.details.text();
+    let details = &*details;
     let shown = match score.evaluator_type {
         EvaluatorType::ToolCorrectness => {
             #[derive(serde::Deserialize)]

@@ -47,6 +47,55 @@ pub struct ToolCall {
     pub end_time_unix_nano: u64,
 }
 
+impl ToolCall {
+    /// A call as the API shows one: its arguments as JSON (an object; any
+    /// other value is kept as the reason they are invalid), content
+    /// captured, no raw output.
+    pub fn shown(
+        name: impl Into<String>,
+        id: Option<String>,
+        args: &serde_json::Value,
+        output: impl Into<String>,
+        span_id: SpanId,
+        (start, end): (u64, u64),
+    ) -> ToolCall {
+        let args = match crate::pyvalue::json_to_py(args) {
+            Value::Dict(d) => Args::Dict(d),
+            _ => Args::Invalid(args.to_string()),
+        };
+        ToolCall {
+            name: name.into(),
+            id,
+            args,
+            output: output.into(),
+            raw_output: None,
+            content_captured: true,
+            content_missing: false,
+            span_id,
+            start_time_unix_nano: start,
+            end_time_unix_nano: end,
+        }
+    }
+}
+
+/// Equal calls: every field the same, values compared by their Python
+/// `repr` (which tells `1`, `1.0` and `True`, a tuple and a list apart).
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        let repr = |v: &Option<Value>| v.as_ref().map(Value::repr);
+        self.name == other.name
+            && self.id == other.id
+            && self.args == other.args
+            && self.output == other.output
+            && repr(&self.raw_output) == repr(&other.raw_output)
+            && self.content_captured == other.content_captured
+            && self.content_missing == other.content_missing
+            && self.span_id == other.span_id
+            && self.start_time_unix_nano == other.start_time_unix_nano
+            && self.end_time_unix_nano == other.end_time_unix_nano
+    }
+}
+
 /// A tool call's arguments.
 #[derive(Debug, Clone)]
 pub enum Args {
@@ -56,6 +105,16 @@ pub enum Args {
     /// in a Python literal, a non-string key failing pydantic validation):
     /// any evaluator that reads the arguments reports this as an error.
     Invalid(String),
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Args::Dict(a), Args::Dict(b)) => a.repr() == b.repr(),
+            (Args::Invalid(a), Args::Invalid(b)) => a == b,
+            (Args::Dict(_), Args::Invalid(_)) | (Args::Invalid(_), Args::Dict(_)) => false,
+        }
+    }
 }
 
 impl Args {

@@ -44,7 +44,7 @@ impl crate::scoring::Judging for Arc<Live> {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Vec<ToolCall>,
+        calls: Arc<[ToolCall]>,
     ) -> Option<Box<dyn FnOnce() + Send>> {
         let job = Live::prepare(self, record, judges, spans, calls)?;
         let live = self.clone();
@@ -157,28 +157,11 @@ impl LiveMetrics {
 pub struct Job {
     record: StoredResult,
     spans: Arc<Spans>,
-    /// The calls evaluation extracted, read by the judges.
-    calls: Vec<ToolCall>,
+    /// The calls evaluation extracted (the record's), read by the judges.
+    calls: Arc<[ToolCall]>,
     judges: Vec<(usize, ItemEvaluator)>,
     bytes: usize,
     evaluated: Instant,
-}
-
-/// What a job's extracted calls hold, estimated from the record's
-/// summaries of them: the same texts, parsed (arguments as a dict, the
-/// raw output beside its text), so counted twice.
-fn calls_bytes(record: &StoredResult) -> usize {
-    record
-        .tool_calls
-        .iter()
-        .map(|c| {
-            let text = c.name.len()
-                + c.output.len()
-                + c.id.as_ref().map_or(0, String::len)
-                + c.args.as_json_text().len();
-            std::mem::size_of::<ToolCall>().saturating_add(text.saturating_mul(2))
-        })
-        .fold(0, usize::saturating_add)
 }
 
 /// Schedules the live judgements (see the module's documentation).
@@ -235,7 +218,7 @@ impl Live {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Vec<ToolCall>,
+        calls: Arc<[ToolCall]>,
     ) -> Option<Job> {
         let mut kept = Vec::with_capacity(judges.len());
         for (i, ie) in judges {
@@ -270,10 +253,8 @@ impl Live {
         // full for most traces.
         let room = self.lock().0 < self.max_traces;
         let bytes = match room {
-            true => record
-                .approx_bytes()
-                .saturating_add(spans.heap_bytes())
-                .saturating_add(calls_bytes(record)),
+            // The calls are the record's (one list, counted there).
+            true => record.approx_bytes().saturating_add(spans.heap_bytes()),
             false => 0,
         };
         if !room || !self.reserve(bytes) {

@@ -8,10 +8,11 @@ use std::time::SystemTime;
 
 use crate::assembler::Ready;
 use crate::criteria::{Binder, ItemEvaluator};
+use crate::evaluator::Explain;
 use crate::evaluator::judged::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::record::Spans;
-use crate::store::{RootSummary, Score, StoredArgs, StoredResult, ToolCallSummary, TraceStatus};
+use crate::store::{Explainer, RootSummary, Score, StoredOutcome, StoredResult, TraceStatus};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
 /// the place of each evaluator that calls a model, and those evaluators
@@ -20,9 +21,9 @@ use crate::store::{RootSummary, Score, StoredArgs, StoredResult, ToolCallSummary
 pub struct Evaluated {
     pub record: StoredResult,
     pub judges: Vec<(usize, ItemEvaluator)>,
-    /// The trace's tool calls for those evaluators (empty when there are
-    /// none), so that extraction runs once a trace.
-    pub calls: Vec<ToolCall>,
+    /// The trace's tool calls (the record's), for those evaluators: so
+    /// that extraction runs once a trace.
+    pub calls: Arc<[ToolCall]>,
 }
 
 /// Where the LLM judges of an evaluated trace go (`llm/live.rs`, behind
@@ -35,7 +36,7 @@ pub trait Judging: Send + Sync {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Vec<ToolCall>,
+        calls: Arc<[ToolCall]>,
     ) -> Option<Box<dyn FnOnce() + Send>>;
 }
 
@@ -47,7 +48,10 @@ pub fn evaluate_ready(
     now: SystemTime,
 ) -> Evaluated {
     let spans = &*ready.spans;
-    let calls = extract::extract(spans, extract_cfg);
+    // Kept as they are, in a list of exactly their number (extraction's is
+    // sized for every span): the record lists them, its details render
+    // from them and the judges read them.
+    let calls: Arc<[ToolCall]> = extract::extract(spans, extract_cfg).into();
     let root = root_span(spans).map(|r| RootSummary {
         span_id: r.span_id,
         name: r.name().to_owned(),
@@ -75,23 +79,24 @@ pub fn evaluate_ready(
                 .map(|(i, ie)| {
                     let outcome = if ie.evaluator.is_llm_judged() {
                         judges.push((i, ie.clone()));
-                        crate::evaluator::Outcome::pending()
+                        crate::evaluator::Outcome::pending().into()
                     } else {
-                        ie.evaluator.evaluate(&calls, &ie.criteria)
+                        // Scored only: the details render when read.
+                        let o = ie.evaluator.evaluate_as(&calls, &ie.criteria, Explain::No);
+                        StoredOutcome::scored(o, || Explainer {
+                            calls: calls.clone(),
+                            by: ie.clone(),
+                        })
                     };
                     Score {
                         evaluator_id: ie.evaluator.id.clone(),
                         evaluator_type: ie.evaluator.kind,
-                        outcome: outcome.into(),
+                        outcome,
                     }
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let judge_calls = match judges.is_empty() {
-        true => Vec::new(),
-        false => calls.clone(),
-    };
     let record = StoredResult {
         trace_id: ready.trace_id,
         status,
@@ -101,7 +106,7 @@ pub fn evaluate_ready(
         root,
         binding: bound.map(|b| b.binding),
         content_captured: calls.iter().all(|c| c.content_captured),
-        tool_calls: summarise_all(calls),
+        tool_calls: calls.clone(),
         scores,
         // The records the trace was evaluated from, events included: a
         // restart's replay compares the log's records against it.
@@ -111,7 +116,7 @@ pub fn evaluate_ready(
     Evaluated {
         record,
         judges,
-        calls: judge_calls,
+        calls,
     }
 }
 
@@ -129,47 +134,10 @@ fn agent_definition(spans: &Spans) -> bool {
     }
 }
 
-/// The calls as the record keeps them, in a list of exactly their number:
-/// `collect` would reuse extraction's larger list (sized for every span, of
-/// larger items), and a stored record would keep that slack.
-fn summarise_all(calls: Vec<ToolCall>) -> Vec<ToolCallSummary> {
-    let mut out = Vec::with_capacity(calls.len());
-    out.extend(calls.into_iter().map(summarise));
-    out
-}
-
-/// The record keeps what extraction made, moved rather than copied.
-fn summarise(c: ToolCall) -> ToolCallSummary {
-    ToolCallSummary {
-        name: c.name,
-        id: c.id,
-        args: StoredArgs::from_args(&c.args),
-        output: c.output,
-        span_id: c.span_id,
-        start_time_unix_nano: c.start_time_unix_nano,
-        end_time_unix_nano: c.end_time_unix_nano,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::span::SpanId;
-
-    fn call(name: &str) -> ToolCall {
-        ToolCall {
-            name: name.into(),
-            id: None,
-            args: crate::extract::Args::Dict(crate::pyvalue::Dict::default()),
-            output: "out".into(),
-            raw_output: None,
-            content_captured: true,
-            content_missing: false,
-            span_id: SpanId([1; 8]),
-            start_time_unix_nano: 1,
-            end_time_unix_nano: 2,
-        }
-    }
 
     /// OpenLLMetry's LangChain instrumentation exports an agent's building
     /// as a trace of its own: not a run, so unbound (it scored 0.0 on every
@@ -234,15 +202,5 @@ mod tests {
         let run = evaluate_ready(&binder, &extract, &ready(&run), SystemTime::now());
         assert_eq!(run.record.status, TraceStatus::Evaluated);
         assert_eq!(run.record.scores.len(), 1);
-    }
-
-    #[test]
-    fn a_record_keeps_its_calls_without_extractions_slack() {
-        // Extraction sizes its list for every span of the trace.
-        let mut calls = Vec::with_capacity(10);
-        calls.extend([call("a"), call("b")]);
-        let kept = summarise_all(calls);
-        assert_eq!(kept.capacity(), 2);
-        assert_eq!(kept[1].name, "b");
     }
 }

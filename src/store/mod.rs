@@ -102,8 +102,12 @@ use std::time::{Instant, SystemTime};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::criteria::Binding;
-use crate::evaluator::{EvaluatorType, Outcome};
+use std::borrow::Cow;
+
+use crate::criteria::{Binding, ItemEvaluator};
+use crate::evaluator::{EvaluatorType, Explain, Outcome, OutcomeDetails};
+use crate::extract::ToolCall;
+use crate::pyvalue::Value;
 use crate::span::{SpanId, TraceId};
 use crate::wal::Pin;
 
@@ -188,11 +192,6 @@ impl StoredArgs {
         StoredArgs(text.into_boxed_str())
     }
 
-    /// Text read back from where this store wrote it, as it is.
-    pub(crate) fn from_raw(raw: Box<serde_json::value::RawValue>) -> StoredArgs {
-        StoredArgs(raw.into())
-    }
-
     pub fn as_json_text(&self) -> &str {
         &self.0
     }
@@ -216,18 +215,6 @@ impl From<serde_json::Value> for StoredArgs {
     }
 }
 
-/// One extracted tool call, as the API shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCallSummary {
-    pub name: String,
-    pub id: Option<String>,
-    pub args: StoredArgs,
-    pub output: String,
-    pub span_id: SpanId,
-    pub start_time_unix_nano: u64,
-    pub end_time_unix_nano: u64,
-}
-
 /// See [`ResultStore::result_or_wait`].
 pub enum ResultOrWait {
     Ready(Arc<StoredResult>),
@@ -242,41 +229,101 @@ pub struct Score {
     pub outcome: StoredOutcome,
 }
 
-/// A result's details as a record keeps them: compact JSON text. Details
-/// are most of a record, and a parsed tree takes several times the memory
-/// of its text; every record stored is fresh memory, so that is also CPU.
-/// Parsed again only when shown.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Details(Box<str>);
+/// A result's details as a record keeps them: compact JSON text, or what
+/// renders it. The deterministic evaluators' details are a pure function of
+/// the trace's tool calls, criteria and config, so a record scored by the
+/// pipeline keeps those (shared with the record) and the evaluator writes
+/// the text again, by the code that scored it, when someone reads it; the
+/// LLM judges', errors' and stored records' details are text. Parsed only
+/// when shown.
+#[derive(Debug, Clone)]
+pub struct Details(DetailsRepr);
+
+#[derive(Debug, Clone)]
+enum DetailsRepr {
+    Text(Box<str>),
+    Rendered(Box<Explainer>),
+}
+
+/// What renders a score's details: the evaluation, again, explained.
+#[derive(Debug, Clone)]
+pub struct Explainer {
+    pub calls: Arc<[ToolCall]>,
+    pub by: ItemEvaluator,
+}
+
+impl Explainer {
+    fn render(&self) -> String {
+        let outcome = self
+            .by
+            .evaluator
+            .evaluate_as(&self.calls, &self.by.criteria, Explain::Yes);
+        match outcome.details {
+            OutcomeDetails::Text(t) => t,
+            OutcomeDetails::Value(v) => {
+                crate::json_text::exact(|out| crate::json_text::write_value(&v, out))
+            }
+            OutcomeDetails::Unwritten => "null".to_owned(),
+        }
+    }
+}
 
 impl Details {
+    /// Details rendered from `explainer` when they are read.
+    pub fn rendered(explainer: Explainer) -> Details {
+        Details(DetailsRepr::Rendered(Box::new(explainer)))
+    }
+
     /// The JSON text, as `serde_json` writes it (compact).
-    pub fn as_json_text(&self) -> &str {
-        &self.0
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.0 {
+            DetailsRepr::Text(t) => Cow::Borrowed(t),
+            DetailsRepr::Rendered(e) => Cow::Owned(e.render()),
+        }
+    }
+
+    /// Whether the text is rendered on read rather than kept.
+    pub fn is_rendered(&self) -> bool {
+        matches!(self.0, DetailsRepr::Rendered(_))
+    }
+
+    /// The bytes the details hold beside their record (a rendered one
+    /// shares the record's calls and the loaded evaluator).
+    pub fn approx_bytes(&self) -> usize {
+        match &self.0 {
+            DetailsRepr::Text(t) => t.len(),
+            DetailsRepr::Rendered(_) => std::mem::size_of::<Explainer>(),
+        }
     }
 
     /// Details read back from where this store wrote them.
     pub(crate) fn from_stored_text(text: String) -> Details {
-        Details(text.into_boxed_str())
+        Details(DetailsRepr::Text(text.into_boxed_str()))
     }
 
     pub fn to_json(&self) -> serde_json::Value {
         // The text was written from a `Value`: it parses back.
-        crate::json_text::parse_stored(&self.0).unwrap_or(serde_json::Value::Null)
+        crate::json_text::parse_stored(&self.text()).unwrap_or(serde_json::Value::Null)
     }
 
     /// The text as a JSON value to serialise as it is (checked, not parsed
     /// into a tree): what the API answers with.
     pub fn to_raw(&self) -> Box<serde_json::value::RawValue> {
-        crate::json_text::raw_stored(&self.0)
+        crate::json_text::raw_stored(&self.text())
             .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned())
+    }
+}
+
+impl PartialEq for Details {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
     }
 }
 
 impl From<&serde_json::Value> for Details {
     fn from(v: &serde_json::Value) -> Self {
         let text = crate::json_text::exact(|out| crate::json_text::write_value(v, out));
-        Details(text.into_boxed_str())
+        Details::from_stored_text(text)
     }
 }
 
@@ -313,16 +360,32 @@ impl StoredOutcome {
     }
 }
 
+impl StoredOutcome {
+    /// An outcome scored without its details ([`Explain::No`]), kept with
+    /// what renders them.
+    pub fn scored(o: Outcome, explainer: impl FnOnce() -> Explainer) -> StoredOutcome {
+        let unwritten = o.details == OutcomeDetails::Unwritten;
+        let mut stored = StoredOutcome::from(o);
+        if unwritten {
+            stored.details = Details::rendered(explainer());
+        }
+        stored
+    }
+}
+
 impl From<Outcome> for StoredOutcome {
+    /// An outcome with its details written ([`StoredOutcome::scored`] keeps
+    /// unwritten ones renderable; here they would be `null`).
     fn from(o: Outcome) -> Self {
         StoredOutcome {
             status: o.status,
             score: o.score,
             score_is_int: o.score_is_int,
             details: match o.details {
-                crate::evaluator::OutcomeDetails::Value(v) => Details::from(&v),
+                OutcomeDetails::Value(v) => Details::from(&v),
                 // Written as `serde_json` writes it: kept as is.
-                crate::evaluator::OutcomeDetails::Text(t) => Details(t.into_boxed_str()),
+                OutcomeDetails::Text(t) => Details::from_stored_text(t),
+                OutcomeDetails::Unwritten => Details::from(&serde_json::Value::Null),
             },
             error: o.error,
             passed: o.passed,
@@ -341,7 +404,9 @@ pub struct StoredResult {
     pub evaluated_at: Option<SystemTime>,
     pub root: Option<RootSummary>,
     pub binding: Option<Binding>,
-    pub tool_calls: Vec<ToolCallSummary>,
+    /// The calls as extracted, kept once: the API lists them and rendered
+    /// details re-read them.
+    pub tool_calls: Arc<[ToolCall]>,
     /// False when some tool call's convention captured neither args nor output.
     pub content_captured: bool,
     pub scores: Vec<Score>,
@@ -420,11 +485,15 @@ impl StoredResult {
             .tool_calls
             .iter()
             .map(|c| {
-                std::mem::size_of::<ToolCallSummary>()
+                std::mem::size_of::<ToolCall>()
                     + c.name.len()
                     + c.output.len()
                     + c.id.as_ref().map_or(0, String::len)
-                    + c.args.as_json_text().len()
+                    + match &c.args {
+                        crate::extract::Args::Dict(d) => d.approx_bytes(),
+                        crate::extract::Args::Invalid(e) => e.len(),
+                    }
+                    + c.raw_output.as_ref().map_or(0, Value::approx_bytes)
             })
             .sum();
         let scores: usize = self
@@ -432,7 +501,7 @@ impl StoredResult {
             .iter()
             .map(|s| {
                 std::mem::size_of::<Score>()
-                    + s.outcome.details.as_json_text().len()
+                    + s.outcome.details.approx_bytes()
                     + s.outcome.error.as_ref().map_or(0, String::len)
             })
             .sum();
@@ -451,7 +520,7 @@ impl StoredResult {
             evaluated_at: None,
             root: None,
             binding: None,
-            tool_calls: Vec::new(),
+            tool_calls: Arc::from([]),
             content_captured: true,
             scores: Vec::new(),
             span_count: 0,
@@ -619,7 +688,7 @@ mod tests {
         #[test]
         fn details_text_is_serde_jsons(v in json()) {
             let d = super::Details::from(&v);
-            prop_assert_eq!(d.as_json_text(), serde_json::to_string(&v).unwrap());
+            prop_assert_eq!(&*d.text(), serde_json::to_string(&v).unwrap());
             prop_assert_eq!(d.to_json(), v);
         }
     }

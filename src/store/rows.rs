@@ -9,12 +9,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value as Json, json};
 
 use super::db::DbError;
-use super::{
-    Details, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, ToolCallSummary,
-    TraceStatus,
-};
+use super::{Details, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus};
 use crate::criteria::Binding;
 use crate::evaluator::{EvaluatorType, Status};
+use crate::extract::{Args, ToolCall};
 use crate::span::{SpanId, TraceId};
 
 /// Nanoseconds since the Unix epoch, as a database's signed 64-bit integer
@@ -36,6 +34,8 @@ pub struct Prepared {
     pub record: Arc<StoredResult>,
     tool_calls: String,
     binding: Option<String>,
+    /// Each score's details text, rendered here for the same reason.
+    details: Vec<String>,
 }
 
 impl Prepared {
@@ -43,6 +43,11 @@ impl Prepared {
         Prepared {
             tool_calls: tool_calls_text(&record.tool_calls),
             binding: record.binding.as_ref().map(|b| binding_json(b).to_string()),
+            details: record
+                .scores
+                .iter()
+                .map(|s| s.outcome.details.text().into_owned())
+                .collect(),
             record,
         }
     }
@@ -115,8 +120,8 @@ pub(crate) fn trace_row(p: &Prepared, stored_at: i64) -> TraceRow<'_> {
     }
 }
 
-pub(crate) fn score_rows(r: &StoredResult) -> impl Iterator<Item = ScoreRow<'_>> {
-    r.scores.iter().enumerate().map(|(i, s)| {
+pub(crate) fn score_rows(p: &Prepared) -> impl Iterator<Item = ScoreRow<'_>> {
+    p.record.scores.iter().enumerate().map(|(i, s)| {
         let o = &s.outcome;
         ScoreRow {
             idx: i as i64,
@@ -128,7 +133,7 @@ pub(crate) fn score_rows(r: &StoredResult) -> impl Iterator<Item = ScoreRow<'_>>
             score_is_int: o.score_is_int,
             passed: o.passed,
             threshold_bits: o.threshold.map(|v| v.to_bits() as i64),
-            details: o.details.as_json_text(),
+            details: p.details.get(i).map_or("null", String::as_str),
             error: o.error.as_deref(),
         }
     })
@@ -165,15 +170,20 @@ struct ToolCallColumns<'a> {
     end: u64,
 }
 
-/// Serialized straight from the calls, the arguments' text as it is.
-fn tool_calls_text(calls: &[ToolCallSummary]) -> String {
+/// Serialized straight from the calls, the arguments as the API shows them.
+fn tool_calls_text(calls: &[ToolCall]) -> String {
+    let args: Vec<StoredArgs> = calls
+        .iter()
+        .map(|c| StoredArgs::from_args(&c.args))
+        .collect();
     let columns: Vec<ToolCallColumns<'_>> = calls
         .iter()
-        .map(|c| ToolCallColumns {
+        .zip(&args)
+        .map(|(c, args)| ToolCallColumns {
             name: &c.name,
             id: c.id.as_deref(),
             // Written by this service: it reads back (a `null` otherwise).
-            args: crate::json_text::deserialize_stored(c.args.as_json_text())
+            args: crate::json_text::deserialize_stored(args.as_json_text())
                 .unwrap_or(serde_json::value::RawValue::NULL),
             output: &c.output,
             span_id: c.span_id.to_hex(),
@@ -200,12 +210,22 @@ struct ToolCallRead {
 }
 
 impl ToolCallRead {
-    fn summary(self) -> Option<ToolCallSummary> {
-        Some(ToolCallSummary {
+    /// The call as the API shows it: the arguments parsed back as Python's
+    /// `json` reads them (they are written again the same), the raw output
+    /// not kept (the details that read it were stored as text).
+    fn call(self) -> Option<ToolCall> {
+        let args = match crate::pyvalue::json::loads(self.args.get()).ok()? {
+            crate::pyvalue::Value::Dict(d) => Args::Dict(d),
+            _ => return None,
+        };
+        Some(ToolCall {
             name: self.name,
             id: self.id,
-            args: StoredArgs::from_raw(self.args),
+            args,
             output: self.output,
+            raw_output: None,
+            content_captured: true,
+            content_missing: false,
             span_id: SpanId::parse_hex(&self.span_id).ok()?,
             start_time_unix_nano: self.start,
             end_time_unix_nano: self.end,
@@ -242,7 +262,7 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<StoredResult, DbError> {
         .map_err(|_| bad("unreadable tool calls"))?;
     let tool_calls = calls
         .into_iter()
-        .map(|c| c.summary().ok_or_else(|| bad("unreadable tool call")))
+        .map(|c| c.call().ok_or_else(|| bad("unreadable tool call")))
         .collect::<Result<_, _>>()?;
     Ok(StoredResult {
         trace_id,

@@ -379,7 +379,7 @@ fn write_one(tx: &Transaction<'_>, p: &Prepared, stored_at: i64) -> rusqlite::Re
         "INSERT INTO scores (stored_at, {SCORE_COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?;
-    for s in rows::score_rows(&p.record) {
+    for s in rows::score_rows(p) {
         insert.execute(params![
             stored_at,
             s.idx,

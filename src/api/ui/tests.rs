@@ -14,10 +14,11 @@ use super::overview::Stats;
 use super::search::{self, Parsed};
 use crate::api::http::ApiState;
 use crate::evaluator::{EvaluatorType, Status};
+use crate::extract::ToolCall;
 use crate::span::{SpanId, TraceId};
 use crate::store::{
     Details, ListFilter, MemoryStore, ReadError, ResultOrWait, ResultStore, RootSummary, Score,
-    StoredArgs, StoredOutcome, StoredResult, ToolCallSummary, TraceStatus,
+    StoredOutcome, StoredResult, TraceStatus,
 };
 
 const XSS: &str = "<script>alert(1)</script>";
@@ -48,16 +49,15 @@ fn score(
     }
 }
 
-fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> ToolCallSummary {
-    ToolCallSummary {
-        name: name.into(),
-        id: None,
-        args: StoredArgs::from_json(&args),
-        output: output.into(),
-        span_id: SpanId([n; 8]),
-        start_time_unix_nano: 1_000 + u64::from(n) * 100,
-        end_time_unix_nano: 1_050 + u64::from(n) * 100,
-    }
+fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> ToolCall {
+    ToolCall::shown(
+        name,
+        None,
+        &args,
+        output,
+        SpanId([n; 8]),
+        (1_000 + u64::from(n) * 100, 1_050 + u64::from(n) * 100),
+    )
 }
 
 /// A trace whose names, arguments and output carry markup, scored by the
@@ -79,7 +79,8 @@ fn record(id: u8) -> StoredResult {
         call(1, "get_weather", json!({"city": "Paris"}), "sunny"),
         call(2, "get_forecast", json!({"city": "Paris", "days": 3}), XSS),
         call(3, XSS, json!({XSS: XSS}), "x"),
-    ];
+    ]
+    .into();
     r.span_count = 4;
     r.scores = vec![score(
         "args<b>",
@@ -735,7 +736,7 @@ fn calls_the_evaluator_compared_are_not_listed_as_other_calls() {
 #[test]
 fn count_and_order_match_sanitised_names_as_the_evaluators_do() {
     let mut r = record(4);
-    r.tool_calls = vec![call(1, "get_weather", json!({}), "")];
+    r.tool_calls = vec![call(1, "get_weather", json!({}), "")].into();
     r.scores = vec![
         score(
             "count",

@@ -443,7 +443,12 @@ fn count_explains_a_repeated_key_once_in_its_first_place() {
             ("a".into(), "=".into(), pyvalue::Int::Small(2)),
         ],
     };
-    let o = super::evaluate(&named(&["a", "b", "a"]), &criteria, false);
+    let o = super::evaluate(
+        &named(&["a", "b", "a"]),
+        &criteria,
+        false,
+        crate::evaluator::Explain::Yes,
+    );
     assert_detail(
         &o,
         "explained_tool_calls_count",

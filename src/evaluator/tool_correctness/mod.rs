@@ -15,7 +15,7 @@ use serde_json::{Map, Value as Json};
 use super::common::{
     self, Interner, Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float,
 };
-use super::{CriteriaError, Outcome, repr_str_list};
+use super::{CriteriaError, Explain, Outcome, repr_str_list};
 use crate::extract::ToolCall;
 use crate::pyvalue::eq::eq_hash;
 use crate::pyvalue::{Dict, Value};
@@ -800,11 +800,18 @@ impl Combined {
 
 /// The metric without an LLM judge: the selection score is deepeval's
 /// constant `ToolSelectionScore(score=1, ...)`.
-pub fn evaluate(calls: &[ToolCall], criteria: &ExpectedTools, cfg: &DeepevalConfig) -> Outcome {
+pub fn evaluate(
+    calls: &[ToolCall],
+    criteria: &ExpectedTools,
+    cfg: &DeepevalConfig,
+    explain: Explain,
+) -> Outcome {
     match tool_calling(calls, criteria, cfg) {
         Ok(calling) => {
             let combined = combine(&calling, 1.0, NO_AVAILABLE_TOOLS_REASON, cfg);
-            combined.outcome(combined.details())
+            let mut outcome = combined.outcome(Map::new());
+            outcome.details = explain.details(|| Json::Object(combined.details()));
+            outcome
         }
         Err(e) => Outcome::error(e),
     }

@@ -682,12 +682,12 @@ impl Postgres {
             .iter()
             .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
             .collect();
-        let stored: Vec<&StoredResult> = keep
+        let stored: Vec<&Prepared> = keep
             .iter()
-            .map(|&i| &*batch[i].record)
-            .filter(|r| changed.contains_key(&r.trace_id.0[..]))
+            .map(|&i| &batch[i])
+            .filter(|p| changed.contains_key(&p.record.trace_id.0[..]))
             .collect();
-        let stored_ids = col(&stored, |r| &r.trace_id.0[..]);
+        let stored_ids = col(&stored, |p| &p.record.trace_id.0[..]);
         let replaced: Vec<&[u8]> = stored_ids
             .iter()
             .copied()
@@ -705,7 +705,7 @@ impl Postgres {
         if !stored.is_empty() {
             let scores: Vec<(&[u8], rows::ScoreRow)> = stored
                 .iter()
-                .flat_map(|&r| rows::score_rows(r).map(move |s| (&r.trace_id.0[..], s)))
+                .flat_map(|&p| rows::score_rows(p).map(move |s| (&p.record.trace_id.0[..], s)))
                 .collect();
             if !scores.is_empty() {
                 let s = &scores;
@@ -735,7 +735,7 @@ impl Postgres {
             }
             // Delivered to every listening replica when the commit is.
             let payloads = col(&stored, |r| {
-                format!("{}:{}", r.trace_id.to_hex(), r.revision)
+                format!("{}:{}", r.record.trace_id.to_hex(), r.record.revision)
             });
             tx.execute(
                 "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",

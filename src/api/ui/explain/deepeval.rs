@@ -11,7 +11,6 @@ use crate::criteria::Binder;
 use crate::criteria::Binding;
 use crate::evaluator::{Config, Criteria};
 use crate::pyvalue::Value;
-use crate::pyvalue::json_to_py;
 use crate::store::{Score, StoredResult};
 
 /// deepeval's tool correctness: its reason as written, and the expected
@@ -38,7 +37,7 @@ pub fn tool_correctness(s: &Score, r: &StoredResult, binder: &Binder, details: &
             .map(|c| Call {
                 name: c.name.clone(),
                 id: None,
-                args: json_to_py(&c.args.to_json()).as_dict().cloned(),
+                args: c.args.dict().ok().cloned(),
                 output: Some(c.output.clone()),
             })
             .collect();
