@@ -16,7 +16,7 @@ use toolscore_fuzz::agrees_with_serde;
 fn check(v: &J) {
     let details = Details::from(v);
     let expected = serde_json::to_string(v).expect("a Value serialises");
-    assert_eq!(details.as_json_text(), expected, "json_text vs serde_json");
+    assert_eq!(&*details.text(), expected, "json_text vs serde_json");
     assert_eq!(&details.to_json(), v, "the text reads back");
     let py = toolscore::pyvalue::json::loads(&expected)
         .unwrap_or_else(|e| panic!("json.loads refuses serde_json's text: {e}: {expected}"));
