@@ -95,6 +95,7 @@ fn details_rendered_on_read_are_the_evaluations_own() {
         let by = ItemEvaluator {
             criteria: Arc::new(bound.into_owned()),
             evaluator: Arc::new(ev),
+            source: None,
         };
         let stored = StoredOutcome::scored(scored, || Explainer {
             calls: calls.into(),

@@ -40,6 +40,21 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
     db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
     let bytes = size("results.db");
     println!("checkpointed: {bytes} bytes, {} a result", bytes / n as u64);
+    // The deterministic scores' details were rendered, after the restart,
+    // from what the file keeps: the calls and one row an evaluator config.
+    let count = |q: &str| -> i64 { db.query_row(q, [], |r| r.get(0)).unwrap() };
+    let rendered = count("SELECT count(*) FROM scores WHERE details IS NULL");
+    let sources = count("SELECT count(*) FROM explainers");
+    println!("{rendered} scores rendered on read, from {sources} stored configs");
+    assert!(rendered > 100, "{rendered}");
+    assert!(sources > 0 && sources < rendered, "{sources}");
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM scores s WHERE s.details IS NULL AND NOT EXISTS
+               (SELECT 1 FROM explainers e WHERE e.hash = s.explainer)"
+        ),
+        0
+    );
 }
 
 fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
@@ -324,6 +339,51 @@ fn pruning_deletes_the_oldest_traces_with_their_scores() {
     common::records::pruning_deletes_the_oldest_traces_with_their_scores(&db, || {
         count_rows(&path, "SELECT count(*) FROM scores")
     });
+}
+
+/// A file of schema version 2 (every score's details stored as text) is
+/// migrated: its results read back as they were written.
+#[test]
+fn schema_2_is_migrated_keeping_its_results() {
+    use toolscore::store::Database;
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = std::time::SystemTime::now();
+    let (path, db) = open_sqlite(dir.path());
+    let scores = [("a", Some(1.0)), ("b", Some(0.5))];
+    common::records::write_in_order(&db, t0, 3, &scores);
+    let stored: Vec<_> = (1..=3)
+        .map(|k| db.get(&TraceId([k; 16])).unwrap().unwrap())
+        .collect();
+    drop(db);
+    // Back to version 2's form.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE explainers;
+             CREATE TABLE scores_v2 (
+                 stored_at INTEGER NOT NULL, idx INTEGER NOT NULL,
+                 evaluator_id TEXT NOT NULL, evaluator_type TEXT NOT NULL,
+                 status TEXT NOT NULL, score REAL, score_bits INTEGER,
+                 score_is_int INTEGER NOT NULL, passed INTEGER, threshold_bits INTEGER,
+                 details TEXT NOT NULL, error TEXT, PRIMARY KEY (stored_at, idx));
+             INSERT INTO scores_v2 SELECT stored_at, idx, evaluator_id, evaluator_type, status,
+                 score, score_bits, score_is_int, passed, threshold_bits, details, error
+                 FROM scores;
+             DROP TABLE scores;
+             ALTER TABLE scores_v2 RENAME TO scores;
+             CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    let (_, db) = open_sqlite(dir.path());
+    assert_eq!(count_rows(&path, "PRAGMA user_version"), 3);
+    for (k, before) in (1..=3).zip(&stored) {
+        assert_eq!(db.get(&TraceId([k; 16])).unwrap().as_ref(), Some(before));
+    }
+    assert_eq!(
+        count_rows(&path, "SELECT count(*) FROM scores WHERE details IS NULL"),
+        0
+    );
 }
 
 #[test]

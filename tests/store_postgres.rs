@@ -682,11 +682,14 @@ fn schema_1_is_migrated_keeping_its_results() {
         .map(|k| db.get(&TraceId([k; 16])).unwrap().unwrap())
         .collect();
     drop(db);
-    // Back to version 1's form (the tables are the same but for version
-    // 3's column and table).
+    // Back to version 1's form (the tables are the same but for versions
+    // 3's and 4's columns and tables).
     pg.sql(
         "upgrade",
-        "ALTER TABLE toolscore_scores DROP COLUMN pending_owner;
+        "ALTER TABLE toolscore_scores DROP COLUMN explainer;
+         ALTER TABLE toolscore_scores ALTER COLUMN details SET NOT NULL;
+         DROP TABLE toolscore_explainers;
+         ALTER TABLE toolscore_scores DROP COLUMN pending_owner;
          DROP TABLE toolscore_replicas;
          DROP TRIGGER toolscore_traces_deleted ON toolscore_traces;
          DROP TRIGGER toolscore_traces_truncated ON toolscore_traces;
@@ -701,7 +704,7 @@ fn schema_1_is_migrated_keeping_its_results() {
     assert_eq!(pg.number("upgrade", foreign_keys), 1);
     let db = Postgres::open(&store_config(url).postgres).unwrap();
     assert_eq!(pg.number("upgrade", foreign_keys), 0);
-    assert!(pg.number("upgrade", "SELECT max(version) FROM toolscore_schema") >= 3);
+    assert!(pg.number("upgrade", "SELECT max(version) FROM toolscore_schema") >= 4);
     for (k, before) in (1..=3).zip(&stored) {
         assert_eq!(db.get(&TraceId([k; 16])).unwrap().as_ref(), Some(before));
     }

@@ -850,6 +850,7 @@ fn evaluate_inline(
                 ItemEvaluator {
                     evaluator,
                     criteria,
+                    source: None,
                 },
             ));
             Outcome::pending()

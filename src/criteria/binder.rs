@@ -81,6 +81,7 @@ impl Binder {
                     ));
                 };
                 defaults.push(ItemEvaluator {
+                    source: Some(Arc::new(super::Source::new(&ev, None))),
                     evaluator: ev.clone(),
                     criteria: Arc::new(c),
                 });
@@ -219,11 +220,12 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, Key
                 format!("evaluator {id:?} is not defined"),
             ));
         };
-        let criteria = match r.criteria.get(id) {
-            Some(v) if !v.is_null() => ev
-                .parse_criteria(&json_to_py(v))
+        let given = r.criteria.get(id).filter(|v| !v.is_null()).map(json_to_py);
+        let criteria = match &given {
+            Some(v) => ev
+                .parse_criteria(v)
                 .map_err(|e| KeyError::new(format!("rules[{i}].criteria.{id}"), e.to_string()))?,
-            _ => ev.default_criteria.clone().ok_or_else(|| {
+            None => ev.default_criteria.clone().ok_or_else(|| {
                 KeyError::new(
                     format!("rules[{i}].criteria.{id}"),
                     "no criteria given and the evaluator has no defaultEvaluationCriteria"
@@ -232,6 +234,7 @@ fn compile_rule(r: &RuleConfig, i: usize, catalog: &Catalog) -> Result<Rule, Key
             })?,
         };
         evaluators.push(ItemEvaluator {
+            source: Some(Arc::new(super::Source::new(ev, given.as_ref()))),
             evaluator: ev.clone(),
             criteria: Arc::new(criteria),
         });

@@ -37,6 +37,10 @@ pub struct ItemEvaluator {
     pub evaluator: Arc<Evaluator>,
     /// The item's own criteria, or the evaluator's default.
     pub criteria: Arc<Criteria>,
+    /// Both as given, by content: a database keeps it to render its scores'
+    /// details when read. `None` (a request's own evaluators): details are
+    /// stored as text.
+    pub source: Option<Arc<super::Source>>,
 }
 
 pub fn load_eval_set(file: &Path, catalog: &Catalog) -> Result<EvalSet, LoadError> {
@@ -208,17 +212,20 @@ fn parse_item(v: &Value, path: &str, evaluators: &[Arc<Evaluator>]) -> Result<Ev
             continue;
         };
         let p = join(&cpath, &ev.id);
-        let criteria = if value.truthy() {
-            ev.parse_criteria(value)
-                .map_err(|e| criteria_invalid(e, &p))?
+        let (criteria, given) = if value.truthy() {
+            let c = ev
+                .parse_criteria(value)
+                .map_err(|e| criteria_invalid(e, &p))?;
+            (c, Some(value))
         } else {
             // null or {}: the evaluator's default criteria.
             match &ev.default_criteria {
-                Some(c) => c.clone(),
+                Some(c) => (c.clone(), None),
                 None => return Err(criteria_invalid(CriteriaError::Missing, &p)),
             }
         };
         out.push(ItemEvaluator {
+            source: Some(Arc::new(super::Source::new(ev, given))),
             evaluator: ev.clone(),
             criteria: Arc::new(criteria),
         });

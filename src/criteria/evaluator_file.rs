@@ -137,6 +137,7 @@ pub fn build(
 ) -> Result<Evaluator, Invalid> {
     let mut ev = Evaluator::with_defaults(id, kind);
     ev.config = evaluator::parse_config(kind, config, prefix)?;
+    ev.config_source = std::sync::Arc::new(config.clone());
     for (key, slot) in [("name", &mut ev.name), ("description", &mut ev.description)] {
         if let Some(v) = config.get_str(key).filter(|v| !matches!(v, Value::None)) {
             *slot = expect_str(v, &join(prefix, key))?;

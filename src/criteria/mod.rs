@@ -12,6 +12,7 @@ mod binding;
 mod config;
 mod eval_set;
 mod evaluator_file;
+mod source;
 
 pub use binder::{Binder, Bound};
 pub use binding::{Binding, BindingConfig, find_binding_value};
@@ -22,6 +23,7 @@ pub use eval_set::{EvalItem, EvalSet, ItemEvaluator, load_eval_set, parse_eval_s
 pub use evaluator_file::{
     LoadedEvaluator, build as build_evaluator, load_evaluator_file, parse_evaluator_file,
 };
+pub use source::{Source, SourceError};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -188,6 +188,10 @@ pub struct Evaluator {
     /// A `threshold` in a UiPath evaluator's config: `passed = score >= threshold`.
     /// (deepeval's threshold lives in its own config.)
     pub threshold: Option<f64>,
+    /// The config object it was built from (empty for the defaults): a
+    /// database keeps it to render stored scores' details again
+    /// (`criteria::Source`).
+    pub config_source: Arc<Dict>,
 }
 
 impl Evaluator {
@@ -201,6 +205,7 @@ impl Evaluator {
             config: default_config(kind),
             default_criteria: None,
             threshold: None,
+            config_source: Arc::default(),
         }
     }
 

@@ -21,6 +21,7 @@
 pub mod eq;
 #[cfg(test)]
 mod eq_tests;
+pub mod exact;
 mod hash;
 pub mod json;
 mod json_value;
@@ -427,6 +428,14 @@ impl Dict {
 
     pub fn keys(&self) -> impl Iterator<Item = &Value> {
         self.iter().map(|(k, _)| k)
+    }
+
+    /// The entries, moved out, in insertion order.
+    pub fn into_entries(self) -> Vec<(Value, Value)> {
+        match self.entries {
+            Entries::Small(list) => list.into_iter().map(|(k, v)| (k.0, v)).collect(),
+            Entries::Large(map) => map.into_iter().map(|(k, v)| (k.0, v)).collect(),
+        }
     }
 }
 

@@ -287,6 +287,15 @@ impl Details {
         matches!(self.0, DetailsRepr::Rendered(_))
     }
 
+    /// What a database keeps to render them: the source of a rendered
+    /// score's evaluator (`None`: the text is stored).
+    pub fn source(&self) -> Option<&Arc<crate::criteria::Source>> {
+        match &self.0 {
+            DetailsRepr::Rendered(e) => e.by.source.as_ref(),
+            DetailsRepr::Text(_) => None,
+        }
+    }
+
     /// The bytes the details hold beside their record (a rendered one
     /// shares the record's calls and the loaded evaluator).
     pub fn approx_bytes(&self) -> usize {

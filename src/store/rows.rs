@@ -1,7 +1,11 @@
 //! A [`StoredResult`] as database columns, for every database backend: what
 //! is filtered on has its own column; what is only shown (tool calls, the
-//! binding) is JSON text; a score's details are stored as the JSON text the
-//! record already holds, and read back without being parsed.
+//! binding) is JSON text. A deterministic evaluator's score keeps no
+//! details: its row names the evaluator's config and criteria by hash
+//! (`explainer`, one row of their own for all the scores they made), and
+//! the details are rendered from them and the trace's tool calls, which are
+//! stored exactly, when read. Other details (LLM judges', errors', rows
+//! written before) are stored as JSON text.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,10 +13,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Value as Json, json};
 
 use super::db::DbError;
-use super::{Details, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus};
-use crate::criteria::Binding;
+use super::{
+    Details, Explainer, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus,
+};
+use crate::criteria::{Binding, ItemEvaluator, Source};
 use crate::evaluator::{EvaluatorType, Status};
 use crate::extract::{Args, ToolCall};
+use crate::pyvalue::{Value, exact};
 use crate::span::{SpanId, TraceId};
 
 /// Nanoseconds since the Unix epoch, as a database's signed 64-bit integer
@@ -34,20 +41,39 @@ pub struct Prepared {
     pub record: Arc<StoredResult>,
     tool_calls: String,
     binding: Option<String>,
-    /// Each score's details text, rendered here for the same reason.
-    details: Vec<String>,
+    /// Each score's details: the hash of what renders them, or their text
+    /// (rendered here, for the same reason, when nothing stored can).
+    details: Vec<StoredDetails>,
+    /// The sources those hashes name, each once.
+    pub(crate) sources: Vec<Arc<Source>>,
+}
+
+enum StoredDetails {
+    Text(String),
+    Rendered([u8; 16]),
 }
 
 impl Prepared {
     pub fn new(record: Arc<StoredResult>) -> Prepared {
+        let mut sources: Vec<Arc<Source>> = Vec::new();
+        let details = record
+            .scores
+            .iter()
+            .map(|s| match s.outcome.details.source() {
+                Some(source) => {
+                    if !sources.iter().any(|k| k.hash == source.hash) {
+                        sources.push(source.clone());
+                    }
+                    StoredDetails::Rendered(source.hash)
+                }
+                None => StoredDetails::Text(s.outcome.details.text().into_owned()),
+            })
+            .collect();
         Prepared {
             tool_calls: tool_calls_text(&record.tool_calls),
             binding: record.binding.as_ref().map(|b| binding_json(b).to_string()),
-            details: record
-                .scores
-                .iter()
-                .map(|s| s.outcome.details.text().into_owned())
-                .collect(),
+            details,
+            sources,
             record,
         }
     }
@@ -91,12 +117,15 @@ pub(crate) struct ScoreRow<'a> {
     pub score_is_int: bool,
     pub passed: Option<bool>,
     pub threshold_bits: Option<i64>,
-    pub details: &'a str,
+    /// `None` when `explainer` renders them.
+    pub details: Option<&'a str>,
     pub error: Option<&'a str>,
+    /// The hash of the [`Source`] that renders the details.
+    pub explainer: Option<&'a [u8]>,
 }
 
 pub(crate) const SCORE_COLUMNS: &str = "idx, evaluator_id, evaluator_type, status, score, \
-     score_bits, score_is_int, passed, threshold_bits, details, error";
+     score_bits, score_is_int, passed, threshold_bits, details, error, explainer";
 
 pub(crate) fn trace_row(p: &Prepared, stored_at: i64) -> TraceRow<'_> {
     let r = &p.record;
@@ -133,8 +162,16 @@ pub(crate) fn score_rows(p: &Prepared) -> impl Iterator<Item = ScoreRow<'_>> {
             score_is_int: o.score_is_int,
             passed: o.passed,
             threshold_bits: o.threshold.map(|v| v.to_bits() as i64),
-            details: p.details.get(i).map_or("null", String::as_str),
+            details: match p.details.get(i) {
+                Some(StoredDetails::Text(t)) => Some(t.as_str()),
+                Some(StoredDetails::Rendered(_)) => None,
+                None => Some("null"),
+            },
             error: o.error.as_deref(),
+            explainer: match p.details.get(i) {
+                Some(StoredDetails::Rendered(hash)) => Some(&hash[..]),
+                Some(StoredDetails::Text(_)) | None => None,
+            },
         }
     })
 }
@@ -158,34 +195,88 @@ fn binding_of(text: &str) -> Option<Binding> {
 }
 
 /// A tool call's columns in the `tool_calls` JSON text ([`ToolCallRead`]
-/// reads them back).
+/// reads them back): what the API shows, and what the evaluators read
+/// besides, exactly ([`exact`]). Arguments that are plain JSON are stored
+/// once, as the API shows them (`args`), which reads back exactly; others
+/// as exact text (`py`); invalid ones as their reason (`invalid`). The raw
+/// output is the output's text in most calls (`raw_is_text`).
 #[derive(serde::Serialize)]
 struct ToolCallColumns<'a> {
     name: &'a str,
     id: Option<&'a str>,
-    args: &'a serde_json::value::RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<&'a serde_json::value::RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    py: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invalid: Option<&'a str>,
     output: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    raw_is_text: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    content_missing: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    content_uncaptured: bool,
     span_id: String,
     start: u64,
     end: u64,
 }
 
-/// Serialized straight from the calls, the arguments as the API shows them.
+/// A call's texts that [`ToolCallColumns`] borrows.
+struct CallTexts {
+    args: Option<StoredArgs>,
+    py: Option<String>,
+    raw: Option<String>,
+}
+
+fn call_texts(c: &ToolCall) -> CallTexts {
+    let (args, py) = match &c.args {
+        Args::Dict(d) if exact::is_plain_dict(d) => (Some(StoredArgs::from_args(&c.args)), None),
+        Args::Dict(d) => {
+            let mut out = String::new();
+            exact::write_dict(d, &mut out);
+            (None, Some(out))
+        }
+        Args::Invalid(_) => (None, None),
+    };
+    let raw = match &c.raw_output {
+        Some(Value::Str(s)) if *s == c.output => None,
+        Some(v) => {
+            let mut out = String::new();
+            exact::write(v, &mut out);
+            Some(out)
+        }
+        None => None,
+    };
+    CallTexts { args, py, raw }
+}
+
+/// Serialized straight from the calls.
 fn tool_calls_text(calls: &[ToolCall]) -> String {
-    let args: Vec<StoredArgs> = calls
-        .iter()
-        .map(|c| StoredArgs::from_args(&c.args))
-        .collect();
+    let texts: Vec<CallTexts> = calls.iter().map(call_texts).collect();
     let columns: Vec<ToolCallColumns<'_>> = calls
         .iter()
-        .zip(&args)
-        .map(|(c, args)| ToolCallColumns {
+        .zip(&texts)
+        .map(|(c, t)| ToolCallColumns {
             name: &c.name,
             id: c.id.as_deref(),
             // Written by this service: it reads back (a `null` otherwise).
-            args: crate::json_text::deserialize_stored(args.as_json_text())
-                .unwrap_or(serde_json::value::RawValue::NULL),
+            args: t.args.as_ref().map(|a| {
+                crate::json_text::deserialize_stored(a.as_json_text())
+                    .unwrap_or(serde_json::value::RawValue::NULL)
+            }),
+            py: t.py.as_deref(),
+            invalid: match &c.args {
+                Args::Invalid(why) => Some(why),
+                Args::Dict(_) => None,
+            },
             output: &c.output,
+            raw: t.raw.as_deref(),
+            raw_is_text: matches!(&c.raw_output, Some(Value::Str(s)) if *s == c.output),
+            content_missing: c.content_missing,
+            content_uncaptured: !c.content_captured,
             span_id: c.span_id.to_hex(),
             start: c.start_time_unix_nano,
             end: c.end_time_unix_nano,
@@ -195,37 +286,62 @@ fn tool_calls_text(calls: &[ToolCall]) -> String {
     serde_json::to_string(&columns).unwrap_or_else(|_| "[]".to_owned())
 }
 
-/// [`ToolCallColumns`] read back, the arguments' text kept as it was
-/// written (not parsed into a tree and written again).
+/// [`ToolCallColumns`] read back. A row written before calls were stored
+/// exactly has `args` only (its scores' details are stored as text).
 #[derive(serde::Deserialize)]
 struct ToolCallRead {
     name: String,
     #[serde(default)]
     id: Option<String>,
-    args: Box<serde_json::value::RawValue>,
+    #[serde(default)]
+    args: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    py: Option<String>,
+    #[serde(default)]
+    invalid: Option<String>,
     output: String,
+    #[serde(default)]
+    raw: Option<String>,
+    #[serde(default)]
+    raw_is_text: bool,
+    #[serde(default)]
+    content_missing: bool,
+    #[serde(default)]
+    content_uncaptured: bool,
     span_id: String,
     start: u64,
     end: u64,
 }
 
 impl ToolCallRead {
-    /// The call as the API shows it: the arguments parsed back as Python's
-    /// `json` reads them (they are written again the same), the raw output
-    /// not kept (the details that read it were stored as text).
+    /// The call as it was extracted: arguments that are plain JSON read
+    /// as Python's `json` reads them, which is exactly what they were.
     fn call(self) -> Option<ToolCall> {
-        let args = match crate::pyvalue::json::loads(self.args.get()).ok()? {
-            crate::pyvalue::Value::Dict(d) => Args::Dict(d),
-            _ => return None,
+        let args = match (self.invalid, self.py, self.args) {
+            (Some(why), _, _) => Args::Invalid(why),
+            (None, Some(py), _) => match exact::read(&py).ok()? {
+                Value::Dict(d) => Args::Dict(d),
+                _ => return None,
+            },
+            (None, None, Some(json)) => match crate::pyvalue::json::loads(json.get()).ok()? {
+                Value::Dict(d) => Args::Dict(d),
+                _ => return None,
+            },
+            (None, None, None) => return None,
+        };
+        let raw_output = match (self.raw, self.raw_is_text) {
+            (Some(raw), _) => Some(exact::read(&raw).ok()?),
+            (None, true) => Some(Value::Str(self.output.clone())),
+            (None, false) => None,
         };
         Some(ToolCall {
             name: self.name,
             id: self.id,
             args,
             output: self.output,
-            raw_output: None,
-            content_captured: true,
-            content_missing: false,
+            raw_output,
+            content_captured: !self.content_uncaptured,
+            content_missing: self.content_missing,
             span_id: SpanId::parse_hex(&self.span_id).ok()?,
             start_time_unix_nano: self.start,
             end_time_unix_nano: self.end,
@@ -308,15 +424,30 @@ pub(crate) struct ScoreRowOwned {
     pub score_is_int: bool,
     pub passed: Option<bool>,
     pub threshold_bits: Option<i64>,
-    pub details: String,
+    pub details: Option<String>,
     pub error: Option<String>,
+    pub explainer: Option<Vec<u8>>,
 }
 
-pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, DbError> {
-    let bad = |what: &str| row_error(trace_id, what);
+/// A score of `record` (its tool calls read), its details rendered by the
+/// evaluator `explainers` loads again from its hash.
+pub(crate) fn score_of(
+    record: &StoredResult,
+    row: ScoreRowOwned,
+    explainers: &mut dyn FnMut(&[u8]) -> Result<ItemEvaluator, DbError>,
+) -> Result<Score, DbError> {
+    let bad = |what: &str| row_error(&record.trace_id, what);
     let evaluator_type =
         EvaluatorType::parse(&row.evaluator_type).ok_or_else(|| bad("unknown evaluator type"))?;
     let status = Status::parse(&row.status).ok_or_else(|| bad("unknown score status"))?;
+    let details = match (row.details, row.explainer) {
+        (Some(text), _) => Details::from_stored_text(text),
+        (None, Some(hash)) => Details::rendered(Explainer {
+            calls: record.tool_calls.clone(),
+            by: explainers(&hash)?,
+        }),
+        (None, None) => return Err(bad("a score with neither details nor an explainer")),
+    };
     Ok(Score {
         evaluator_id: row.evaluator_id.into(),
         evaluator_type,
@@ -324,10 +455,132 @@ pub(crate) fn score_of(trace_id: &TraceId, row: ScoreRowOwned) -> Result<Score, 
             status,
             score: row.score_bits.map(|b| f64::from_bits(b as u64)),
             score_is_int: row.score_is_int,
-            details: Details::from_stored_text(row.details),
+            details,
             error: row.error,
             passed: row.passed,
             threshold: row.threshold_bits.map(|b| f64::from_bits(b as u64)),
         },
     })
+}
+
+/// The evaluators stored sources load again, by hash: few (one per config
+/// and criteria version), loaded once each while the process runs.
+#[derive(Default)]
+pub(crate) struct Explainers {
+    loaded: std::sync::Mutex<std::collections::HashMap<[u8; 16], ItemEvaluator>>,
+}
+
+/// Loaded explainers kept; past it the cache starts again (an eval set of
+/// many items has a source for each item's criteria).
+const MAX_EXPLAINERS: usize = 4096;
+
+impl Explainers {
+    /// The evaluator of `hash`, loaded by `read` (its stored source) the
+    /// first time.
+    pub(crate) fn get(
+        &self,
+        hash: &[u8],
+        read: impl FnOnce() -> Result<Option<Source>, DbError>,
+    ) -> Result<ItemEvaluator, DbError> {
+        let key: [u8; 16] = hash
+            .try_into()
+            .map_err(|_| DbError::Row(format!("an explainer hash of {} bytes", hash.len())))?;
+        if let Some(found) = super::lock(&self.loaded).get(&key) {
+            return Ok(found.clone());
+        }
+        let source = read()?.ok_or_else(|| {
+            DbError::Row(format!(
+                "explainer {} is not stored",
+                key.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            ))
+        })?;
+        let loaded = Arc::new(source)
+            .load()
+            .map_err(|e| DbError::Row(e.to_string()))?;
+        let mut cache = super::lock(&self.loaded);
+        if cache.len() >= MAX_EXPLAINERS {
+            cache.clear();
+        }
+        cache.insert(key, loaded.clone());
+        Ok(loaded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyvalue::{Dict, Int};
+
+    fn call(args: Args, raw_output: Option<Value>) -> ToolCall {
+        ToolCall {
+            name: "search".into(),
+            id: Some("call_1".into()),
+            args,
+            output: "found".into(),
+            raw_output,
+            content_captured: true,
+            content_missing: false,
+            span_id: SpanId([7; 8]),
+            start_time_unix_nano: 1,
+            end_time_unix_nano: 2,
+        }
+    }
+
+    fn read_back(calls: &[ToolCall]) -> Vec<ToolCall> {
+        let text = tool_calls_text(calls);
+        let read: Vec<ToolCallRead> = serde_json::from_str(&text).unwrap_or_default();
+        read.into_iter().filter_map(ToolCallRead::call).collect()
+    }
+
+    /// A stored call reads back as the call the evaluators read: Python
+    /// types JSON has no form for, the raw output, an invalid call's
+    /// reason and the content flags.
+    #[test]
+    fn a_stored_call_reads_back_exactly() {
+        let mut plain = Dict::new();
+        plain.insert_str("city", Value::str("Paris"));
+        plain.insert_str("days", Value::Int(Int::Small(3)));
+        plain.insert_str("ratio", Value::Float(1.0));
+        let mut typed = Dict::new();
+        typed.insert_str(
+            "pair",
+            Value::Tuple(vec![Value::Int(Int::Small(1)), Value::Float(f64::NAN)]),
+        );
+        typed.insert_str("blob", Value::Bytes(vec![0, 255]));
+        let _ = typed.insert(Value::Int(Int::Small(5)), Value::Set(vec![Value::None]));
+        let mut missing = call(Args::Dict(Dict::new()), None);
+        missing.content_missing = true;
+        missing.content_captured = false;
+        let calls = vec![
+            call(Args::Dict(plain), Some(Value::str("found"))),
+            call(
+                Args::Dict(typed),
+                Some(Value::List(vec![Value::Bool(true)])),
+            ),
+            call(Args::Invalid("unhashable type: 'dict'".into()), None),
+            missing,
+        ];
+        assert_eq!(read_back(&calls), calls);
+        // Plain arguments are stored once, as the API shows them.
+        let text = tool_calls_text(&calls[..1]);
+        assert!(
+            text.contains(r#""args":{"city":"Paris","days":3,"ratio":1.0}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""raw_is_text":true"#), "{text}");
+    }
+
+    /// A row written before calls were stored exactly (`args` only) reads.
+    #[test]
+    fn a_call_stored_by_an_older_version_reads() {
+        let text = r#"[{"name":"a","id":null,"args":{"x":[1,2]},"output":"o","span_id":"0707070707070707","start":1,"end":2}]"#;
+        let read: Vec<ToolCallRead> = serde_json::from_str(text).unwrap_or_default();
+        let calls: Vec<ToolCall> = read.into_iter().filter_map(ToolCallRead::call).collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            StoredArgs::from_args(&calls[0].args).as_json_text(),
+            r#"{"x":[1,2]}"#
+        );
+        assert!(calls[0].raw_output.is_none());
+    }
 }

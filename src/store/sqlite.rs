@@ -14,8 +14,11 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 use super::SqliteConfig;
 use super::db::{Database, DbError, Retention, Written};
 use super::lock;
-use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
+use super::rows::{
+    self, Explainers, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos,
+};
 use super::{ListFilter, Prepared, StoredResult};
+use crate::criteria::Source;
 use crate::span::TraceId;
 
 /// The schema, one migration per version (`PRAGMA user_version`). A
@@ -68,6 +71,40 @@ const MIGRATIONS: &[&str] = &[
     // 2: the LLM judges' scores still pending, found at start-up without
     // reading every score (a scan of a large cold file takes seconds).
     "CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
+    // 3: a deterministic evaluator's details are rendered when read, from
+    // the trace's tool calls and the evaluator's config and criteria, kept
+    // once each in `explainers` (rows/rs): `details` may be NULL, and
+    // `explainer` names what renders it. SQLite cannot drop a NOT NULL, so
+    // the table is made again (its rows copied; nothing is lost).
+    "CREATE TABLE explainers (
+        hash BLOB PRIMARY KEY,
+        evaluator_type TEXT NOT NULL,
+        config TEXT NOT NULL,
+        criteria TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE scores_v3 (
+        stored_at INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        evaluator_id TEXT NOT NULL,
+        evaluator_type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        score REAL,
+        score_bits INTEGER,
+        score_is_int INTEGER NOT NULL,
+        passed INTEGER,
+        threshold_bits INTEGER,
+        details TEXT,
+        error TEXT,
+        explainer BLOB,
+        PRIMARY KEY (stored_at, idx)
+    );
+    INSERT INTO scores_v3 (stored_at, idx, evaluator_id, evaluator_type, status, score,
+                           score_bits, score_is_int, passed, threshold_bits, details, error)
+        SELECT stored_at, idx, evaluator_id, evaluator_type, status, score, score_bits,
+               score_is_int, passed, threshold_bits, details, error FROM scores;
+    DROP TABLE scores;
+    ALTER TABLE scores_v3 RENAME TO scores;
+    CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
 ];
 
 /// The page size of a new file: a trace's row (its tool calls) leaves much
@@ -97,6 +134,8 @@ pub struct Sqlite {
     busy_timeout: Duration,
     writer: Mutex<WriterState>,
     readers: Mutex<Vec<Connection>>,
+    /// The stored sources read so far, loaded (`rows.rs`).
+    explainers: Explainers,
     /// The open file's identity (device, inode): a file deleted or
     /// replaced under the process is noticed (see [`Sqlite::check_file`]).
     file: Option<(u64, u64)>,
@@ -227,6 +266,7 @@ impl Sqlite {
                 checkpoint_failing: false,
             }),
             readers: Mutex::new(Vec::new()),
+            explainers: Explainers::default(),
         })
     }
 
@@ -328,6 +368,29 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), DbError> {
     Ok(())
 }
 
+/// The sources the batch's scores name, each once (a source stored
+/// before is left as it is: its hash is its content).
+fn write_sources(tx: &Transaction<'_>, batch: &[Prepared]) -> rusqlite::Result<()> {
+    let mut seen: Vec<[u8; 16]> = Vec::new();
+    let mut insert = tx.prepare_cached(
+        "INSERT OR IGNORE INTO explainers (hash, evaluator_type, config, criteria)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for source in batch.iter().flat_map(|p| &p.sources) {
+        if seen.contains(&source.hash) {
+            continue;
+        }
+        seen.push(source.hash);
+        insert.execute(params![
+            &source.hash[..],
+            source.evaluator_type.id(),
+            source.config,
+            source.criteria,
+        ])?;
+    }
+    Ok(())
+}
+
 /// What [`write_one`] did with a record.
 #[derive(PartialEq)]
 enum Written1 {
@@ -377,7 +440,7 @@ fn write_one(tx: &Transaction<'_>, p: &Prepared, stored_at: i64) -> rusqlite::Re
     ])?;
     let mut insert = tx.prepare_cached(&format!(
         "INSERT INTO scores (stored_at, {SCORE_COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
     ))?;
     for s in rows::score_rows(p) {
         insert.execute(params![
@@ -393,6 +456,7 @@ fn write_one(tx: &Transaction<'_>, p: &Prepared, stored_at: i64) -> rusqlite::Re
             s.threshold_bits,
             s.details,
             s.error,
+            s.explainer,
         ])?;
     }
     Ok(if stored.is_some() {
@@ -488,13 +552,14 @@ fn trace_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(TraceRowOwned, i64)>
 /// The record with its scores.
 fn load_scores(
     conn: &Connection,
+    explainers: &Explainers,
     (row, stored_at): (TraceRowOwned, i64),
 ) -> Result<StoredResult, DbError> {
     let mut record = rows::record_of(row)?;
     let mut stmt = conn
         .prepare_cached(
             "SELECT evaluator_id, evaluator_type, status, score_bits, score_is_int, passed,
-                    threshold_bits, details, error
+                    threshold_bits, details, error, explainer
              FROM scores WHERE stored_at = ?1 ORDER BY idx",
         )
         .map_err(err)?;
@@ -510,12 +575,32 @@ fn load_scores(
                 threshold_bits: r.get(6)?,
                 details: r.get(7)?,
                 error: r.get(8)?,
+                explainer: r.get(9)?,
             })
         })
         .map_err(err)?;
+    let mut explainer = |hash: &[u8]| {
+        explainers.get(hash, || {
+            conn.prepare_cached(
+                "SELECT evaluator_type, config, criteria FROM explainers WHERE hash = ?1",
+            )
+            .map_err(err)?
+            .query_row([hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()
+            .map_err(err)?
+            .map(
+                |(kind, config, criteria): (String, String, Option<String>)| {
+                    Source::stored(hash, &kind, config, criteria)
+                        .map_err(|e| DbError::Row(e.to_string()))
+                },
+            )
+            .transpose()
+        })
+    };
     for s in scores {
         let s = s.map_err(err)?;
-        record.scores.push(rows::score_of(&record.trace_id, s)?);
+        let score = rows::score_of(&record, s, &mut explainer)?;
+        record.scores.push(score);
     }
     Ok(record)
 }
@@ -537,6 +622,7 @@ impl Database for Sqlite {
         w.checkpoint_at(CHECKPOINT_FRAMES);
         let mut at = unix_nanos(now).max(w.last + 1);
         let tx = w.conn.transaction().map_err(err)?;
+        write_sources(&tx, batch).map_err(err)?;
         let mut stored = Vec::with_capacity(batch.len());
         let mut added = 0;
         for p in batch {
@@ -575,7 +661,8 @@ impl Database for Sqlite {
                 .query_row([&trace_id.0[..]], trace_row_of)
                 .optional()
                 .map_err(err)?;
-            row.map(|row| load_scores(conn, row)).transpose()
+            row.map(|row| load_scores(conn, &self.explainers, row))
+                .transpose()
         })
     }
 
@@ -624,7 +711,9 @@ impl Database for Sqlite {
                 .map_err(err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(err)?;
-            rows.into_iter().map(|row| load_scores(conn, row)).collect()
+            rows.into_iter()
+                .map(|row| load_scores(conn, &self.explainers, row))
+                .collect()
         })
     }
 

@@ -24,8 +24,11 @@ use pool::Pool;
 
 use super::db::{Database, DbError, Retention, Written};
 use super::lock;
-use super::rows::{self, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos};
+use super::rows::{
+    self, Explainers, SCORE_COLUMNS, ScoreRowOwned, TRACE_COLUMNS, TraceRowOwned, unix_nanos,
+};
 use super::{ListFilter, Prepared, StoredResult};
+use crate::criteria::Source;
 use crate::span::TraceId;
 use crate::store::PostgresConfig;
 
@@ -122,6 +125,19 @@ const MIGRATIONS: &[&str] = &[
         owner text PRIMARY KEY,
         alive_until bigint NOT NULL
     );",
+    // 4: a deterministic evaluator's details are rendered when read, from
+    // the trace's tool calls and the evaluator's config and criteria, kept
+    // once each in `toolscore_explainers` (rows.rs): `details` may be NULL,
+    // and `explainer` names what renders it. A replica of an older version
+    // reads such a score as a damaged row: upgrade every replica together.
+    "CREATE TABLE toolscore_explainers (
+        hash bytea PRIMARY KEY,
+        evaluator_type text NOT NULL,
+        config text NOT NULL,
+        criteria text
+    );
+    ALTER TABLE toolscore_scores ALTER COLUMN details DROP NOT NULL,
+        ADD COLUMN explainer bytea;",
 ];
 
 /// The channel commits are announced on; the payload is
@@ -246,6 +262,8 @@ pub struct Postgres {
     /// commits it announces (this process has them already).
     writer_pid: Arc<AtomicI32>,
     readers: Pool,
+    /// The stored sources read so far, loaded (`rows.rs`).
+    explainers: Explainers,
     /// Within a retention pass, where its first chunk found `max_traces`
     /// exceeded: the `stored_at` of the newest row past it then (`None`:
     /// nothing was). Counting is a scan of the table, so it is done once a
@@ -350,6 +368,7 @@ impl Postgres {
             writer_pid,
             pass_cut: Mutex::new(None),
             claims,
+            explainers: Explainers::default(),
         })
     }
 }
@@ -535,6 +554,35 @@ fn trace_row_of(r: &Row) -> Result<TraceRowOwned, DbError> {
     })
 }
 
+/// The sources the stored records' scores name, each once (one stored
+/// before is left as it is: its hash is its content).
+fn write_sources(
+    tx: &mut postgres::Transaction<'_>,
+    stored: &[&Prepared],
+) -> Result<(), postgres::Error> {
+    let mut sources: Vec<&Source> = Vec::new();
+    for source in stored.iter().flat_map(|p| &p.sources) {
+        if !sources.iter().any(|s| s.hash == source.hash) {
+            sources.push(source);
+        }
+    }
+    if sources.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO toolscore_explainers (hash, evaluator_type, config, criteria)
+         SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[], $4::text[])
+         ON CONFLICT (hash) DO NOTHING",
+        &[
+            &col(&sources, |s| &s.hash[..]),
+            &col(&sources, |s| s.evaluator_type.id()),
+            &col(&sources, |s| s.config.as_str()),
+            &col(&sources, |s| s.criteria.as_deref()),
+        ],
+    )?;
+    Ok(())
+}
+
 /// A score row: the trace ID, then [`SCORE_COLUMNS`] but `idx` and `score`.
 fn score_row_of(r: &Row) -> Result<ScoreRowOwned, DbError> {
     Ok(ScoreRowOwned {
@@ -547,15 +595,20 @@ fn score_row_of(r: &Row) -> Result<ScoreRowOwned, DbError> {
         threshold_bits: r.try_get(7).map_err(bad_row)?,
         details: r.try_get(8).map_err(bad_row)?,
         error: text_of(r.try_get(9).map_err(bad_row)?)?,
+        explainer: r.try_get(10).map_err(bad_row)?,
     })
 }
 
 const SELECT_SCORES: &str = "SELECT trace_id, evaluator_id, evaluator_type, status, score_bits, \
-     score_is_int, passed, threshold_bits, details, error FROM toolscore_scores \
+     score_is_int, passed, threshold_bits, details, error, explainer FROM toolscore_scores \
      WHERE trace_id = ANY($1) ORDER BY trace_id, idx";
 
 /// The records of these trace rows, with their scores (one query for all).
-fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<StoredResult>, DbError> {
+fn records_of(
+    client: &mut Client,
+    explainers: &Explainers,
+    trace_rows: Vec<Row>,
+) -> Result<Vec<StoredResult>, DbError> {
     let mut records = Vec::with_capacity(trace_rows.len());
     for r in &trace_rows {
         records.push(rows::record_of(trace_row_of(r)?)?);
@@ -575,9 +628,30 @@ fn records_of(client: &mut Client, trace_rows: Vec<Row>) -> Result<Vec<StoredRes
         let Some(&i) = <[u8; 16]>::try_from(id).ok().and_then(|id| by_id.get(&id)) else {
             continue;
         };
-        let record = &mut records[i];
-        let score = rows::score_of(&record.trace_id, score_row_of(s)?)?;
-        record.scores.push(score);
+        let mut explainer = |hash: &[u8]| {
+            explainers.get(hash, || {
+                let row = client
+                    .query_opt(
+                        "SELECT evaluator_type, config, criteria FROM toolscore_explainers
+                         WHERE hash = $1",
+                        &[&hash],
+                    )
+                    .map_err(err)?;
+                row.map(|r| {
+                    let kind: String = r.try_get(0).map_err(bad_row)?;
+                    Source::stored(
+                        hash,
+                        &kind,
+                        r.try_get(1).map_err(bad_row)?,
+                        r.try_get(2).map_err(bad_row)?,
+                    )
+                    .map_err(|e| DbError::Row(e.to_string()))
+                })
+                .transpose()
+            })
+        };
+        let score = rows::score_of(&records[i], score_row_of(s)?, &mut explainer)?;
+        records[i].scores.push(score);
     }
     Ok(records)
 }
@@ -703,6 +777,7 @@ impl Postgres {
             )?;
         }
         if !stored.is_empty() {
+            write_sources(&mut tx, &stored)?;
             let scores: Vec<(&[u8], rows::ScoreRow)> = stored
                 .iter()
                 .flat_map(|&p| rows::score_rows(p).map(move |s| (&p.record.trace_id.0[..], s)))
@@ -714,7 +789,7 @@ impl Postgres {
                         "INSERT INTO toolscore_scores (trace_id, {SCORE_COLUMNS}, pending_owner)
                          SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::text[],
                            $5::text[], $6::float8[], $7::int8[], $8::bool[], $9::bool[],
-                           $10::int8[], $11::text[], $12::bytea[], $13::text[])"
+                           $10::int8[], $11::text[], $12::bytea[], $13::bytea[], $14::text[])"
                     ),
                     &[
                         &col(s, |(id, _)| *id),
@@ -729,6 +804,7 @@ impl Postgres {
                         &col(s, |(_, s)| s.threshold_bits),
                         &col(s, |(_, s)| s.details),
                         &col(s, |(_, s)| s.error.map(str::as_bytes)),
+                        &col(s, |(_, s)| s.explainer),
                         &col(s, |(_, s)| (s.status == "pending").then_some(owner)),
                     ],
                 )?;
@@ -805,7 +881,7 @@ impl Database for Postgres {
                     &[&&trace_id.0[..]],
                 )
                 .map_err(err)?;
-            Ok(records_of(c, rows)?.pop())
+            Ok(records_of(c, &self.explainers, rows)?.pop())
         })
     }
 
@@ -845,7 +921,7 @@ impl Database for Postgres {
                     ],
                 )
                 .map_err(err)?;
-            records_of(c, rows)
+            records_of(c, &self.explainers, rows)
         })
     }
 
