@@ -284,6 +284,11 @@ fn bench_evaluate_ready(c: &mut Criterion) {
         5,
         "the bench trace binds to the bench eval set"
     );
+    // What the memory store counts for it against `store.max_bytes`.
+    eprintln!(
+        "the bench trace's result: {} B estimated (approx_bytes)",
+        record.approx_bytes()
+    );
     let mut g = c.benchmark_group("evaluation_stage");
     g.throughput(Throughput::Elements(ready.spans.len() as u64));
     g.bench_function("evaluate_ready_10_span_trace", |b| {

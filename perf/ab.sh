@@ -21,6 +21,14 @@
 #   unbound   as off, but no trace carries an eval-set item (the generator's
 #             --bound-share 0): receiving, assembling, extracting and storing
 #             without the evaluators, to tell their share from the path's.
+#   defaults  the service's defaults whatever BACKEND is: the SQLite store
+#             and the write-ahead log (`sync: none`). Also reports the bytes
+#             a stored result takes in the file, checkpointed (`dbstat`:
+#             pages in use, whatever the free list holds).
+# READS=1 reads while ingesting (perf/read_probe.py, beside the generator):
+# each run also reports the p50/p99 of `GET /traces/{id}/scores` and of the
+# UI's overview. With RATE (spans/s, the generator's rate mode) below the
+# maximum, the latencies of reads under a given load.
 # The store is BACKEND (memory by default: the log
 # is then the only disk I/O, the strictest reference). Reports, per run, the
 # spans evaluated per second in the steady window, the p99 of the log's
@@ -77,10 +85,11 @@ make_certificate() {
 }
 
 config_for() {   # config_for VARIANT → path
-  local out="$WORK/config-$1.yaml" enabled=true sync=$1
+  local out="$WORK/config-$1.yaml" enabled=true sync=$1 backend=$BACKEND
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
   [[ $1 == off || $1 == other || $1 == tls || $1 == judges || $1 == unbound ]] && { enabled=false; sync=none; }
-  sed -e "s|^  backend: sqlite|  backend: $BACKEND|" \
+  [[ $1 == defaults ]] && { backend=sqlite; sync=none; }
+  sed -e "s|^  backend: sqlite|  backend: $backend|" \
       -e "s|\[eval-set/|[$PWD/perf/eval-set/|" \
       -e "s|^  enabled: false|  enabled: $enabled\n  sync: $sync\n  sync_interval_ms: 10|" \
       -e "s|^  dir: target/tmp/bench-wal|  dir: $WORK/wal|" perf/config.yaml >"$out"
@@ -156,18 +165,38 @@ run() {   # run VARIANT ROUND
   sleep "$WARMUP"
   local c0 t0 c1 t1 j0 j1
   c0=$(completed); j0=$(judged); t0=$(date +%s.%N)
+  local reader=
+  if [[ "${READS:-0}" == 1 ]]; then
+    "${GEN_PIN[@]}" python3 perf/read_probe.py "$API" "$(( DURATION - WARMUP - 1 ))" >"$WORK/$1-$2.reads" &
+    reader=$!
+  fi
   local end=$(( $(date +%s) + DURATION - WARMUP ))
   while (( $(date +%s) < end )); do
     curl -fs -o /dev/null -w '%{time_total}\n' "$API/healthz" >>"$WORK/$1-$2.probe" || echo fail >>"$WORK/$1-$2.probe"
     sleep 0.2
   done
   c1=$(completed); j1=$(judged); t1=$(date +%s.%N)
+  [[ -n "$reader" ]] && { wait "$reader" || true; echo "$1 round $2 reads: $(cat "$WORK/$1-$2.reads")" | tee -a "$WORK/results.txt"; }
   wait "$gen" || true
   curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
   stop_server
-  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" "$WORK/$1-$2.probe" <<'PY' | tee -a "$WORK/results.txt"
+  local stored="-"
+  [[ $1 == defaults ]] && stored=$(python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("target/tmp/bench-results.db")
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+n = db.execute("SELECT count(*) FROM traces").fetchone()[0]
+try:
+    used = db.execute("SELECT sum(pgsize - unused) FROM dbstat").fetchone()[0]
+except sqlite3.Error:
+    used = None
+pages = db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
+print(f"{n} results, {pages / max(n, 1) / 1000:.2f} KB of pages a result" + (f", {used / max(n, 1) / 1000:.2f} KB in use" if used else ""))
+PY
+)
+  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" "$WORK/$1-$2.probe" "$stored" <<'PY' | tee -a "$WORK/results.txt"
 import json, re, sys
-v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1, probe = sys.argv[1:]
+v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1, probe, stored = sys.argv[1:]
 rate = (float(c1) - float(c0)) * float(spt) / (float(t1) - float(t0))
 judged = (float(j1) - float(j0)) / (float(t1) - float(t0))
 buckets = []
@@ -192,7 +221,7 @@ probes = "healthz -"
 if times:
     q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
     probes = f"healthz p50 {q(0.5):.1f} ms p99 {q(0.99):.1f} ms max {times[-1]:.1f} ms ({len(times)} probes, {failed} failed)"
-print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, {probes}, judged {judged:.1f}/s")
+print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, {probes}, judged {judged:.1f}/s" + ("" if stored == "-" else f", stored {stored}"))
 PY
 }
 

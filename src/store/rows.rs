@@ -199,7 +199,11 @@ fn binding_of(text: &str) -> Option<Binding> {
 /// besides, exactly ([`exact`]). Arguments that are plain JSON are stored
 /// once, as the API shows them (`args`), which reads back exactly; others
 /// as exact text (`py`); invalid ones as their reason (`invalid`). The raw
-/// output is the output's text in most calls (`raw_is_text`).
+/// output is the output's text in most calls (`raw_is_text`). A text that
+/// is itself JSON (most outputs are) is written as that JSON (`output_json`,
+/// `raw_json`), which reads back as the same text without an escape for
+/// each of its quotes: a JSON-encoded output stored as a string took half
+/// again its length.
 #[derive(serde::Serialize)]
 struct ToolCallColumns<'a> {
     name: &'a str,
@@ -210,9 +214,14 @@ struct ToolCallColumns<'a> {
     py: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     invalid: Option<&'a str>,
-    output: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_json: Option<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     raw: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_json: Option<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     raw_is_text: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -229,6 +238,19 @@ struct CallTexts {
     args: Option<StoredArgs>,
     py: Option<String>,
     raw: Option<String>,
+}
+
+/// `text` as a JSON value to write as it is, when it is one: it then
+/// reads back as exactly `text`.
+fn as_json(text: &str) -> Option<&serde_json::value::RawValue> {
+    let first = text.as_bytes().first()?;
+    // Most texts are not JSON: a cheap look before the parse.
+    if !matches!(first, b'{' | b'[' | b'"') {
+        return None;
+    }
+    crate::json_text::deserialize_stored::<&serde_json::value::RawValue>(text)
+        .ok()
+        .filter(|raw| raw.get() == text)
 }
 
 fn call_texts(c: &ToolCall) -> CallTexts {
@@ -253,6 +275,14 @@ fn call_texts(c: &ToolCall) -> CallTexts {
     CallTexts { args, py, raw }
 }
 
+/// A raw output that is a string other than the output, and JSON.
+fn raw_json<'a>(raw: &'a Option<Value>, output: &str) -> Option<&'a serde_json::value::RawValue> {
+    match raw {
+        Some(Value::Str(s)) if s != output => as_json(s),
+        _ => None,
+    }
+}
+
 /// Serialized straight from the calls.
 fn tool_calls_text(calls: &[ToolCall]) -> String {
     let texts: Vec<CallTexts> = calls.iter().map(call_texts).collect();
@@ -272,8 +302,13 @@ fn tool_calls_text(calls: &[ToolCall]) -> String {
                 Args::Invalid(why) => Some(why),
                 Args::Dict(_) => None,
             },
-            output: &c.output,
-            raw: t.raw.as_deref(),
+            output: as_json(&c.output).is_none().then_some(c.output.as_str()),
+            output_json: as_json(&c.output),
+            raw: t
+                .raw
+                .as_deref()
+                .filter(|_| raw_json(&c.raw_output, &c.output).is_none()),
+            raw_json: raw_json(&c.raw_output, &c.output),
             raw_is_text: matches!(&c.raw_output, Some(Value::Str(s)) if *s == c.output),
             content_missing: c.content_missing,
             content_uncaptured: !c.content_captured,
@@ -299,9 +334,14 @@ struct ToolCallRead {
     py: Option<String>,
     #[serde(default)]
     invalid: Option<String>,
-    output: String,
+    #[serde(default)]
+    output: Option<String>,
+    #[serde(default)]
+    output_json: Option<Box<serde_json::value::RawValue>>,
     #[serde(default)]
     raw: Option<String>,
+    #[serde(default)]
+    raw_json: Option<Box<serde_json::value::RawValue>>,
     #[serde(default)]
     raw_is_text: bool,
     #[serde(default)]
@@ -329,16 +369,22 @@ impl ToolCallRead {
             },
             (None, None, None) => return None,
         };
-        let raw_output = match (self.raw, self.raw_is_text) {
-            (Some(raw), _) => Some(exact::read(&raw).ok()?),
-            (None, true) => Some(Value::Str(self.output.clone())),
-            (None, false) => None,
+        let output = match (self.output, self.output_json) {
+            (Some(text), _) => text,
+            (None, Some(json)) => json.get().to_owned(),
+            (None, None) => return None,
+        };
+        let raw_output = match (self.raw, self.raw_json, self.raw_is_text) {
+            (Some(raw), _, _) => Some(exact::read(&raw).ok()?),
+            (None, Some(json), _) => Some(Value::Str(json.get().to_owned())),
+            (None, None, true) => Some(Value::Str(output.clone())),
+            (None, None, false) => None,
         };
         Some(ToolCall {
             name: self.name,
             id: self.id,
             args,
-            output: self.output,
+            output,
             raw_output,
             content_captured: !self.content_uncaptured,
             content_missing: self.content_missing,
@@ -551,7 +597,16 @@ mod tests {
         let mut missing = call(Args::Dict(Dict::new()), None);
         missing.content_missing = true;
         missing.content_captured = false;
+        let mut json_output = call(
+            Args::Dict(Dict::new()),
+            Some(Value::str(r#""{\"content\": [1, 2]}""#)),
+        );
+        json_output.output = r#"{"a": "b c", "d": [1.50, null]}"#.into();
+        let mut spaced = call(Args::Dict(Dict::new()), Some(Value::str(" [1] ")));
+        spaced.output = "[1] ".into();
         let calls = vec![
+            json_output,
+            spaced,
             call(Args::Dict(plain), Some(Value::str("found"))),
             call(
                 Args::Dict(typed),
@@ -561,8 +616,19 @@ mod tests {
             missing,
         ];
         assert_eq!(read_back(&calls), calls);
+        // JSON texts are stored as they are, others as strings.
+        let text = tool_calls_text(&calls[..2]);
+        assert!(
+            text.contains(r#""output_json":{"a": "b c", "d": [1.50, null]}"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""raw_json":"{\"content\": [1, 2]}""#),
+            "{text}"
+        );
+        assert!(text.contains(r#""output":"[1] ""#), "{text}");
         // Plain arguments are stored once, as the API shows them.
-        let text = tool_calls_text(&calls[..1]);
+        let text = tool_calls_text(&calls[2..3]);
         assert!(
             text.contains(r#""args":{"city":"Paris","days":3,"ratio":1.0}"#),
             "{text}"

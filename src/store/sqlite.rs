@@ -29,9 +29,9 @@ use crate::span::TraceId;
 /// the first key of their scores, so a batch of results appends to a few
 /// pages and retention deletes a range. Only `trace_id`'s index takes
 /// random keys, which is why the tables are not keyed by trace ID (the A/B
-/// is in perf/README.md). The tables have rowids: their rows (a trace's
-/// tool calls, a score's details) are kilobytes, which a `WITHOUT ROWID`
-/// b-tree stores badly.
+/// is in perf/README.md). `traces` has rowids: its rows (a trace's tool
+/// calls) are kilobytes, which a `WITHOUT ROWID` b-tree stores badly;
+/// `scores` has none since version 3, its rows having lost their details.
 const MIGRATIONS: &[&str] = &[
     // 1: traces and their scores.
     "CREATE TABLE traces (
@@ -73,9 +73,11 @@ const MIGRATIONS: &[&str] = &[
     "CREATE INDEX scores_pending ON scores (stored_at) WHERE status = 'pending';",
     // 3: a deterministic evaluator's details are rendered when read, from
     // the trace's tool calls and the evaluator's config and criteria, kept
-    // once each in `explainers` (rows/rs): `details` may be NULL, and
+    // once each in `explainers` (rows.rs): `details` may be NULL, and
     // `explainer` names what renders it. SQLite cannot drop a NOT NULL, so
-    // the table is made again (its rows copied; nothing is lost).
+    // the table is made again (its rows copied; nothing is lost), without
+    // a rowid now that a score row is a hundred bytes rather than
+    // kilobytes: the primary key is the table, not an index beside it.
     "CREATE TABLE explainers (
         hash BLOB PRIMARY KEY,
         evaluator_type TEXT NOT NULL,
@@ -97,7 +99,7 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         explainer BLOB,
         PRIMARY KEY (stored_at, idx)
-    );
+    ) WITHOUT ROWID;
     INSERT INTO scores_v3 (stored_at, idx, evaluator_id, evaluator_type, status, score,
                            score_bits, score_is_int, passed, threshold_bits, details, error)
         SELECT stored_at, idx, evaluator_id, evaluator_type, status, score, score_bits,
