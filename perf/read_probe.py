@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads while perf/ab.sh ingests (READS=1): for SECONDS, `GET
-/traces/{id}/scores` of the traces stored last (the list re-read each
+/traces/{id}/scores` of the traces evaluated last (the list re-read each
 second) back to back, and the UI's overview (`GET /ui/`) every tenth
 request, on one keep-alive connection; prints each one's p50, p99 and max.
 
@@ -25,13 +25,13 @@ def get(path):
     return (time.perf_counter() - t0) * 1000, r.status, body
 
 
-ids, lat, failed = [], {"scores": [], "overview": []}, 0
+ids, lat, failed = [], {"scores": [], "overview": []}, {}
 end = time.monotonic() + seconds
 refreshed = 0.0
 i = 0
 while time.monotonic() < end:
     if time.monotonic() - refreshed > 1.0 or not ids:
-        _, status, body = get("/traces?limit=50")
+        _, status, body = get("/traces?limit=50&status=evaluated")
         if status == 200:
             ids = [t["trace_id"] for t in json.loads(body)["traces"]] or ids
         refreshed = time.monotonic()
@@ -43,7 +43,7 @@ while time.monotonic() < end:
     if status == 200:
         lat[kind].append(ms)
     else:
-        failed += 1
+        failed[f"{kind} {status}"] = failed.get(f"{kind} {status}", 0) + 1
 
 
 def q(xs, p):
@@ -56,5 +56,5 @@ print(
         f"{k} p50 {q(v, 0.5):.2f} ms p99 {q(v, 0.99):.2f} ms max {max(v, default=float('nan')):.1f} ms ({len(v)})"
         for k, v in lat.items()
     )
-    + f", {failed} failed"
+    + (", failed: " + ", ".join(f"{n} {k}" for k, n in failed.items()) if failed else ", 0 failed")
 )

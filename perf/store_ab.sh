@@ -4,7 +4,8 @@
 # backend in turn, ROUNDS times alternately (memory, sqlite, postgres, memory,
 # …), toolscore pinned to CPU 0 and the generator to CPU 1. Reports, per run,
 # the spans evaluated per second in the steady window (traces completed ×
-# the generator's spans a trace) and the server's peak RSS; the median per
+# the generator's spans a trace), the server's peak RSS and the bytes a
+# stored result takes in the database at the end; the median per
 # backend and its ratio to memory's. PIN=0 runs both unpinned (perf/e2e.sh's
 # default): the store's writer thread then has the second core when the
 # generator leaves it idle.
@@ -63,7 +64,27 @@ stop_pg() {
   as_pg "$PG_BIN/pg_ctl" -D "$PG_PID_DIR/data" -m fast stop >/dev/null 2>&1 || true
   rm -rf "$PG_PID_DIR"   # its data directory: gigabytes after a run
 }
-empty_pg() { psql "$PG_URL" -qc 'DROP TABLE IF EXISTS toolscore_scores, toolscore_traces, toolscore_schema' >/dev/null 2>&1; }
+empty_pg() { psql "$PG_URL" -qc 'DROP TABLE IF EXISTS toolscore_scores, toolscore_traces, toolscore_schema, toolscore_replicas, toolscore_explainers' >/dev/null 2>&1; }
+# The bytes a stored result takes: PostgreSQL's relations (tables, their
+# TOAST and indexes) or SQLite's pages in use, over the rows kept.
+stored_bytes() {   # stored_bytes BACKEND
+  case $1 in
+    postgres) psql "$PG_URL" -tAc "SELECT round((pg_total_relation_size('toolscore_traces')
+                + pg_total_relation_size('toolscore_scores'))::numeric
+                / greatest(count(*), 1) / 1000, 2) || ' KB a result (relations, ' || count(*) || ' rows)'
+                FROM toolscore_traces" 2>/dev/null || echo "-" ;;
+    sqlite) python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("target/tmp/bench-results.db")
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+n = db.execute("SELECT count(*) FROM traces").fetchone()[0]
+used = db.execute("SELECT sum(pgsize - unused) FROM dbstat").fetchone()[0] or 0
+print(f"{used / max(n, 1) / 1000:.2f} KB a result (pages in use, {n} rows)")
+PY
+    ;;
+    *) echo "-" ;;
+  esac
+}
 OTHER_BACKEND=${OTHER_BACKEND:-sqlite}
 if [[ ( " $BACKENDS " == *" postgres "* || ( " $BACKENDS " == *" other "* && $OTHER_BACKEND == postgres ) ) \
       && -z "${PG_URL:-}" ]]; then start_pg; fi
@@ -108,10 +129,13 @@ run() {   # run BACKEND ROUND
   sleep $((DURATION - WARMUP))
   c1=$(completed); t1=$(date +%s.%N)
   wait "$gen" || true
-  local peak
+  local peak bytes
   peak=$(awk '/^VmHWM:/ {print $2}' "/proc/$PID/status")
   stop_server
-  python3 -c "print(f'$1 round $2: {($c1-$c0)*$SPANS_PER_TRACE/($t1-$t0):.0f} evaluated spans/s, peak RSS {$peak/1024:.0f} MiB')" | tee -a "$WORK/results.txt"
+  local backend=$1
+  [[ $backend == other ]] && backend=$OTHER_BACKEND
+  bytes=$(stored_bytes "$backend")
+  python3 -c "print(f'$1 round $2: {($c1-$c0)*$SPANS_PER_TRACE/($t1-$t0):.0f} evaluated spans/s, peak RSS {$peak/1024:.0f} MiB, stored $bytes')" | tee -a "$WORK/results.txt"
 }
 
 for round in $(seq "$ROUNDS"); do
