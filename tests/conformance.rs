@@ -15,7 +15,7 @@ use toolscore::evaluator::{self, Evaluator, Explain, Outcome};
 use toolscore::extract::{self, ExtractConfig, ToolCall};
 use toolscore::pyvalue::{Dict, Value};
 use toolscore::record::Spans;
-use toolscore::store::{Explainer, StoredOutcome};
+use toolscore::store::{Explainer, StoredCall, StoredOutcome};
 
 /// A case's evaluator and tool calls, or the outcome of a config refused.
 fn setup(case: &Case) -> Result<(Evaluator, Vec<ToolCall>), Box<Outcome>> {
@@ -98,7 +98,7 @@ fn details_rendered_on_read_are_the_evaluations_own() {
             source: None,
         };
         let stored = StoredOutcome::scored(scored, || Explainer {
-            calls: calls.into(),
+            calls: calls.into_iter().map(StoredCall::from).collect(),
             by,
         });
         rendered += usize::from(stored.details.is_rendered());

@@ -108,7 +108,7 @@ async fn get_scores_maps_every_field() {
     let root_span = SpanId::from_bytes(&[0xab; 8]).unwrap();
     let evaluated_at = UNIX_EPOCH + Duration::new(1_763_800_000, 123_456_789);
     let call = |name: &str| {
-        toolscore::extract::ToolCall::shown(
+        toolscore::store::StoredCall::shown(
             name,
             None,
             &json!({"city": "Paris"}),

@@ -524,8 +524,7 @@ async fn a_database_file_deleted_under_the_service_makes_it_unready() {
 /// listing that reached it fail with 503), its details too.
 #[test]
 fn a_trace_with_arguments_nested_200_deep_reads_back() {
-    use toolscore::extract::ToolCall;
-    use toolscore::store::{ListFilter, StoredArgs};
+    use toolscore::store::{ListFilter, StoredCall};
     let deep = |n: usize| -> serde_json::Value {
         serde_json::from_str::<serde_json::Value>("1")
             .map(|mut v| {
@@ -538,7 +537,7 @@ fn a_trace_with_arguments_nested_200_deep_reads_back() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut r = record(1, 1, &[("a", Some(1.0))]);
-    r.tool_calls = vec![ToolCall::shown(
+    r.tool_calls = vec![StoredCall::shown(
         "search",
         None,
         &serde_json::json!({ "q": deep(199) }),
@@ -552,9 +551,8 @@ fn a_trace_with_arguments_nested_200_deep_reads_back() {
     put_all(sqlite_store(dir.path(), 100), vec![r.clone()]);
     let store = sqlite_store(dir.path(), 100);
     let got = store.get(&TraceId([1; 16])).unwrap();
-    let args = StoredArgs::from_args(&got.tool_calls[0].args);
-    let written = StoredArgs::from_args(&r.tool_calls[0].args);
-    assert_eq!(args.as_json_text(), written.as_json_text());
+    let args = &got.tool_calls[0].args;
+    assert_eq!(args.as_json_text(), r.tool_calls[0].args.as_json_text());
     assert_eq!(args.to_json(), serde_json::json!({ "q": deep(199) }));
     assert_eq!(
         args.to_raw().get(),

@@ -11,7 +11,7 @@ use super::ErrorKind;
 use super::time::{rfc3339, rfc3339_nanos};
 use crate::criteria::Binding;
 use crate::evaluator::Status;
-use crate::store::{Score, StoredArgs, StoredResult, TraceStatus};
+use crate::store::{Score, StoredResult, TraceStatus};
 
 // A mirror of the store's `TraceStatus`: the schema is derived from it, and
 // the exhaustive `From` below makes a new status fail to build until it is
@@ -276,7 +276,7 @@ impl From<&StoredResult> for TraceBody {
                 .map(|c| ToolCallBody {
                     name: c.name.clone(),
                     id: c.id.clone(),
-                    args: StoredArgs::from_args(&c.args).to_raw(),
+                    args: c.args.to_raw(),
                     output: c.output.clone(),
                     span_id: c.span_id.to_hex(),
                     start: rfc3339_nanos(c.start_time_unix_nano),

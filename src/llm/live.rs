@@ -44,7 +44,7 @@ impl crate::scoring::Judging for Arc<Live> {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Arc<[ToolCall]>,
+        calls: Vec<ToolCall>,
     ) -> Option<Box<dyn FnOnce() + Send>> {
         let job = Live::prepare(self, record, judges, spans, calls)?;
         let live = self.clone();
@@ -157,11 +157,22 @@ impl LiveMetrics {
 pub struct Job {
     record: StoredResult,
     spans: Arc<Spans>,
-    /// The calls evaluation extracted (the record's), read by the judges.
-    calls: Arc<[ToolCall]>,
+    /// The calls evaluation extracted, read by the judges.
+    calls: Vec<ToolCall>,
     judges: Vec<(usize, ItemEvaluator)>,
     bytes: usize,
     evaluated: Instant,
+}
+
+/// What a job's extracted calls hold, estimated from the record's kept
+/// calls: the same texts, parsed (arguments as a dict, the raw output
+/// beside its text), so counted twice.
+fn calls_bytes(record: &StoredResult) -> usize {
+    record
+        .tool_calls
+        .iter()
+        .map(|c| c.approx_bytes().saturating_mul(2))
+        .fold(0, usize::saturating_add)
 }
 
 /// Schedules the live judgements (see the module's documentation).
@@ -218,7 +229,7 @@ impl Live {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Arc<[ToolCall]>,
+        calls: Vec<ToolCall>,
     ) -> Option<Job> {
         let mut kept = Vec::with_capacity(judges.len());
         for (i, ie) in judges {
@@ -253,8 +264,10 @@ impl Live {
         // full for most traces.
         let room = self.lock().0 < self.max_traces;
         let bytes = match room {
-            // The calls are the record's (one list, counted there).
-            true => record.approx_bytes().saturating_add(spans.heap_bytes()),
+            true => record
+                .approx_bytes()
+                .saturating_add(spans.heap_bytes())
+                .saturating_add(calls_bytes(record)),
             false => 0,
         };
         if !room || !self.reserve(bytes) {

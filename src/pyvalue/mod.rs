@@ -150,26 +150,6 @@ impl Value {
     pub fn py_hash(&self) -> Option<i64> {
         hash::py_hash(self)
     }
-
-    /// The memory the value holds beyond its own size, estimated (what a
-    /// store's byte bound counts): strings' and bytes' lengths, and each
-    /// item's size and holdings.
-    pub fn approx_bytes(&self) -> usize {
-        let items = |v: &[Value]| {
-            v.iter()
-                .map(|x| std::mem::size_of::<Value>() + x.approx_bytes())
-                .sum::<usize>()
-        };
-        match self {
-            Value::None | Value::Bool(_) | Value::Float(_) | Value::Complex(..) => 0,
-            Value::Int(Int::Small(_)) => 0,
-            Value::Int(Int::Big(b)) => b.bits().div_ceil(8) as usize,
-            Value::Str(s) => s.len(),
-            Value::Bytes(b) => b.len(),
-            Value::List(v) | Value::Tuple(v) | Value::Set(v) => items(v),
-            Value::Dict(d) => d.approx_bytes(),
-        }
-    }
 }
 
 /// A Python dict: insertion-ordered, keys compared and hashed the Python way
@@ -398,13 +378,6 @@ impl Dict {
 
     pub fn contains_key(&self, key: &Value) -> bool {
         self.get(key).is_some()
-    }
-
-    /// [`Value::approx_bytes`] of the dict: each entry's key and value.
-    pub fn approx_bytes(&self) -> usize {
-        self.iter()
-            .map(|(k, v)| 2 * std::mem::size_of::<Value>() + k.approx_bytes() + v.approx_bytes())
-            .sum()
     }
 
     pub fn len(&self) -> usize {

@@ -12,7 +12,9 @@ use crate::evaluator::Explain;
 use crate::evaluator::judged::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::record::Spans;
-use crate::store::{Explainer, RootSummary, Score, StoredOutcome, StoredResult, TraceStatus};
+use crate::store::{
+    Explainer, RootSummary, Score, StoredCall, StoredOutcome, StoredResult, TraceStatus,
+};
 
 /// A trace evaluated: the record to store now, with a `pending` score in
 /// the place of each evaluator that calls a model, and those evaluators
@@ -21,9 +23,9 @@ use crate::store::{Explainer, RootSummary, Score, StoredOutcome, StoredResult, T
 pub struct Evaluated {
     pub record: StoredResult,
     pub judges: Vec<(usize, ItemEvaluator)>,
-    /// The trace's tool calls (the record's), for those evaluators: so
-    /// that extraction runs once a trace.
-    pub calls: Arc<[ToolCall]>,
+    /// The trace's tool calls for those evaluators (empty when there are
+    /// none), so that extraction runs once a trace.
+    pub calls: Vec<ToolCall>,
 }
 
 /// Where the LLM judges of an evaluated trace go (`llm/live.rs`, behind
@@ -36,7 +38,7 @@ pub trait Judging: Send + Sync {
         record: &mut StoredResult,
         judges: Vec<(usize, ItemEvaluator)>,
         spans: &Arc<Spans>,
-        calls: Arc<[ToolCall]>,
+        calls: Vec<ToolCall>,
     ) -> Option<Box<dyn FnOnce() + Send>>;
 }
 
@@ -48,10 +50,7 @@ pub fn evaluate_ready(
     now: SystemTime,
 ) -> Evaluated {
     let spans = &*ready.spans;
-    // Kept as they are, in a list of exactly their number (extraction's is
-    // sized for every span): the record lists them, its details render
-    // from them and the judges read them.
-    let calls: Arc<[ToolCall]> = extract::extract(spans, extract_cfg).into();
+    let calls = extract::extract(spans, extract_cfg);
     let root = root_span(spans).map(|r| RootSummary {
         span_id: r.span_id,
         name: r.name().to_owned(),
@@ -70,29 +69,48 @@ pub fn evaluate_ready(
         (Some(_), false) => TraceStatus::TimedOut,
     };
     let mut judges = Vec::new();
-    let scores = bound
+    // Scored first, without their details; the record then keeps the calls
+    // (moved, in a list of exactly their number) and, for each score, what
+    // renders its details from them when they are read.
+    let outcomes: Vec<Option<crate::evaluator::Outcome>> = bound
         .as_ref()
         .map(|b| {
             b.evaluators
                 .iter()
                 .enumerate()
                 .map(|(i, ie)| {
-                    let outcome = if ie.evaluator.is_llm_judged() {
+                    if ie.evaluator.is_llm_judged() {
                         judges.push((i, ie.clone()));
-                        crate::evaluator::Outcome::pending().into()
+                        None
                     } else {
-                        // Scored only: the details render when read.
-                        let o = ie.evaluator.evaluate_as(&calls, &ie.criteria, Explain::No);
-                        StoredOutcome::scored(o, || Explainer {
-                            calls: calls.clone(),
-                            by: ie.clone(),
-                        })
-                    };
-                    Score {
-                        evaluator_id: ie.evaluator.id.clone(),
-                        evaluator_type: ie.evaluator.kind,
-                        outcome,
+                        Some(ie.evaluator.evaluate_as(&calls, &ie.criteria, Explain::No))
                     }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let content_captured = calls.iter().all(|c| c.content_captured);
+    let judge_calls = match judges.is_empty() {
+        true => Vec::new(),
+        false => calls.clone(),
+    };
+    let kept: Arc<[StoredCall]> = calls.into_iter().map(StoredCall::from).collect();
+    let scores = bound
+        .as_ref()
+        .map(|b| {
+            b.evaluators
+                .iter()
+                .zip(outcomes)
+                .map(|(ie, outcome)| Score {
+                    evaluator_id: ie.evaluator.id.clone(),
+                    evaluator_type: ie.evaluator.kind,
+                    outcome: match outcome {
+                        None => crate::evaluator::Outcome::pending().into(),
+                        Some(o) => StoredOutcome::scored(o, || Explainer {
+                            calls: kept.clone(),
+                            by: ie.clone(),
+                        }),
+                    },
                 })
                 .collect()
         })
@@ -105,8 +123,8 @@ pub fn evaluate_ready(
         evaluated_at: Some(now),
         root,
         binding: bound.map(|b| b.binding),
-        content_captured: calls.iter().all(|c| c.content_captured),
-        tool_calls: calls.clone(),
+        content_captured,
+        tool_calls: kept,
         scores,
         // The records the trace was evaluated from, events included: a
         // restart's replay compares the log's records against it.
@@ -116,7 +134,7 @@ pub fn evaluate_ready(
     Evaluated {
         record,
         judges,
-        calls,
+        calls: judge_calls,
     }
 }
 

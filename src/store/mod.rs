@@ -7,6 +7,7 @@
 //! record is published to subscribers (long-polls, `WatchScores`) and to
 //! the [`OnStored`] hook (the exporter) once it can be read.
 
+mod calls;
 mod config;
 mod db;
 mod memory;
@@ -14,6 +15,7 @@ pub mod postgres;
 mod rows;
 pub mod sqlite;
 
+pub use calls::{StoredCall, to_calls};
 pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 
 pub use db::{Database, DbError, DbStore, OnCommit, Retention, WriterStats};
@@ -106,8 +108,6 @@ use std::borrow::Cow;
 
 use crate::criteria::{Binding, ItemEvaluator};
 use crate::evaluator::{EvaluatorType, Explain, Outcome, OutcomeDetails};
-use crate::extract::ToolCall;
-use crate::pyvalue::Value;
 use crate::span::{SpanId, TraceId};
 use crate::wal::Pin;
 
@@ -192,6 +192,11 @@ impl StoredArgs {
         StoredArgs(text.into_boxed_str())
     }
 
+    /// Text read back from where this store wrote it, as it is.
+    pub(crate) fn from_raw(raw: Box<serde_json::value::RawValue>) -> StoredArgs {
+        StoredArgs(raw.into())
+    }
+
     pub fn as_json_text(&self) -> &str {
         &self.0
     }
@@ -248,16 +253,28 @@ enum DetailsRepr {
 /// What renders a score's details: the evaluation, again, explained.
 #[derive(Debug, Clone)]
 pub struct Explainer {
-    pub calls: Arc<[ToolCall]>,
+    pub calls: Arc<[StoredCall]>,
     pub by: ItemEvaluator,
 }
 
 impl Explainer {
     fn render(&self) -> String {
+        let calls = match to_calls(&self.calls) {
+            Ok(calls) => calls,
+            // Calls this service stored read back; if damaged, the details
+            // say so rather than explain a score from other calls.
+            Err(e) => {
+                return crate::json_text::exact(|out| {
+                    out.push_str("{\"error\":");
+                    crate::json_text::write_str(&format!("the stored tool calls: {e}"), out);
+                    out.push('}');
+                });
+            }
+        };
         let outcome = self
             .by
             .evaluator
-            .evaluate_as(&self.calls, &self.by.criteria, Explain::Yes);
+            .evaluate_as(&calls, &self.by.criteria, Explain::Yes);
         match outcome.details {
             OutcomeDetails::Text(t) => t,
             OutcomeDetails::Value(v) => {
@@ -413,9 +430,9 @@ pub struct StoredResult {
     pub evaluated_at: Option<SystemTime>,
     pub root: Option<RootSummary>,
     pub binding: Option<Binding>,
-    /// The calls as extracted, kept once: the API lists them and rendered
-    /// details re-read them.
-    pub tool_calls: Arc<[ToolCall]>,
+    /// The calls, kept once: the API lists them and rendered details read
+    /// them again.
+    pub tool_calls: Arc<[StoredCall]>,
     /// False when some tool call's convention captured neither args nor output.
     pub content_captured: bool,
     pub scores: Vec<Score>,
@@ -490,21 +507,7 @@ impl StoredResult {
     /// calls' arguments and its scores' details (what `store.max_bytes`
     /// bounds). Within a few tens of bytes a field, not exact.
     pub fn approx_bytes(&self) -> usize {
-        let calls: usize = self
-            .tool_calls
-            .iter()
-            .map(|c| {
-                std::mem::size_of::<ToolCall>()
-                    + c.name.len()
-                    + c.output.len()
-                    + c.id.as_ref().map_or(0, String::len)
-                    + match &c.args {
-                        crate::extract::Args::Dict(d) => d.approx_bytes(),
-                        crate::extract::Args::Invalid(e) => e.len(),
-                    }
-                    + c.raw_output.as_ref().map_or(0, Value::approx_bytes)
-            })
-            .sum();
+        let calls: usize = self.tool_calls.iter().map(StoredCall::approx_bytes).sum();
         let scores: usize = self
             .scores
             .iter()

@@ -10,15 +10,17 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
+use super::calls::{ExactArgs, RawOutput, StoredCall};
 use super::db::DbError;
 use super::{
     Details, Explainer, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus,
 };
 use crate::criteria::{Binding, ItemEvaluator, Source};
 use crate::evaluator::{EvaluatorType, Status};
-use crate::extract::{Args, ToolCall};
+use crate::extract::Args;
 use crate::pyvalue::{Value, exact};
 use crate::span::{SpanId, TraceId};
 
@@ -196,11 +198,12 @@ fn binding_of(text: &str) -> Option<Binding> {
 
 /// A tool call's columns in the `tool_calls` JSON text ([`ToolCallRead`]
 /// reads them back): what the API shows, and what the evaluators read
-/// besides, exactly ([`exact`]). Arguments that are plain JSON are stored
-/// once, as the API shows them (`args`), which reads back exactly; others
-/// as exact text (`py`); invalid ones as their reason (`invalid`). The raw
-/// output is the output's text in most calls (`raw_is_text`). A text that
-/// is itself JSON (most outputs are) is written as that JSON (`output_json`,
+/// besides, exactly ([`StoredCall`]). Arguments that are plain JSON are
+/// stored once, as the API shows them (`args`), which reads back exactly;
+/// others as exact text (`py`); invalid ones as their reason (`invalid`).
+/// The raw output is the output's text in most calls (`raw_is_text`); else
+/// a string (`raw_text`) or an exact value (`raw`). A text that is itself
+/// JSON (most outputs are) is written as that JSON (`output_json`,
 /// `raw_json`), which reads back as the same text without an escape for
 /// each of its quotes: a JSON-encoded output stored as a string took half
 /// again its length.
@@ -209,7 +212,7 @@ struct ToolCallColumns<'a> {
     name: &'a str,
     id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    args: Option<&'a serde_json::value::RawValue>,
+    args: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     py: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,13 +220,15 @@ struct ToolCallColumns<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     output: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_json: Option<&'a serde_json::value::RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    raw: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    raw_json: Option<&'a serde_json::value::RawValue>,
+    output_json: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     raw_is_text: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_json: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     content_missing: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -233,88 +238,63 @@ struct ToolCallColumns<'a> {
     end: u64,
 }
 
-/// A call's texts that [`ToolCallColumns`] borrows.
-struct CallTexts {
-    args: Option<StoredArgs>,
-    py: Option<String>,
-    raw: Option<String>,
-}
-
 /// `text` as a JSON value to write as it is, when it is one: it then
 /// reads back as exactly `text`.
-fn as_json(text: &str) -> Option<&serde_json::value::RawValue> {
+fn as_json(text: &str) -> Option<&RawValue> {
     let first = text.as_bytes().first()?;
-    // Most texts are not JSON: a cheap look before the parse.
+    // Most texts that are not JSON show it at once: a look before the parse.
     if !matches!(first, b'{' | b'[' | b'"') {
         return None;
     }
-    crate::json_text::deserialize_stored::<&serde_json::value::RawValue>(text)
+    crate::json_text::deserialize_stored::<&RawValue>(text)
         .ok()
         .filter(|raw| raw.get() == text)
 }
 
-fn call_texts(c: &ToolCall) -> CallTexts {
-    let (args, py) = match &c.args {
-        Args::Dict(d) if exact::is_plain_dict(d) => (Some(StoredArgs::from_args(&c.args)), None),
-        Args::Dict(d) => {
-            let mut out = String::new();
-            exact::write_dict(d, &mut out);
-            (None, Some(out))
-        }
-        Args::Invalid(_) => (None, None),
-    };
-    let raw = match &c.raw_output {
-        Some(Value::Str(s)) if *s == c.output => None,
-        Some(v) => {
-            let mut out = String::new();
-            exact::write(v, &mut out);
-            Some(out)
-        }
-        None => None,
-    };
-    CallTexts { args, py, raw }
-}
-
-/// A raw output that is a string other than the output, and JSON.
-fn raw_json<'a>(raw: &'a Option<Value>, output: &str) -> Option<&'a serde_json::value::RawValue> {
-    match raw {
-        Some(Value::Str(s)) if s != output => as_json(s),
-        _ => None,
-    }
-}
-
 /// Serialized straight from the calls.
-fn tool_calls_text(calls: &[ToolCall]) -> String {
-    let texts: Vec<CallTexts> = calls.iter().map(call_texts).collect();
+fn tool_calls_text(calls: &[StoredCall]) -> String {
     let columns: Vec<ToolCallColumns<'_>> = calls
         .iter()
-        .zip(&texts)
-        .map(|(c, t)| ToolCallColumns {
-            name: &c.name,
-            id: c.id.as_deref(),
-            // Written by this service: it reads back (a `null` otherwise).
-            args: t.args.as_ref().map(|a| {
-                crate::json_text::deserialize_stored(a.as_json_text())
-                    .unwrap_or(serde_json::value::RawValue::NULL)
-            }),
-            py: t.py.as_deref(),
-            invalid: match &c.args {
-                Args::Invalid(why) => Some(why),
-                Args::Dict(_) => None,
-            },
-            output: as_json(&c.output).is_none().then_some(c.output.as_str()),
-            output_json: as_json(&c.output),
-            raw: t
-                .raw
-                .as_deref()
-                .filter(|_| raw_json(&c.raw_output, &c.output).is_none()),
-            raw_json: raw_json(&c.raw_output, &c.output),
-            raw_is_text: matches!(&c.raw_output, Some(Value::Str(s)) if *s == c.output),
-            content_missing: c.content_missing,
-            content_uncaptured: !c.content_captured,
-            span_id: c.span_id.to_hex(),
-            start: c.start_time_unix_nano,
-            end: c.end_time_unix_nano,
+        .map(|c| {
+            let (raw_text, raw_json) = match &c.raw {
+                RawOutput::Text(t) => match as_json(t) {
+                    Some(json) => (None, Some(json)),
+                    None => (Some(&**t), None),
+                },
+                RawOutput::None | RawOutput::Output | RawOutput::Value(_) => (None, None),
+            };
+            let output_json = as_json(&c.output);
+            ToolCallColumns {
+                name: &c.name,
+                id: c.id.as_deref(),
+                // Written by this service: it reads back (a `null` otherwise).
+                args: (c.exact == ExactArgs::Plain).then(|| {
+                    crate::json_text::deserialize_stored(c.args.as_json_text())
+                        .unwrap_or(RawValue::NULL)
+                }),
+                py: match &c.exact {
+                    ExactArgs::Tagged(t) => Some(t),
+                    ExactArgs::Plain | ExactArgs::Invalid(_) => None,
+                },
+                invalid: match &c.exact {
+                    ExactArgs::Invalid(why) => Some(why),
+                    ExactArgs::Plain | ExactArgs::Tagged(_) => None,
+                },
+                output: output_json.is_none().then_some(c.output.as_str()),
+                output_json,
+                raw_is_text: c.raw == RawOutput::Output,
+                raw_text,
+                raw_json,
+                raw: match &c.raw {
+                    RawOutput::Value(v) => Some(v),
+                    RawOutput::None | RawOutput::Output | RawOutput::Text(_) => None,
+                },
+                content_missing: c.content_missing,
+                content_uncaptured: !c.content_captured,
+                span_id: c.span_id.to_hex(),
+                start: c.start_time_unix_nano,
+                end: c.end_time_unix_nano,
+            }
         })
         .collect();
     // Serializing strings, numbers and raw JSON values cannot fail.
@@ -322,14 +302,15 @@ fn tool_calls_text(calls: &[ToolCall]) -> String {
 }
 
 /// [`ToolCallColumns`] read back. A row written before calls were stored
-/// exactly has `args` only (its scores' details are stored as text).
+/// exactly has `args` and `output` only (its scores' details are stored as
+/// text).
 #[derive(serde::Deserialize)]
 struct ToolCallRead {
     name: String,
     #[serde(default)]
     id: Option<String>,
     #[serde(default)]
-    args: Option<Box<serde_json::value::RawValue>>,
+    args: Option<Box<RawValue>>,
     #[serde(default)]
     py: Option<String>,
     #[serde(default)]
@@ -337,13 +318,15 @@ struct ToolCallRead {
     #[serde(default)]
     output: Option<String>,
     #[serde(default)]
-    output_json: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
-    raw: Option<String>,
-    #[serde(default)]
-    raw_json: Option<Box<serde_json::value::RawValue>>,
+    output_json: Option<Box<RawValue>>,
     #[serde(default)]
     raw_is_text: bool,
+    #[serde(default)]
+    raw_text: Option<String>,
+    #[serde(default)]
+    raw_json: Option<Box<RawValue>>,
+    #[serde(default)]
+    raw: Option<String>,
     #[serde(default)]
     content_missing: bool,
     #[serde(default)]
@@ -354,19 +337,23 @@ struct ToolCallRead {
 }
 
 impl ToolCallRead {
-    /// The call as it was extracted: arguments that are plain JSON read
-    /// as Python's `json` reads them, which is exactly what they were.
-    fn call(self) -> Option<ToolCall> {
-        let args = match (self.invalid, self.py, self.args) {
-            (Some(why), _, _) => Args::Invalid(why),
-            (None, Some(py), _) => match exact::read(&py).ok()? {
-                Value::Dict(d) => Args::Dict(d),
-                _ => return None,
-            },
-            (None, None, Some(json)) => match crate::pyvalue::json::loads(json.get()).ok()? {
-                Value::Dict(d) => Args::Dict(d),
-                _ => return None,
-            },
+    /// The call as it was kept; nothing is parsed but the span ID.
+    fn call(self) -> Option<StoredCall> {
+        let (args, exact) = match (self.invalid, self.py, self.args) {
+            (Some(why), _, _) => (
+                StoredArgs::from_args(&Args::Invalid(why.clone())),
+                ExactArgs::Invalid(why.into_boxed_str()),
+            ),
+            (None, Some(py), _) => {
+                let Value::Dict(d) = exact::read(&py).ok()? else {
+                    return None;
+                };
+                (
+                    StoredArgs::from_args(&Args::Dict(d)),
+                    ExactArgs::Tagged(py.into_boxed_str()),
+                )
+            }
+            (None, None, Some(json)) => (StoredArgs::from_raw(json), ExactArgs::Plain),
             (None, None, None) => return None,
         };
         let output = match (self.output, self.output_json) {
@@ -374,18 +361,20 @@ impl ToolCallRead {
             (None, Some(json)) => json.get().to_owned(),
             (None, None) => return None,
         };
-        let raw_output = match (self.raw, self.raw_json, self.raw_is_text) {
-            (Some(raw), _, _) => Some(exact::read(&raw).ok()?),
-            (None, Some(json), _) => Some(Value::Str(json.get().to_owned())),
-            (None, None, true) => Some(Value::Str(output.clone())),
-            (None, None, false) => None,
+        let raw = match (self.raw_is_text, self.raw_text, self.raw_json, self.raw) {
+            (true, _, _, _) => RawOutput::Output,
+            (false, Some(text), _, _) => RawOutput::Text(text.into_boxed_str()),
+            (false, None, Some(json), _) => RawOutput::Text(json.get().into()),
+            (false, None, None, Some(v)) => RawOutput::Value(v.into_boxed_str()),
+            (false, None, None, None) => RawOutput::None,
         };
-        Some(ToolCall {
+        Some(StoredCall {
             name: self.name,
             id: self.id,
             args,
+            exact,
             output,
-            raw_output,
+            raw,
             content_captured: !self.content_uncaptured,
             content_missing: self.content_missing,
             span_id: SpanId::parse_hex(&self.span_id).ok()?,
@@ -555,6 +544,7 @@ impl Explainers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extract::ToolCall;
     use crate::pyvalue::{Dict, Int};
 
     fn call(args: Args, raw_output: Option<Value>) -> ToolCall {
@@ -572,15 +562,15 @@ mod tests {
         }
     }
 
-    fn read_back(calls: &[ToolCall]) -> Vec<ToolCall> {
+    fn read_back(calls: &[StoredCall]) -> Vec<StoredCall> {
         let text = tool_calls_text(calls);
         let read: Vec<ToolCallRead> = serde_json::from_str(&text).unwrap_or_default();
         read.into_iter().filter_map(ToolCallRead::call).collect()
     }
 
-    /// A stored call reads back as the call the evaluators read: Python
-    /// types JSON has no form for, the raw output, an invalid call's
-    /// reason and the content flags.
+    /// A stored call reads back as the call kept: Python types JSON has no
+    /// form for, the raw output, an invalid call's reason and the content
+    /// flags.
     #[test]
     fn a_stored_call_reads_back_exactly() {
         let mut plain = Dict::new();
@@ -604,7 +594,7 @@ mod tests {
         json_output.output = r#"{"a": "b c", "d": [1.50, null]}"#.into();
         let mut spaced = call(Args::Dict(Dict::new()), Some(Value::str(" [1] ")));
         spaced.output = "[1] ".into();
-        let calls = vec![
+        let calls: Vec<StoredCall> = [
             json_output,
             spaced,
             call(Args::Dict(plain), Some(Value::str("found"))),
@@ -614,8 +604,16 @@ mod tests {
             ),
             call(Args::Invalid("unhashable type: 'dict'".into()), None),
             missing,
-        ];
-        assert_eq!(read_back(&calls), calls);
+        ]
+        .into_iter()
+        .map(StoredCall::from)
+        .collect();
+        let back = read_back(&calls);
+        assert_eq!(back, calls);
+        assert_eq!(
+            super::super::to_calls(&back),
+            super::super::to_calls(&calls)
+        );
         // JSON texts are stored as they are, others as strings.
         let text = tool_calls_text(&calls[..2]);
         assert!(
@@ -641,12 +639,9 @@ mod tests {
     fn a_call_stored_by_an_older_version_reads() {
         let text = r#"[{"name":"a","id":null,"args":{"x":[1,2]},"output":"o","span_id":"0707070707070707","start":1,"end":2}]"#;
         let read: Vec<ToolCallRead> = serde_json::from_str(text).unwrap_or_default();
-        let calls: Vec<ToolCall> = read.into_iter().filter_map(ToolCallRead::call).collect();
+        let calls: Vec<StoredCall> = read.into_iter().filter_map(ToolCallRead::call).collect();
         assert_eq!(calls.len(), 1);
-        assert_eq!(
-            StoredArgs::from_args(&calls[0].args).as_json_text(),
-            r#"{"x":[1,2]}"#
-        );
-        assert!(calls[0].raw_output.is_none());
+        assert_eq!(calls[0].args.as_json_text(), r#"{"x":[1,2]}"#);
+        assert_eq!(calls[0].raw, RawOutput::None);
     }
 }

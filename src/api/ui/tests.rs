@@ -14,8 +14,8 @@ use super::overview::Stats;
 use super::search::{self, Parsed};
 use crate::api::http::ApiState;
 use crate::evaluator::{EvaluatorType, Status};
-use crate::extract::ToolCall;
 use crate::span::{SpanId, TraceId};
+use crate::store::StoredCall;
 use crate::store::{
     Details, ListFilter, MemoryStore, ReadError, ResultOrWait, ResultStore, RootSummary, Score,
     StoredOutcome, StoredResult, TraceStatus,
@@ -49,8 +49,8 @@ fn score(
     }
 }
 
-fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> ToolCall {
-    ToolCall::shown(
+fn call(n: u8, name: &str, args: serde_json::Value, output: &str) -> StoredCall {
+    StoredCall::shown(
         name,
         None,
         &args,

@@ -10,8 +10,7 @@ use super::layout::{
 };
 use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::extract::ToolCall;
-use crate::store::{Score, StoredArgs, StoredResult};
+use crate::store::{Score, StoredCall, StoredResult};
 
 /// What the timeline's arguments and outputs may show in all: each call's
 /// blocks get a share of it, between [`CALL_MIN`] and [`BLOCK_MAX`].
@@ -143,7 +142,7 @@ fn timeline(r: &StoredResult) -> Markup {
     }
 }
 
-fn call(c: &ToolCall, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize) -> Markup {
+fn call(c: &StoredCall, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize) -> Markup {
     let label = format!(
         "Starts {} after the root span's start, lasts {}",
         duration(t0, c.start_time_unix_nano),
@@ -166,7 +165,7 @@ fn call(c: &ToolCall, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize) 
         div class="io" {
             div {
                 h4 { "Arguments" }
-                pre class="args" { (block(&pretty(&StoredArgs::from_args(&c.args).to_json(), max), api)) }
+                pre class="args" { (block(&pretty(&c.args.to_json(), max), api)) }
             }
             div {
                 h4 { "Output" }

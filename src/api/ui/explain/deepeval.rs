@@ -11,6 +11,7 @@ use crate::criteria::Binder;
 use crate::criteria::Binding;
 use crate::evaluator::{Config, Criteria};
 use crate::pyvalue::Value;
+use crate::pyvalue::json_to_py;
 use crate::store::{Score, StoredResult};
 
 /// deepeval's tool correctness: its reason as written, and the expected
@@ -37,7 +38,7 @@ pub fn tool_correctness(s: &Score, r: &StoredResult, binder: &Binder, details: &
             .map(|c| Call {
                 name: c.name.clone(),
                 id: None,
-                args: c.args.dict().ok().cloned(),
+                args: json_to_py(&c.args.to_json()).as_dict().cloned(),
                 output: Some(c.output.clone()),
             })
             .collect();

@@ -7,8 +7,8 @@ use serde_json::Value as Json;
 use super::repr::{Call, Fate, calls_of, embed, embed_by, explained_ok, py_repr, replay};
 use super::{args_list, compare_table, mismatch, text};
 use crate::evaluator::common::{sanitize, sanitize_cow};
-use crate::extract::ToolCall;
 use crate::pyvalue::Value;
+use crate::store::StoredCall;
 
 /// The evaluator's own message, when it gave one instead of entries
 /// (`{"_result": "Both expected and actual tool calls are empty"}`).
@@ -104,7 +104,7 @@ fn compare(got: &str, op: &str, n: &str) -> bool {
 /// evaluator's way: a call with an id by that id, else by sanitised name.
 /// The details list each call's id or name; `calls` (the trace's) says
 /// which, when they line up with it.
-pub fn order(details: &Json, calls: &[ToolCall]) -> Option<Markup> {
+pub fn order(details: &Json, calls: &[StoredCall]) -> Option<Markup> {
     let list = |v: Value| -> Option<Vec<String>> {
         match v {
             Value::List(items) => Some(items.iter().map(Value::py_str).collect()),
