@@ -164,12 +164,12 @@ async fn a_span_s_message_events_are_taken_with_it_and_counted_as_its() {
     let r = wait_for(&running, TraceId([1; 16]), WAIT, evaluated(1)).await;
     // The two spans and the event kept with them.
     assert_eq!(r.span_count, 3);
-    let calls: Vec<(&str, &str)> = r
+    let calls: Vec<(&str, String)> = r
         .tool_calls
         .iter()
-        .map(|c| (c.name.as_str(), c.output.as_str()))
+        .map(|c| (c.name.as_str(), c.output().into_owned()))
         .collect();
-    assert_eq!(calls, [("get_weather", "")]);
+    assert_eq!(calls, [("get_weather", String::new())]);
     let metrics = service::metrics_text(&running).await;
     assert!(
         metrics.contains("toolscore_spans_received_total{receiver=\"grpc\"} 2"),

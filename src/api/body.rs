@@ -277,7 +277,7 @@ impl From<&StoredResult> for TraceBody {
                     name: c.name.clone(),
                     id: c.id.clone(),
                     args: c.args.to_raw(),
-                    output: c.output.clone(),
+                    output: c.output().into_owned(),
                     span_id: c.span_id.to_hex(),
                     start: rfc3339_nanos(c.start_time_unix_nano),
                     end: rfc3339_nanos(c.end_time_unix_nano),

@@ -34,6 +34,9 @@ pub struct ToolCall {
     pub output: String,
     /// The raw output attribute (deepeval's `output`); `None` when absent.
     pub raw_output: Option<Value>,
+    /// `output` is the reference's rule ([`output_text`]) of the raw output,
+    /// a string: a kept call keeps that string only (`store::StoredCall`).
+    pub output_from_raw: bool,
     /// Whether the span carried an arguments or output attribute at all.
     pub content_captured: bool,
     /// A recognised library recorded no arguments and no output for the
@@ -69,6 +72,7 @@ impl ToolCall {
             args,
             output: output.into(),
             raw_output: None,
+            output_from_raw: false,
             content_captured: true,
             content_missing: false,
             span_id,
@@ -88,6 +92,7 @@ impl PartialEq for ToolCall {
             && self.args == other.args
             && self.output == other.output
             && repr(&self.raw_output) == repr(&other.raw_output)
+            && self.output_from_raw == other.output_from_raw
             && self.content_captured == other.content_captured
             && self.content_missing == other.content_missing
             && self.span_id == other.span_id
@@ -273,6 +278,7 @@ fn merge_nested(calls: &mut Vec<ToolCall>, metas: &mut Vec<SpanCall>) {
                 if !meta.has_output && inner_meta.has_output {
                     outer.output = inner.output;
                     outer.raw_output = inner.raw_output;
+                    outer.output_from_raw = inner.output_from_raw;
                     meta.has_output = true;
                 }
                 outer.content_captured |= inner.content_captured;
@@ -344,6 +350,7 @@ fn join(
         {
             call.output = text.to_owned();
             call.raw_output = Some(Value::Str(text.to_owned()));
+            call.output_from_raw = false;
             call.content_captured = true;
         }
         let framework = !s.library.is_reference();
@@ -364,6 +371,7 @@ fn join(
                 content_missing: args.is_none() && output.is_none(),
                 args: Args::Dict(args.unwrap_or_default()),
                 raw_output: output.clone().map(Value::Str),
+                output_from_raw: false,
                 output: output.unwrap_or_default(),
                 span_id: r.span_id,
                 start_time_unix_nano: r.at,

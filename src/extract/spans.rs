@@ -209,6 +209,7 @@ pub(super) fn tool_call<'s>(
         args: Args::Dict(Dict::new()),
         output: String::new(),
         raw_output: output.map(|v| v.to_py()),
+        output_from_raw: false,
         content_captured: args.is_some() || output.is_some(),
         content_missing: false,
         span_id: span.span_id,
@@ -225,6 +226,7 @@ pub(super) fn tool_call<'s>(
     if reference {
         call.args = parse_args(args.map(|(v, _)| v), first.args_format);
         call.output = output_text(output);
+        call.output_from_raw = matches!(output, Some(AttrRef::Str(_)));
     } else {
         let args = args.filter(|(v, _)| !hidden(Some(*v)));
         let output = output.filter(|v| !hidden(Some(*v)));
@@ -274,6 +276,7 @@ fn library_tool(
         args,
         output: text,
         raw_output: output.map(|v| v.to_py()),
+        output_from_raw: false,
         content_captured: input.is_some() || output.is_some(),
         content_missing: false,
         span_id: span.span_id,

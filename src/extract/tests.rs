@@ -142,6 +142,7 @@ fn by_lookups(span: &Span, config: &ExtractConfig) -> Option<String> {
         args: Args::Dict(Dict::new()),
         output: String::new(),
         raw_output: None,
+        output_from_raw: false,
         content_captured: false,
         content_missing: false,
         span_id: s.span_id,

@@ -3,8 +3,11 @@
 //! arguments a Python dict, a dozen allocations) is rebuilt only when a
 //! score's details are rendered, which is rare next to storing a result.
 
-use crate::extract::{Args, ToolCall};
+use std::borrow::Cow;
+
+use crate::extract::{Args, ToolCall, output_text};
 use crate::pyvalue::{Value, exact, json};
+use crate::record::AttrRef;
 use crate::span::SpanId;
 
 use super::StoredArgs;
@@ -17,7 +20,7 @@ pub struct StoredCall {
     /// The arguments as the API shows them.
     pub args: StoredArgs,
     pub(crate) exact: ExactArgs,
-    pub output: String,
+    pub(crate) output: Output,
     pub(crate) raw: RawOutput,
     /// Whether the span carried an arguments or output attribute at all.
     pub content_captured: bool,
@@ -39,6 +42,15 @@ pub(crate) enum ExactArgs {
     Tagged(Box<str>),
     /// The reference could not build the call: why.
     Invalid(Box<str>),
+}
+
+/// The output as the evaluators read it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Output {
+    Text(String),
+    /// The reference's rule of the raw output, a [`RawOutput::Text`]
+    /// ([`ToolCall::output_from_raw`]): not kept twice.
+    FromRaw,
 }
 
 /// The raw output attribute (deepeval's `output`).
@@ -66,10 +78,17 @@ impl From<ToolCall> for StoredCall {
             }
             Args::Invalid(why) => ExactArgs::Invalid(why.into_boxed_str()),
         };
+        let from_raw = c.output_from_raw && matches!(c.raw_output, Some(Value::Str(_)));
         let raw = match c.raw_output {
             None => RawOutput::None,
             Some(Value::Str(s)) if s == c.output => RawOutput::Output,
-            Some(Value::Str(s)) => RawOutput::Text(s.into_boxed_str()),
+            Some(Value::Str(s)) => {
+                debug_assert!(
+                    !from_raw || output_text(Some(AttrRef::Str(&s))) == c.output,
+                    "an output from its raw output is the rule's"
+                );
+                RawOutput::Text(s.into_boxed_str())
+            }
             Some(v) => {
                 let mut out = String::new();
                 exact::write(&v, &mut out);
@@ -81,7 +100,10 @@ impl From<ToolCall> for StoredCall {
             id: c.id,
             args,
             exact,
-            output: c.output,
+            output: match (from_raw, &raw) {
+                (true, RawOutput::Text(_)) => Output::FromRaw,
+                _ => Output::Text(c.output),
+            },
             raw,
             content_captured: c.content_captured,
             content_missing: c.content_missing,
@@ -93,6 +115,18 @@ impl From<ToolCall> for StoredCall {
 }
 
 impl StoredCall {
+    /// The output, as the evaluators and the API read it.
+    pub fn output(&self) -> Cow<'_, str> {
+        match (&self.output, &self.raw) {
+            (Output::Text(t), _) => Cow::Borrowed(t),
+            (Output::FromRaw, RawOutput::Text(raw)) => {
+                Cow::Owned(output_text(Some(AttrRef::Str(raw))))
+            }
+            // Not made by `From`: an output without its raw text is empty.
+            (Output::FromRaw, _) => Cow::Borrowed(""),
+        }
+    }
+
     /// The call as extraction made it, for an evaluator to read again.
     pub fn to_call(&self) -> Result<ToolCall, String> {
         let args = match &self.exact {
@@ -108,9 +142,10 @@ impl StoredCall {
             },
             ExactArgs::Invalid(why) => Args::Invalid(why.to_string()),
         };
+        let output = self.output().into_owned();
         let raw_output = match &self.raw {
             RawOutput::None => None,
-            RawOutput::Output => Some(Value::Str(self.output.clone())),
+            RawOutput::Output => Some(Value::Str(output.clone())),
             RawOutput::Text(s) => Some(Value::Str(s.to_string())),
             RawOutput::Value(text) => {
                 Some(exact::read(text).map_err(|e| format!("stored raw output: {e}"))?)
@@ -120,8 +155,9 @@ impl StoredCall {
             name: self.name.clone(),
             id: self.id.clone(),
             args,
-            output: self.output.clone(),
+            output,
             raw_output,
+            output_from_raw: self.output == Output::FromRaw,
             content_captured: self.content_captured,
             content_missing: self.content_missing,
             span_id: self.span_id,
@@ -140,12 +176,16 @@ impl StoredCall {
             RawOutput::None | RawOutput::Output => 0,
             RawOutput::Text(t) | RawOutput::Value(t) => t.len(),
         };
+        let output = match &self.output {
+            Output::Text(t) => t.len(),
+            Output::FromRaw => 0,
+        };
         std::mem::size_of::<StoredCall>()
             + self.name.len()
             + self.id.as_ref().map_or(0, String::len)
             + self.args.as_json_text().len()
             + exact
-            + self.output.len()
+            + output
             + raw
     }
 
@@ -180,6 +220,7 @@ mod tests {
             args,
             output: "found".into(),
             raw_output,
+            output_from_raw: false,
             content_captured: true,
             content_missing: false,
             span_id: SpanId([7; 8]),
@@ -205,7 +246,14 @@ mod tests {
         let mut missing = call(Args::Dict(Dict::new()), None);
         missing.content_missing = true;
         missing.content_captured = false;
+        let mut from_raw = call(
+            Args::Dict(Dict::new()),
+            Some(Value::str(r#"{"content": {"unit": "C", "value": 21.5}}"#)),
+        );
+        from_raw.output = "{'unit': 'C', 'value': 21.5}".into();
+        from_raw.output_from_raw = true;
         let calls = vec![
+            from_raw,
             call(Args::Dict(plain), Some(Value::str("found"))),
             call(
                 Args::Dict(typed),
@@ -217,10 +265,12 @@ mod tests {
         ];
         let kept: Vec<StoredCall> = calls.iter().cloned().map(StoredCall::from).collect();
         assert_eq!(to_calls(&kept), Ok(calls));
-        assert_eq!(kept[0].raw, RawOutput::Output);
-        assert_eq!(kept[0].exact, ExactArgs::Plain);
+        assert_eq!(kept[0].output, Output::FromRaw);
+        assert_eq!(kept[0].output(), "{'unit': 'C', 'value': 21.5}");
+        assert_eq!(kept[1].raw, RawOutput::Output);
+        assert_eq!(kept[1].exact, ExactArgs::Plain);
         assert_eq!(
-            kept[0].args.as_json_text(),
+            kept[1].args.as_json_text(),
             r#"{"city":"Paris","ratio":1.0}"#
         );
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
-use super::calls::{ExactArgs, RawOutput, StoredCall};
+use super::calls::{ExactArgs, Output, RawOutput, StoredCall};
 use super::db::DbError;
 use super::{
     Details, Explainer, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus,
@@ -201,7 +201,9 @@ fn binding_of(text: &str) -> Option<Binding> {
 /// besides, exactly ([`StoredCall`]). Arguments that are plain JSON are
 /// stored once, as the API shows them (`args`), which reads back exactly;
 /// others as exact text (`py`); invalid ones as their reason (`invalid`).
-/// The raw output is the output's text in most calls (`raw_is_text`); else
+/// The output is not stored when it is the reference's rule of the raw
+/// output (`output_from_raw`). The raw output is the output's text in most
+/// other calls (`raw_is_text`); else
 /// a string (`raw_text`) or an exact value (`raw`). A text that is itself
 /// JSON (most outputs are) is written as that JSON (`output_json`,
 /// `raw_json`), which reads back as the same text without an escape for
@@ -210,6 +212,7 @@ fn binding_of(text: &str) -> Option<Binding> {
 #[derive(serde::Serialize)]
 struct ToolCallColumns<'a> {
     name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     args: Option<&'a RawValue>,
@@ -221,6 +224,8 @@ struct ToolCallColumns<'a> {
     output: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_json: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    output_from_raw: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     raw_is_text: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -263,7 +268,11 @@ fn tool_calls_text(calls: &[StoredCall]) -> String {
                 },
                 RawOutput::None | RawOutput::Output | RawOutput::Value(_) => (None, None),
             };
-            let output_json = as_json(&c.output);
+            let output = match &c.output {
+                Output::Text(t) => Some(t.as_str()),
+                Output::FromRaw => None,
+            };
+            let output_json = output.and_then(as_json);
             ToolCallColumns {
                 name: &c.name,
                 id: c.id.as_deref(),
@@ -280,8 +289,9 @@ fn tool_calls_text(calls: &[StoredCall]) -> String {
                     ExactArgs::Invalid(why) => Some(why),
                     ExactArgs::Plain | ExactArgs::Tagged(_) => None,
                 },
-                output: output_json.is_none().then_some(c.output.as_str()),
+                output: output.filter(|_| output_json.is_none()),
                 output_json,
+                output_from_raw: c.output == Output::FromRaw,
                 raw_is_text: c.raw == RawOutput::Output,
                 raw_text,
                 raw_json,
@@ -320,6 +330,8 @@ struct ToolCallRead {
     #[serde(default)]
     output_json: Option<Box<RawValue>>,
     #[serde(default)]
+    output_from_raw: bool,
+    #[serde(default)]
     raw_is_text: bool,
     #[serde(default)]
     raw_text: Option<String>,
@@ -356,10 +368,11 @@ impl ToolCallRead {
             (None, None, Some(json)) => (StoredArgs::from_raw(json), ExactArgs::Plain),
             (None, None, None) => return None,
         };
-        let output = match (self.output, self.output_json) {
-            (Some(text), _) => text,
-            (None, Some(json)) => json.get().to_owned(),
-            (None, None) => return None,
+        let output = match (self.output, self.output_json, self.output_from_raw) {
+            (Some(text), _, _) => Output::Text(text),
+            (None, Some(json), _) => Output::Text(json.get().to_owned()),
+            (None, None, true) => Output::FromRaw,
+            (None, None, false) => return None,
         };
         let raw = match (self.raw_is_text, self.raw_text, self.raw_json, self.raw) {
             (true, _, _, _) => RawOutput::Output,
@@ -368,6 +381,9 @@ impl ToolCallRead {
             (false, None, None, Some(v)) => RawOutput::Value(v.into_boxed_str()),
             (false, None, None, None) => RawOutput::None,
         };
+        if output == Output::FromRaw && !matches!(raw, RawOutput::Text(_)) {
+            return None;
+        }
         Some(StoredCall {
             name: self.name,
             id: self.id,
@@ -554,6 +570,7 @@ mod tests {
             args,
             output: "found".into(),
             raw_output,
+            output_from_raw: false,
             content_captured: true,
             content_missing: false,
             span_id: SpanId([7; 8]),

@@ -169,7 +169,7 @@ fn call(c: &StoredCall, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize
             }
             div {
                 h4 { "Output" }
-                pre class="output" { (block(&cut(&c.output, max), api)) }
+                pre class="output" { (block(&cut(&c.output(), max), api)) }
             }
         }
     }

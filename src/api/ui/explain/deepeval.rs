@@ -39,7 +39,7 @@ pub fn tool_correctness(s: &Score, r: &StoredResult, binder: &Binder, details: &
                 name: c.name.clone(),
                 id: None,
                 args: json_to_py(&c.args.to_json()).as_dict().cloned(),
-                output: Some(c.output.clone()),
+                output: Some(c.output().into_owned()),
             })
             .collect();
         (cfg, expected, actual)
