@@ -25,7 +25,7 @@ pub fn write(v: &Value, out: &mut String) {
         Value::Int(Int::Small(i)) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Int(Int::Big(b)) => out.push_str(&b.to_string()),
         Value::Float(f) => write_float(*f, out),
-        Value::Str(s) => crate::json_text::write_str(s, out),
+        Value::Str(s) => write_str(s, out),
         Value::List(items) => write_list(items, out),
         Value::Tuple(items) => tagged("$tuple", out, |out| write_list(items, out)),
         Value::Set(items) => tagged("$set", out, |out| write_list(items, out)),
@@ -121,6 +121,16 @@ fn write_float(f: f64, out: &mut String) {
         // Python's repr: the shortest text that reads back as `f`, always
         // with a point or an exponent, so it reads back as a float.
         out.push_str(&Value::Float(f).repr());
+    }
+}
+
+/// A JSON string literal, as `serde_json` writes it (this module is below
+/// `json_text`, which reads Python values).
+fn write_str(s: &str, out: &mut String) {
+    match serde_json::to_string(s) {
+        Ok(text) => out.push_str(&text),
+        // Writing a string cannot fail; an empty one stands in if it did.
+        Err(_) => out.push_str("\"\""),
     }
 }
 
