@@ -59,7 +59,7 @@ impl Source {
         criteria: Option<String>,
     ) -> Result<Source, SourceError> {
         let fail = |message: &str| SourceError {
-            hash: hex(hash),
+            hash: const_hex::encode(hash),
             message: message.to_owned(),
         };
         let evaluator_type =
@@ -79,7 +79,7 @@ impl Source {
     /// The evaluator and criteria this names, loaded again as they were.
     pub fn load(self: &Arc<Self>) -> Result<ItemEvaluator, SourceError> {
         let fail = |message: String| SourceError {
-            hash: hex(&self.hash),
+            hash: const_hex::encode(self.hash),
             message,
         };
         let config = match exact::read(&self.config).map_err(|e| fail(e.to_string()))? {
@@ -123,8 +123,4 @@ fn hash_of(kind: EvaluatorType, config: &str, criteria: Option<&str>) -> [u8; 16
     let mut out = [0u8; 16];
     out.copy_from_slice(&digest[..16]);
     out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -31,9 +31,7 @@ pub fn write(v: &Value, out: &mut String) {
         Value::Set(items) => tagged("$set", out, |out| write_list(items, out)),
         Value::Bytes(b) => tagged("$bytes", out, |out| {
             out.push('"');
-            for byte in b {
-                out.push_str(&format!("{byte:02x}"));
-            }
+            out.push_str(&const_hex::encode(b));
             out.push('"');
         }),
         Value::Complex(re, im) => tagged("$complex", out, |out| {
@@ -201,7 +199,7 @@ fn untag_tagged(tag: &str, body: Value) -> Result<Value, ExactError> {
         "$tuple" => Value::Tuple(list(body)?),
         "$set" => Value::Set(list(body)?),
         "$bytes" => match body {
-            Value::Str(hex) => Value::Bytes(from_hex(&hex).ok_or_else(|| bad(tag))?),
+            Value::Str(hex) => Value::Bytes(const_hex::decode(&hex).map_err(|_| bad(tag))?),
             _ => return Err(bad(tag)),
         },
         "$complex" => match list(body)?.as_slice() {
@@ -222,17 +220,6 @@ fn untag_tagged(tag: &str, body: Value) -> Result<Value, ExactError> {
         }
         _ => return Err(bad(tag)),
     })
-}
-
-fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    let bytes = hex.as_bytes();
-    if !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    bytes
-        .chunks(2)
-        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -209,11 +209,12 @@ pub fn to_calls(calls: &[StoredCall]) -> Result<Vec<ToolCall>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::pyvalue::{Dict, Int};
 
-    fn call(args: Args, raw_output: Option<Value>) -> ToolCall {
+    /// A call named `search` with these arguments and raw output.
+    pub(crate) fn call(args: Args, raw_output: Option<Value>) -> ToolCall {
         ToolCall {
             name: "search".into(),
             id: Some("call_1".into()),

@@ -542,7 +542,7 @@ impl Explainers {
         let source = read()?.ok_or_else(|| {
             DbError::Row(format!(
                 "explainer {} is not stored",
-                key.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                const_hex::encode(key)
             ))
         })?;
         let loaded = Arc::new(source)
@@ -559,25 +559,9 @@ impl Explainers {
 
 #[cfg(test)]
 mod tests {
+    use super::super::calls::tests::call;
     use super::*;
-    use crate::extract::ToolCall;
     use crate::pyvalue::{Dict, Int};
-
-    fn call(args: Args, raw_output: Option<Value>) -> ToolCall {
-        ToolCall {
-            name: "search".into(),
-            id: Some("call_1".into()),
-            args,
-            output: "found".into(),
-            raw_output,
-            output_from_raw: false,
-            content_captured: true,
-            content_missing: false,
-            span_id: SpanId([7; 8]),
-            start_time_unix_nano: 1,
-            end_time_unix_nano: 2,
-        }
-    }
 
     fn read_back(calls: &[StoredCall]) -> Vec<StoredCall> {
         let text = tool_calls_text(calls);
