@@ -1,11 +1,25 @@
 //! The reference toolscore's intake is measured against: a bare OTLP/gRPC
 //! receiver (tonic + prost, the service's allocator) that decodes each
 //! request into prost's structs and drops it. `perf/ab.sh`'s `bare` variant
-//! runs it in turn with toolscore under the same load.
+//! runs it in turn with toolscore under the same load, and its `exporter`
+//! variant as the sink of toolscore's exported results (so it also accepts
+//! logs and metrics, dropped the same way).
 //!
 //! `cargo run --release --example bare_receiver -- [address]` (default
 //! 127.0.0.1:14317).
 
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+    LogsService, LogsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -30,6 +44,28 @@ impl TraceService for DecodeAndDrop {
     }
 }
 
+#[tonic::async_trait]
+impl LogsService for DecodeAndDrop {
+    async fn export(
+        &self,
+        request: Request<ExportLogsServiceRequest>,
+    ) -> Result<Response<ExportLogsServiceResponse>, Status> {
+        std::hint::black_box(request.into_inner());
+        Ok(Response::new(ExportLogsServiceResponse::default()))
+    }
+}
+
+#[tonic::async_trait]
+impl MetricsService for DecodeAndDrop {
+    async fn export(
+        &self,
+        request: Request<ExportMetricsServiceRequest>,
+    ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
+        std::hint::black_box(request.into_inner());
+        Ok(Response::new(ExportMetricsServiceResponse::default()))
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let address = std::env::args()
@@ -40,6 +76,8 @@ async fn main() -> anyhow::Result<()> {
     let service = TraceServiceServer::new(DecodeAndDrop).max_decoding_message_size(64 << 20);
     tonic::transport::Server::builder()
         .add_service(service)
+        .add_service(LogsServiceServer::new(DecodeAndDrop))
+        .add_service(MetricsServiceServer::new(DecodeAndDrop))
         .serve(address)
         .await?;
     Ok(())

@@ -21,6 +21,9 @@
 #   unbound   as off, but no trace carries an eval-set item (the generator's
 #             --bound-share 0): receiving, assembling, extracting and storing
 #             without the evaluators, to tell their share from the path's.
+#   exporter  as off, with the exporter on (spans, log events and metrics)
+#             sending to a second examples/bare_receiver, pinned beside the
+#             generator; also reports the records it exported and dropped.
 #   defaults  the service's defaults whatever BACKEND is: the SQLite store
 #             and the write-ahead log (`sync: none`). Also reports the bytes
 #             a stored result takes in the file, checkpointed (`dbstat`:
@@ -53,6 +56,7 @@ BACKEND=${BACKEND:-memory}
 VARIANTS=${VARIANTS:-off none interval}
 BASE=${BASE:-off}
 MODEL=127.0.0.1:19090
+SINK=127.0.0.1:14327
 MODEL_DELAY_MS=${MODEL_DELAY_MS:-500}
 RATE=${RATE:-}
 # The generator: another build's for a before/after of the load's shape.
@@ -65,11 +69,14 @@ SPANS_PER_TRACE=$(python3 -c 'print(503/53)')
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cargo build --release --locked --bin toolscore --bin toolscore-loadgen >&2
-  [[ " $VARIANTS " == *" bare "* ]] && cargo build --release --locked --example bare_receiver >&2
+  [[ " $VARIANTS " == *" bare "* || " $VARIANTS " == *" exporter "* ]] && cargo build --release --locked --example bare_receiver >&2
 fi
 
-PID=
-stop_server() { [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=; }
+PID= SINK_PID=
+stop_server() {
+  [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=
+  [[ -n "$SINK_PID" ]] && { kill "$SINK_PID" 2>/dev/null || true; wait "$SINK_PID" 2>/dev/null || true; }; SINK_PID=
+}
 trap 'stop_server; rm -rf "$WORK/wal" target/tmp/bench-results.db*' EXIT
 
 # The tls variant's certificate: a CA and a server certificate for 127.0.0.1.
@@ -87,7 +94,7 @@ make_certificate() {
 config_for() {   # config_for VARIANT → path
   local out="$WORK/config-$1.yaml" enabled=true sync=$1 backend=$BACKEND
   rm -rf "$WORK/wal" target/tmp/bench-results.db target/tmp/bench-results.db-wal target/tmp/bench-results.db-shm
-  [[ $1 == off || $1 == other || $1 == tls || $1 == judges || $1 == unbound ]] && { enabled=false; sync=none; }
+  [[ $1 == off || $1 == other || $1 == tls || $1 == judges || $1 == unbound || $1 == exporter ]] && { enabled=false; sync=none; }
   [[ $1 == defaults ]] && { backend=sqlite; sync=none; }
   sed -e "s|^  backend: sqlite|  backend: $backend|" \
       -e "s|\[eval-set/|[$PWD/perf/eval-set/|" \
@@ -98,6 +105,7 @@ config_for() {   # config_for VARIANT → path
     sed -i "s|^    endpoint: 127.0.0.1:14317|    endpoint: 127.0.0.1:14317\n    tls: {cert_file: $WORK/tls.crt, key_file: $WORK/tls.key}|" "$out"
     grep -q "tls: {cert_file" "$out" || { echo "ab.sh: no receivers.grpc endpoint line in perf/config.yaml to add tls to" >&2; exit 1; }
   fi
+  [[ $1 == exporter ]] && printf 'exporter:\n  enabled: true\n  endpoint: http://%s\n' "$SINK" >>"$out"
   if [[ $1 == judges ]]; then
     # The bench eval set with the judge added to its evaluators and to every
     # item (null criteria: the judge's default).
@@ -150,6 +158,10 @@ run() {   # run VARIANT ROUND
   config=$(config_for "$1")
   local bin=./target/release/toolscore
   [[ $1 == other ]] && bin=${OTHER:?set OTHER to the other build of toolscore}
+  if [[ $1 == exporter ]]; then
+    "${GEN_PIN[@]}" ./target/release/examples/bare_receiver "$SINK" >"$WORK/sink-$2.log" 2>&1 &
+    SINK_PID=$!
+  fi
   "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -181,6 +193,7 @@ run() {   # run VARIANT ROUND
   curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
   stop_server
   local stored="-"
+  [[ $1 == exporter ]] && stored=$(awk '$1 ~ /^toolscore_exporter_(spans_exported|logs_exported|records_dropped)/ {printf "%s %s, ", $1, $2}' "$WORK/$1-$2.metrics")
   [[ $1 == defaults ]] && stored=$(python3 - <<'PY'
 import sqlite3
 db = sqlite3.connect("target/tmp/bench-results.db")
@@ -221,7 +234,7 @@ probes = "healthz -"
 if times:
     q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
     probes = f"healthz p50 {q(0.5):.1f} ms p99 {q(0.99):.1f} ms max {times[-1]:.1f} ms ({len(times)} probes, {failed} failed)"
-print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, {probes}, judged {judged:.1f}/s" + ("" if stored == "-" else f", stored {stored}"))
+print(f"{v} round {rnd}: {rate:.0f} evaluated spans/s, wal append p99 {p99}, {req}, {probes}, judged {judged:.1f}/s" + ("" if stored == "-" else f", exported {stored}" if stored.startswith("toolscore_exporter") else f", stored {stored}"))
 PY
 }
 

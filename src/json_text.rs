@@ -61,12 +61,16 @@ pub(crate) fn raw_stored(
 
 /// Reads JSON text this service wrote. It may nest deeper than
 /// `serde_json`'s default limit of 128, which would make an accepted trace
-/// unreadable, so that limit is lifted once a scan has shown the nesting
-/// within [`MAX_STORED_DEPTH`] (what keeps the recursive parse off the end
-/// of the stack).
+/// unreadable, so when a parse within that limit fails, the limit is lifted
+/// once a scan has shown the nesting within [`MAX_STORED_DEPTH`] (what keeps
+/// the recursive parse off the end of the stack). The scan costs as much as
+/// the parse, and nearly all text is shallow.
 pub(crate) fn deserialize_stored<'de, T: serde::Deserialize<'de>>(
     text: &'de str,
 ) -> Result<T, serde_json::Error> {
+    if let Ok(v) = serde_json::from_str(text) {
+        return Ok(v);
+    }
     if nesting(text) > MAX_STORED_DEPTH {
         return Err(serde::de::Error::custom(format!(
             "nested more than {MAX_STORED_DEPTH} deep"

@@ -74,7 +74,12 @@ async fn the_demo_trace_scores_one_with_the_embedded_default() {
     // What the demo prints is the HTTP API's scores body for the same record.
     let id = TraceId::parse_hex(&outcome.trace_id).unwrap();
     let record = running.store.get(&id).unwrap();
-    let names: Vec<&str> = record.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = record
+        .calls()
+        .unwrap()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     assert_eq!(names, ["get_weather", "get_forecast", "get_weather"]);
     let http = toolscore::api::http::scores_json(&record);
     let printed = demo::scores_json(t);

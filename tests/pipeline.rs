@@ -217,7 +217,7 @@ async fn a_duplicated_export_is_not_double_counted_and_a_late_span_revises() {
     export(&exporter, &[tool_span(7, 4, "a", t + 30)]).await;
     let r = wait_for(&running, TraceId([7; 16]), WAIT, evaluated(2)).await;
     assert_eq!(r.revision, 2);
-    assert_eq!(r.tool_calls.len(), 3);
+    assert_eq!(r.calls().unwrap().len(), 3);
     assert_eq!(r.scores[0].outcome.score, Some(0.0));
     running.stop().await.unwrap();
 }

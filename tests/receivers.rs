@@ -165,7 +165,8 @@ async fn a_span_s_message_events_are_taken_with_it_and_counted_as_its() {
     // The two spans and the event kept with them.
     assert_eq!(r.span_count, 3);
     let calls: Vec<(&str, String)> = r
-        .tool_calls
+        .calls()
+        .unwrap()
         .iter()
         .map(|c| (c.name.as_str(), c.output().into_owned()))
         .collect();
@@ -353,7 +354,7 @@ async fn http_json_protobuf_gzip_content_types_and_size_caps() {
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/json");
     let r = wait_for(&running, TraceId([3; 16]), WAIT, evaluated(1)).await;
-    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.calls().unwrap().len(), 1);
 
     // Protobuf, with one invalid span reported in partial_success.
     let mut bad = pspan(4, 2, Some(1), &[]);

@@ -519,6 +519,73 @@ async fn a_database_file_deleted_under_the_service_makes_it_unready() {
     );
 }
 
+/// A stored row whose tool calls cannot be read (a damaged file) fails
+/// only the reads that need its calls, each with the documented error
+/// shape; the list pages, which do not show calls, still load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = dir.path().join("results.db");
+    let running = common::service::start(config.clone()).await;
+    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let api = running.api_addr.unwrap();
+    let http = common::http_builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let r = http
+        .post(&otlp)
+        .header("content-type", "application/json")
+        .body(common::outage::one_span_trace(7))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let id = format!("{:032x}", 7);
+    let (status, body) = common::process::body(
+        &http,
+        format!("http://{api}/traces/{id}/scores?wait_ms=10000"),
+    )
+    .await;
+    assert!(
+        status == 200 && !body.contains("pending"),
+        "{status} {body}"
+    );
+    // Damaged while the service is down: read from the file at the restart.
+    running.stop().await.unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    assert_eq!(
+        db.execute("UPDATE traces SET tool_calls = '[{\"name\":'", [])
+            .unwrap(),
+        1
+    );
+    let running = common::service::start(config).await;
+    let api = running.api_addr.unwrap();
+    for path in [
+        format!("/traces/{id}/scores"),
+        format!("/traces/{id}"),
+        "/traces".into(),
+    ] {
+        let (status, body) = common::process::body(&http, format!("http://{api}{path}")).await;
+        assert_eq!(status, 500, "{path}: {body}");
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["error"]["code"], "internal", "{path}: {body}");
+    }
+    let (status, body) = common::process::body(&http, format!("http://{api}/ui/traces/{id}")).await;
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains("This trace&#39;s stored result could not be read.")
+            || body.contains("This trace's stored result could not be read."),
+        "{body}"
+    );
+    let (status, body) = common::process::body(&http, format!("http://{api}/ui/")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&id), "{body}");
+    running.stop().await.unwrap();
+}
+
 /// Arguments are accepted nested up to 200 deep, past `serde_json`'s
 /// default limit of 128: such a trace must read back (it made every
 /// listing that reached it fail with 503), its details too.
@@ -551,8 +618,11 @@ fn a_trace_with_arguments_nested_200_deep_reads_back() {
     put_all(sqlite_store(dir.path(), 100), vec![r.clone()]);
     let store = sqlite_store(dir.path(), 100);
     let got = store.get(&TraceId([1; 16])).unwrap();
-    let args = &got.tool_calls[0].args;
-    assert_eq!(args.as_json_text(), r.tool_calls[0].args.as_json_text());
+    let args = &got.calls().unwrap()[0].args;
+    assert_eq!(
+        args.as_json_text(),
+        r.calls().unwrap()[0].args.as_json_text()
+    );
     assert_eq!(args.to_json(), serde_json::json!({ "q": deep(199) }));
     assert_eq!(
         args.to_raw().get(),

@@ -11,7 +11,7 @@ use super::ErrorKind;
 use super::time::{rfc3339, rfc3339_nanos};
 use crate::criteria::Binding;
 use crate::evaluator::Status;
-use crate::store::{Score, StoredResult, TraceStatus};
+use crate::store::{CallsError, Score, StoredResult, TraceStatus};
 
 // A mirror of the store's `TraceStatus`: the schema is derived from it, and
 // the exhaustive `From` below makes a new status fail to build until it is
@@ -185,9 +185,11 @@ impl From<&Score> for ScoreBody {
     }
 }
 
-impl From<&StoredResult> for ScoresBody {
-    fn from(r: &StoredResult) -> Self {
-        ScoresBody {
+impl TryFrom<&StoredResult> for ScoresBody {
+    type Error = CallsError;
+
+    fn try_from(r: &StoredResult) -> Result<Self, CallsError> {
+        Ok(ScoresBody {
             trace_id: r.trace_id.to_hex(),
             status: r.status.into(),
             complete: r.complete,
@@ -201,16 +203,20 @@ impl From<&StoredResult> for ScoresBody {
                 end: rfc3339_nanos(root.end_time_unix_nano),
             }),
             binding: r.binding.as_ref().map(BindingBody::from),
-            tool_calls: r.tool_calls.len(),
+            tool_calls: r.calls()?.len(),
             content_captured: r.content_captured,
             scores: r.scores.iter().map(ScoreBody::from).collect(),
-        }
+        })
     }
 }
 
-/// The scores body as a JSON value (the demo and the fuzz targets compare it).
+/// The scores body as a JSON value (the demo and the fuzz targets compare
+/// it), or its error's text.
 pub fn scores_json(r: &StoredResult) -> Json {
-    serde_json::to_value(ScoresBody::from(r)).unwrap_or(Json::Null)
+    match ScoresBody::try_from(r) {
+        Ok(body) => serde_json::to_value(body).unwrap_or(Json::Null),
+        Err(e) => Json::String(e.to_string()),
+    }
 }
 
 /// One score as a JSON value.
@@ -259,10 +265,12 @@ pub struct ToolCallBody {
     pub end: String,
 }
 
-impl From<&StoredResult> for TraceBody {
-    fn from(r: &StoredResult) -> Self {
-        let s = ScoresBody::from(r);
-        TraceBody {
+impl TryFrom<&StoredResult> for TraceBody {
+    type Error = CallsError;
+
+    fn try_from(r: &StoredResult) -> Result<Self, CallsError> {
+        let s = ScoresBody::try_from(r)?;
+        Ok(TraceBody {
             trace_id: s.trace_id,
             status: s.status,
             complete: s.complete,
@@ -271,7 +279,7 @@ impl From<&StoredResult> for TraceBody {
             root: s.root,
             binding: s.binding,
             tool_calls: r
-                .tool_calls
+                .calls()?
                 .iter()
                 .map(|c| ToolCallBody {
                     name: c.name.clone(),
@@ -285,7 +293,7 @@ impl From<&StoredResult> for TraceBody {
                 .collect(),
             content_captured: s.content_captured,
             span_count: r.span_count,
-        }
+        })
     }
 }
 

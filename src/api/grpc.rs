@@ -173,7 +173,7 @@ impl ScoresService for ScoresApi {
         let trace_id = parse_trace_id(&request.get_ref().trace_id)?;
         let read = crate::store::get(&self.store, trace_id).await;
         match read.map_err(|e| ErrorKind::Unavailable.grpc_status(e.to_string()))? {
-            Some(r) => Ok(Response::new(pb::TraceScores::from(r.as_ref()))),
+            Some(r) => Ok(Response::new(pb::TraceScores::try_from(r.as_ref())?)),
             None => Err(ErrorKind::NotFound.grpc_status(format!("trace {trace_id} is not known"))),
         }
     }
@@ -187,8 +187,8 @@ impl ScoresService for ScoresApi {
             .await
             .map_err(|e| ErrorKind::Unavailable.grpc_status(e.to_string()))?
             .iter()
-            .map(|r| pb::TraceScores::from(r.as_ref()))
-            .collect();
+            .map(|r| pb::TraceScores::try_from(r.as_ref()))
+            .collect::<Result<_, _>>()?;
         Ok(Response::new(pb::ListTracesResponse { traces }))
     }
 
@@ -214,7 +214,7 @@ impl ScoresService for ScoresApi {
                 .grpc_status("too many WatchScores streams; retry later"));
         };
         let stream = ReceiverStream::new(rx).map(|watched| match watched {
-            Watched::Record(r) => Ok(pb::TraceScores::from(r.as_ref())),
+            Watched::Record(r) => pb::TraceScores::try_from(r.as_ref()),
             // Not in `ErrorKind`'s HTTP meaning: a streaming-only condition.
             Watched::TooSlow => Err(Status::resource_exhausted(TOO_SLOW)),
             Watched::ShuttingDown => {
@@ -285,9 +285,17 @@ fn watch_filter(req: &pb::WatchScoresRequest) -> Result<WatchFilter, Status> {
     })
 }
 
-impl From<&StoredResult> for pb::TraceScores {
-    fn from(r: &StoredResult) -> pb::TraceScores {
-        pb::TraceScores {
+/// A stored record that cannot be read back: the service's fault.
+fn unreadable(e: crate::store::CallsError) -> Status {
+    tracing::warn!(error = %e, "a stored result could not be read");
+    ErrorKind::Internal.grpc_status(e.to_string())
+}
+
+impl TryFrom<&StoredResult> for pb::TraceScores {
+    type Error = Status;
+
+    fn try_from(r: &StoredResult) -> Result<pb::TraceScores, Status> {
+        Ok(pb::TraceScores {
             trace_id: r.trace_id.to_hex(),
             status: pb_status(r.status) as i32,
             complete: r.complete,
@@ -301,10 +309,10 @@ impl From<&StoredResult> for pb::TraceScores {
                 span_id: root.span_id.to_hex(),
             }),
             binding: r.binding.as_ref().map(pb_binding),
-            tool_calls: u32::try_from(r.tool_calls.len()).unwrap_or(u32::MAX),
+            tool_calls: u32::try_from(r.calls().map_err(unreadable)?.len()).unwrap_or(u32::MAX),
             content_captured: r.content_captured,
             scores: r.scores.iter().map(pb_score).collect(),
-        }
+        })
     }
 }
 
@@ -424,7 +432,7 @@ mod tests {
         let mut r = record(1, "count");
         r.scores[0].outcome = Outcome::error("boom").into();
         r.binding = Some(Binding::Rule { rule: "r1".into() });
-        let pb = pb::TraceScores::from(&r);
+        let pb = pb::TraceScores::try_from(&r).unwrap();
         let s = &pb.scores[0];
         assert_eq!(s.status, pb::ScoreStatus::Error as i32);
         assert_eq!((s.score, s.error.as_deref()), (None, Some("boom")));

@@ -87,6 +87,13 @@ impl From<store::ReadError> for ApiError {
     }
 }
 
+/// A stored record that cannot be read back: the service's fault.
+impl From<store::CallsError> for ApiError {
+    fn from(e: store::CallsError) -> ApiError {
+        ApiError::new(ErrorKind::Internal, e.to_string())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, _, code) = self.kind.statuses();
@@ -265,7 +272,7 @@ pub(super) async fn get_scores(
         }
     };
     match record {
-        Some(r) => Ok(axum::Json(ScoresBody::from(&*r))),
+        Some(r) => Ok(axum::Json(ScoresBody::try_from(&*r)?)),
         None => Err(ApiError::new(
             ErrorKind::NotFound,
             format!("trace {trace_id} is not known"),
@@ -327,7 +334,7 @@ pub(super) async fn get_trace(
             format!("trace {trace_id} is not known"),
         )
     })?;
-    Ok(axum::Json(TraceBody::from(&*r)))
+    Ok(axum::Json(TraceBody::try_from(&*r)?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -435,7 +442,10 @@ pub(super) async fn list_traces(
     };
     let records = store::list(&st.store, filter).await?;
     Ok(axum::Json(TraceListBody {
-        traces: records.iter().map(|r| ScoresBody::from(&**r)).collect(),
+        traces: records
+            .iter()
+            .map(|r| ScoresBody::try_from(&**r))
+            .collect::<Result<_, _>>()?,
     }))
 }
 
@@ -677,7 +687,7 @@ pub(super) async fn evaluate(
     }
     st.metrics
         .record_evaluation(record.score_statuses(), started.elapsed());
-    Ok(axum::Json(ScoresBody::from(&record)))
+    Ok(axum::Json(ScoresBody::try_from(&record)?))
 }
 
 /// An LLM-judged evaluator of a `POST /v1/evaluate`, scored after the

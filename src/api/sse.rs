@@ -103,10 +103,18 @@ pub(super) async fn watch(
     };
     let events = ReceiverStream::new(rx).map(|watched| {
         Ok(match watched {
-            Watched::Record(r) => Event::default()
-                .event("scores")
-                .id(format!("{}:{}", r.trace_id.to_hex(), r.revision))
-                .data(json_text(&ScoresBody::from(&*r))),
+            Watched::Record(r) => match ScoresBody::try_from(&*r) {
+                Ok(body) => Event::default()
+                    .event("scores")
+                    .id(format!("{}:{}", r.trace_id.to_hex(), r.revision))
+                    .data(json_text(&body)),
+                // A record as stored is readable; one that is not is
+                // logged and named, and the stream goes on.
+                Err(e) => {
+                    tracing::warn!(error = %e, "a watched result could not be read");
+                    error_event(ErrorKind::Internal, &e.to_string())
+                }
+            },
             Watched::TooSlow => error_event(ErrorKind::ResourceExhausted, TOO_SLOW),
             Watched::ShuttingDown => error_event(
                 ErrorKind::Unavailable,
@@ -117,7 +125,8 @@ pub(super) async fn watch(
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// The API's error shape as the stream's last event.
+/// The API's error shape as an event (the stream's last, but for a
+/// record that cannot be read).
 fn error_event(kind: ErrorKind, message: &str) -> Event {
     Event::default()
         .event("error")

@@ -168,11 +168,7 @@ pub struct Job {
 /// calls: the same texts, parsed (arguments as a dict, the raw output
 /// beside its text), so counted twice.
 fn calls_bytes(record: &StoredResult) -> usize {
-    record
-        .tool_calls
-        .iter()
-        .map(|c| c.approx_bytes().saturating_mul(2))
-        .fold(0, usize::saturating_add)
+    record.tool_calls.approx_bytes().saturating_mul(2)
 }
 
 /// Schedules the live judgements (see the module's documentation).

@@ -13,7 +13,7 @@ use crate::evaluator::judged::root_span;
 use crate::extract::{self, ExtractConfig, ToolCall};
 use crate::record::Spans;
 use crate::store::{
-    Explainer, RootSummary, Score, StoredCall, StoredOutcome, StoredResult, TraceStatus,
+    Calls, Explainer, RootSummary, Score, StoredCall, StoredOutcome, StoredResult, TraceStatus,
 };
 
 /// A trace evaluated: the record to store now, with a `pending` score in
@@ -94,7 +94,7 @@ pub fn evaluate_ready(
         true => Vec::new(),
         false => calls.clone(),
     };
-    let kept: Arc<[StoredCall]> = calls.into_iter().map(StoredCall::from).collect();
+    let kept = Calls::from(calls.into_iter().map(StoredCall::from).collect::<Vec<_>>());
     let scores = bound
         .as_ref()
         .map(|b| {

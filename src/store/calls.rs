@@ -4,6 +4,7 @@
 //! score's details are rendered, which is rare next to storing a result.
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
 use crate::extract::{Args, ToolCall, output_text};
 use crate::pyvalue::{Value, exact, json};
@@ -206,6 +207,130 @@ impl StoredCall {
 /// The calls of a result as the evaluators read them again.
 pub fn to_calls(calls: &[StoredCall]) -> Result<Vec<ToolCall>, String> {
     calls.iter().map(StoredCall::to_call).collect()
+}
+
+/// A result's tool calls, kept once and shared by the record and its
+/// rendered explanations. A record read back from a database keeps its
+/// row's text and parses it when the calls are first read: a list page
+/// reads a thousand records and shows none of their calls.
+#[derive(Clone)]
+pub struct Calls(Arc<Kept>);
+
+enum Kept {
+    Calls(Box<[StoredCall]>),
+    Row {
+        text: Box<str>,
+        parse: fn(&str) -> Result<Vec<StoredCall>, String>,
+        parsed: OnceLock<Result<Box<[StoredCall]>, CallsError>>,
+    },
+}
+
+/// [`Calls`] as held: parsed, or a stored row's text.
+pub(crate) enum Held<'a> {
+    Calls(&'a [StoredCall]),
+    Row(&'a str),
+}
+
+/// A stored row's tool calls that cannot be read back (a row this version
+/// did not write, or a damaged file).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("unreadable tool calls{0}")]
+pub struct CallsError(String);
+
+impl CallsError {
+    /// The error, naming the trace whose calls these are.
+    pub(crate) fn of_trace(self, trace_id: &crate::span::TraceId) -> CallsError {
+        CallsError(format!(" of trace {}{}", trace_id.to_hex(), self.0))
+    }
+}
+
+impl Calls {
+    /// The calls of a row's `text`, which `parse` reads when they are first
+    /// needed.
+    pub(crate) fn of_row(
+        text: String,
+        parse: fn(&str) -> Result<Vec<StoredCall>, String>,
+    ) -> Calls {
+        Calls(Arc::new(Kept::Row {
+            text: text.into_boxed_str(),
+            parse,
+            parsed: OnceLock::new(),
+        }))
+    }
+
+    /// The calls (a row's, parsed on the first read).
+    pub fn read(&self) -> Result<&[StoredCall], CallsError> {
+        match &*self.0 {
+            Kept::Calls(calls) => Ok(calls),
+            Kept::Row {
+                text,
+                parse,
+                parsed,
+            } => match parsed.get_or_init(|| {
+                parse(text)
+                    .map(Vec::into_boxed_slice)
+                    .map_err(|e| CallsError(format!(": {e}")))
+            }) {
+                Ok(calls) => Ok(calls),
+                Err(e) => Err(e.clone()),
+            },
+        }
+    }
+
+    /// How the calls are held, for a database row to be written from them.
+    pub(crate) fn held(&self) -> Held<'_> {
+        match &*self.0 {
+            Kept::Calls(calls) => Held::Calls(calls),
+            Kept::Row { text, .. } => Held::Row(text),
+        }
+    }
+
+    /// The memory the calls hold, estimated (what `store.max_bytes` counts):
+    /// a row's text until it is parsed, then both.
+    pub fn approx_bytes(&self) -> usize {
+        let calls = |c: &[StoredCall]| c.iter().map(StoredCall::approx_bytes).sum::<usize>();
+        match &*self.0 {
+            Kept::Calls(c) => calls(c),
+            Kept::Row { text, parsed, .. } => {
+                text.len()
+                    + parsed
+                        .get()
+                        .and_then(|p| p.as_deref().ok())
+                        .map_or(0, calls)
+            }
+        }
+    }
+}
+
+impl Default for Calls {
+    fn default() -> Calls {
+        Calls::from(Vec::new())
+    }
+}
+
+impl From<Vec<StoredCall>> for Calls {
+    fn from(calls: Vec<StoredCall>) -> Calls {
+        Calls(Arc::new(Kept::Calls(calls.into_boxed_slice())))
+    }
+}
+
+impl FromIterator<StoredCall> for Calls {
+    fn from_iter<I: IntoIterator<Item = StoredCall>>(calls: I) -> Calls {
+        Calls::from(calls.into_iter().collect::<Vec<_>>())
+    }
+}
+
+/// Equal when they read back as the same calls.
+impl PartialEq for Calls {
+    fn eq(&self, other: &Calls) -> bool {
+        self.read() == other.read()
+    }
+}
+
+impl std::fmt::Debug for Calls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.read().fmt(f)
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub mod postgres;
 mod rows;
 pub mod sqlite;
 
-pub use calls::{StoredCall, to_calls};
+pub use calls::{Calls, CallsError, StoredCall, to_calls};
 pub use config::{PostgresConfig, SqliteConfig, StoreBackend, StoreConfig, WriterConfig};
 
 pub use db::{Database, DbError, DbStore, OnCommit, Retention, WriterStats};
@@ -253,13 +253,18 @@ enum DetailsRepr {
 /// What renders a score's details: the evaluation, again, explained.
 #[derive(Debug, Clone)]
 pub struct Explainer {
-    pub calls: Arc<[StoredCall]>,
+    pub calls: Calls,
     pub by: ItemEvaluator,
 }
 
 impl Explainer {
     fn render(&self) -> String {
-        let calls = match to_calls(&self.calls) {
+        let calls = match self
+            .calls
+            .read()
+            .map_err(|e| e.to_string())
+            .and_then(to_calls)
+        {
             Ok(calls) => calls,
             // Calls this service stored read back; if damaged, the details
             // say so rather than explain a score from other calls.
@@ -432,7 +437,7 @@ pub struct StoredResult {
     pub binding: Option<Binding>,
     /// The calls, kept once: the API lists them and rendered details read
     /// them again.
-    pub tool_calls: Arc<[StoredCall]>,
+    pub tool_calls: Calls,
     /// False when some tool call's convention captured neither args nor output.
     pub content_captured: bool,
     pub scores: Vec<Score>,
@@ -503,11 +508,18 @@ impl StoredResult {
         }
     }
 
+    /// The record's tool calls (a stored row's are read back on first use).
+    pub fn calls(&self) -> Result<&[StoredCall], CallsError> {
+        self.tool_calls
+            .read()
+            .map_err(|e| e.of_trace(&self.trace_id))
+    }
+
     /// The record's memory, estimated: its own size, its strings, its tool
     /// calls' arguments and its scores' details (what `store.max_bytes`
     /// bounds). Within a few tens of bytes a field, not exact.
     pub fn approx_bytes(&self) -> usize {
-        let calls: usize = self.tool_calls.iter().map(StoredCall::approx_bytes).sum();
+        let calls = self.tool_calls.approx_bytes();
         let scores: usize = self
             .scores
             .iter()
@@ -532,7 +544,7 @@ impl StoredResult {
             evaluated_at: None,
             root: None,
             binding: None,
-            tool_calls: Arc::from([]),
+            tool_calls: Calls::default(),
             content_captured: true,
             scores: Vec::new(),
             span_count: 0,

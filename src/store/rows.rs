@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::value::RawValue;
 use serde_json::{Value as Json, json};
 
-use super::calls::{ExactArgs, Output, RawOutput, StoredCall};
+use super::calls::{Calls, ExactArgs, Held, Output, RawOutput, StoredCall};
 use super::db::DbError;
 use super::{
     Details, Explainer, RootSummary, Score, StoredArgs, StoredOutcome, StoredResult, TraceStatus,
@@ -72,7 +72,11 @@ impl Prepared {
             })
             .collect();
         Prepared {
-            tool_calls: tool_calls_text(&record.tool_calls),
+            tool_calls: match record.tool_calls.held() {
+                Held::Calls(calls) => tool_calls_text(calls),
+                // A record read back is written again as it was read.
+                Held::Row(text) => text.to_owned(),
+            },
             binding: record.binding.as_ref().map(|b| binding_json(b).to_string()),
             details,
             sources,
@@ -400,6 +404,21 @@ impl ToolCallRead {
     }
 }
 
+/// The `tool_calls` column's text read back ([`Calls`] calls it when the
+/// calls are first read).
+fn calls_of(text: &str) -> Result<Vec<StoredCall>, String> {
+    let calls: Vec<ToolCallRead> =
+        crate::json_text::deserialize_stored(text).map_err(|e| e.to_string())?;
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            c.call()
+                .ok_or_else(|| format!("call {i} has no arguments, output or span ID it can read"))
+        })
+        .collect()
+}
+
 /// Why a stored row could not be read back (a row this version did not
 /// write, or a damaged file).
 fn row_error(trace_id: &TraceId, what: &str) -> DbError {
@@ -425,12 +444,7 @@ pub(crate) fn record_of(row: TraceRowOwned) -> Result<StoredResult, DbError> {
         None => None,
         Some(text) => Some(binding_of(&text).ok_or_else(|| bad("unreadable binding"))?),
     };
-    let calls: Vec<ToolCallRead> = crate::json_text::deserialize_stored(&row.tool_calls)
-        .map_err(|_| bad("unreadable tool calls"))?;
-    let tool_calls = calls
-        .into_iter()
-        .map(|c| c.call().ok_or_else(|| bad("unreadable tool call")))
-        .collect::<Result<_, _>>()?;
+    let tool_calls = Calls::of_row(row.tool_calls, calls_of);
     Ok(StoredResult {
         trace_id,
         status,
@@ -564,9 +578,53 @@ mod tests {
     use crate::pyvalue::{Dict, Int};
 
     fn read_back(calls: &[StoredCall]) -> Vec<StoredCall> {
-        let text = tool_calls_text(calls);
-        let read: Vec<ToolCallRead> = serde_json::from_str(&text).unwrap_or_default();
-        read.into_iter().filter_map(ToolCallRead::call).collect()
+        calls_of(&tool_calls_text(calls)).unwrap_or_default()
+    }
+
+    fn row(tool_calls: String) -> TraceRowOwned {
+        TraceRowOwned {
+            trace_id: [9; 16],
+            revision: 1,
+            status: "evaluated".into(),
+            complete: true,
+            evaluated_at: None,
+            root_span_id: None,
+            root_name: None,
+            root_service: None,
+            root_start: None,
+            root_end: None,
+            binding: None,
+            tool_calls,
+            content_captured: true,
+            span_count: 2,
+        }
+    }
+
+    /// A row's calls are parsed when first read: a record whose calls
+    /// cannot be read still lists, and reading its calls names the trace.
+    /// A record read back is written again with its row's text, unparsed.
+    #[test]
+    fn a_rows_calls_are_read_when_first_used() {
+        let calls = vec![StoredCall::from(call(Args::Dict(Dict::new()), None))];
+        let text = tool_calls_text(&calls);
+        let record = record_of(row(text.clone())).unwrap();
+        assert!(matches!(record.tool_calls.held(), Held::Row(t) if t == text));
+        assert_eq!(record.calls().unwrap(), &calls[..]);
+        assert_eq!(record.tool_calls, Calls::from(calls));
+        assert_eq!(Prepared::new(Arc::new(record)).tool_calls, text);
+
+        for damaged in [
+            "[{\"name\":",
+            "[{\"name\":\"a\",\"span_id\":\"zz\",\"start\":1,\"end\":2}]",
+        ] {
+            let record = record_of(row(damaged.into())).unwrap();
+            let e = record.calls().unwrap_err().to_string();
+            assert!(
+                e.starts_with("unreadable tool calls of trace 09090909090909090909090909090909: "),
+                "{e}"
+            );
+            assert_eq!(Prepared::new(Arc::new(record)).tool_calls, damaged);
+        }
     }
 
     /// A stored call reads back as the call kept: Python types JSON has no
@@ -639,8 +697,7 @@ mod tests {
     #[test]
     fn a_call_stored_by_an_older_version_reads() {
         let text = r#"[{"name":"a","id":null,"args":{"x":[1,2]},"output":"o","span_id":"0707070707070707","start":1,"end":2}]"#;
-        let read: Vec<ToolCallRead> = serde_json::from_str(text).unwrap_or_default();
-        let calls: Vec<StoredCall> = read.into_iter().filter_map(ToolCallRead::call).collect();
+        let calls = calls_of(text).unwrap();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].args.as_json_text(), r#"{"x":[1,2]}"#);
         assert_eq!(calls[0].raw, RawOutput::None);

@@ -95,6 +95,8 @@ pub enum UiError {
     /// Rendering a page failed (its blocking task panicked or was
     /// cancelled): a 500 without detail.
     Internal(tokio::task::JoinError),
+    /// A stored result that cannot be read back: a 500 naming it.
+    Unreadable(crate::store::CallsError),
 }
 
 impl From<crate::store::ReadError> for UiError {
@@ -114,6 +116,14 @@ impl IntoResponse for UiError {
                     StatusCode::SERVICE_UNAVAILABLE,
                     "Results unavailable",
                     "The results database cannot be read now; retry shortly.".to_owned(),
+                )
+            }
+            UiError::Unreadable(e) => {
+                tracing::warn!(error = %e, "UI page failed: a stored result is unreadable");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal error",
+                    "This trace's stored result could not be read.".to_owned(),
                 )
             }
             UiError::Internal(e) => {
@@ -156,12 +166,13 @@ async fn trace_page(
     let binder = st.binder.clone();
     let sign_out = st.ui_auth.is_some();
     let page = tokio::task::spawn_blocking(move || {
-        let body = trace::render(&record, &binder);
+        let body = trace::render(&record, &binder)?;
         let title = format!("Trace {}", id.to_hex());
-        layout::page(&title, Nav::None, sign_out, body)
+        Ok(layout::page(&title, Nav::None, sign_out, body))
     })
     .await
-    .map_err(UiError::Internal)?;
+    .map_err(UiError::Internal)?
+    .map_err(UiError::Unreadable)?;
     Ok(html_page(StatusCode::OK, page))
 }
 

@@ -216,7 +216,7 @@ fn count_and_order_mark_what_differs() {
         ),
     ];
     let binder = crate::criteria::Binder::default();
-    let html = super::trace::render(&r, &binder).into_string();
+    let html = super::trace::render(&r, &binder).unwrap().into_string();
     assert!(
         html.contains(r#"<mark class="mismatch">get_weather</mark></th>"#),
         "{html}"
@@ -671,7 +671,9 @@ async fn a_huge_argument_gives_a_bounded_page_with_a_link_to_the_whole() {
 fn explained_calls(kind: EvaluatorType, details: serde_json::Value) -> String {
     let mut r = record(3);
     r.scores = vec![score("ev", kind, 0.0, Some(false), details)];
-    super::trace::render(&r, &crate::criteria::Binder::default()).into_string()
+    super::trace::render(&r, &crate::criteria::Binder::default())
+        .unwrap()
+        .into_string()
 }
 
 #[test]
@@ -764,7 +766,7 @@ fn count_and_order_match_sanitised_names_as_the_evaluators_do() {
         ),
     ];
     let binder = crate::criteria::Binder::default();
-    let html = super::trace::render(&r, &binder).into_string();
+    let html = super::trace::render(&r, &binder).unwrap().into_string();
     assert!(
         html.contains(
             r#"<td data-label="Actual">1</td><td class="result" data-label="Result">✓ as expected"#

@@ -10,7 +10,7 @@ use super::layout::{
 };
 use crate::criteria::Binder;
 use crate::criteria::Binding;
-use crate::store::{Score, StoredCall, StoredResult};
+use crate::store::{CallsError, Score, StoredCall, StoredResult};
 
 /// What the timeline's arguments and outputs may show in all: each call's
 /// blocks get a share of it, between [`CALL_MIN`] and [`BLOCK_MAX`].
@@ -19,25 +19,26 @@ const CALL_MIN: usize = 2 * 1024;
 
 /// The page body. It is built synchronously and may be large: the caller
 /// runs it off the async threads.
-pub fn render(r: &StoredResult, binder: &Binder) -> Markup {
-    html! {
+pub fn render(r: &StoredResult, binder: &Binder) -> Result<Markup, CallsError> {
+    let calls = r.calls()?;
+    Ok(html! {
         h1 { "Trace " code { (r.trace_id.to_hex()) } }
         (summary(r))
         section aria-labelledby="h-calls" {
-            h2 id="h-calls" { "Tool calls (" (r.tool_calls.len()) ")" }
+            h2 id="h-calls" { "Tool calls (" (calls.len()) ")" }
             @if !r.content_captured {
                 p class="note" { "ⓘ Some calls' arguments or output were not captured by the agent's instrumentation." }
             }
-            (timeline(r))
+            (timeline(r, calls))
         }
         section aria-labelledby="h-scores" {
             h2 id="h-scores" { "Scores (" (r.scores.len()) ")" }
             @if r.scores.is_empty() {
                 p { "No evaluator scored this trace." }
             }
-            @for (i, s) in r.scores.iter().enumerate() { (score(i, s, r, binder)) }
+            @for (i, s) in r.scores.iter().enumerate() { (score(i, s, r, calls, binder)) }
         }
-    }
+    })
 }
 
 fn summary(r: &StoredResult) -> Markup {
@@ -88,8 +89,7 @@ pub fn duration(start: u64, end: u64) -> String {
 
 /// The calls in order, each with a bar placed by its start and end within
 /// the root span (or, without a root, within the calls' own extent).
-fn timeline(r: &StoredResult) -> Markup {
-    let calls = &r.tool_calls;
+fn timeline(r: &StoredResult, calls: &[StoredCall]) -> Markup {
     let (t0, t1) = match &r.root {
         Some(x) if x.end_time_unix_nano > x.start_time_unix_nano => {
             (x.start_time_unix_nano, x.end_time_unix_nano)
@@ -177,7 +177,7 @@ fn call(c: &StoredCall, i: usize, x: f64, w: f64, t0: u64, api: &str, max: usize
 
 /// One score: `data-*` attributes for the browser test, the value as
 /// text, the verdict in words, the explanation and the raw details.
-fn score(i: usize, s: &Score, r: &StoredResult, binder: &Binder) -> Markup {
+fn score(i: usize, s: &Score, r: &StoredResult, calls: &[StoredCall], binder: &Binder) -> Markup {
     let o = &s.outcome;
     html! {
         section class="score" data-evaluator-id=(&*s.evaluator_id) data-status=(o.status.as_str())
@@ -194,7 +194,7 @@ fn score(i: usize, s: &Score, r: &StoredResult, binder: &Binder) -> Markup {
             @if let Some(e) = &o.error {
                 p class="error-text" { "Error: " (e) }
             }
-            (explain::explain(&format!("score-{i}"), s, r, binder))
+            (explain::explain(&format!("score-{i}"), s, r, calls, binder))
             details class="raw" {
                 summary { "Raw justification (details)" }
                 pre { (block(&pretty(&o.details.to_json(), BLOCK_MAX), &format!("/traces/{}/scores", r.trace_id.to_hex()))) }

@@ -12,11 +12,17 @@ use crate::criteria::Binding;
 use crate::evaluator::{Config, Criteria};
 use crate::pyvalue::Value;
 use crate::pyvalue::json_to_py;
-use crate::store::{Score, StoredResult};
+use crate::store::{Score, StoredCall, StoredResult};
 
 /// deepeval's tool correctness: its reason as written, and the expected
 /// tools from the configuration beside the calls.
-pub fn tool_correctness(s: &Score, r: &StoredResult, binder: &Binder, details: &Json) -> Markup {
+pub fn tool_correctness(
+    s: &Score,
+    r: &StoredResult,
+    calls: &[StoredCall],
+    binder: &Binder,
+    details: &Json,
+) -> Markup {
     let reason = details.get("reason").and_then(Json::as_str);
     let bound = bound_criteria(binder, r.binding.as_ref(), &s.evaluator_id);
     let compared = bound.map(|(cfg, tools)| {
@@ -32,8 +38,7 @@ pub fn tool_correctness(s: &Score, r: &StoredResult, binder: &Binder, details: &
                 }),
             })
             .collect();
-        let actual: Vec<Call> = r
-            .tool_calls
+        let actual: Vec<Call> = calls
             .iter()
             .map(|c| Call {
                 name: c.name.clone(),

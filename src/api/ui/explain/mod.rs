@@ -25,7 +25,7 @@ use crate::criteria::Binder;
 use crate::evaluator::{EvaluatorType, Status};
 use crate::pyvalue::py_to_json;
 use crate::pyvalue::{Dict, Value};
-use crate::store::{Score, StoredResult};
+use crate::store::{Score, StoredCall, StoredResult};
 
 /// Shown values longer than this may break anywhere; shorter ones never
 /// break, so a phone does not leave `"celsius` and its closing quote on
@@ -41,17 +41,25 @@ const TEXT_MAX: usize = 16 * 1024;
 /// (an error's message is shown by the caller). `heading` is the id of
 /// the score's heading: a table's region is named by it and its caption,
 /// so two tables of the same kind on one page are told apart.
-pub fn explain(heading: &str, s: &Score, r: &StoredResult, binder: &Binder) -> Markup {
+pub fn explain(
+    heading: &str,
+    s: &Score,
+    r: &StoredResult,
+    calls: &[StoredCall],
+    binder: &Binder,
+) -> Markup {
     if s.outcome.status != Status::Ok {
         return html! {};
     }
     let details = s.outcome.details.to_json();
     let shown = match s.evaluator_type {
         EvaluatorType::Count => uipath::count(heading, &details),
-        EvaluatorType::Order => uipath::order(&details, &r.tool_calls),
+        EvaluatorType::Order => uipath::order(&details, calls),
         EvaluatorType::Args => uipath::calls(heading, &details, uipath::Kind::Args),
         EvaluatorType::Output => uipath::calls(heading, &details, uipath::Kind::Output),
-        EvaluatorType::ToolCorrectness => Some(deepeval::tool_correctness(s, r, binder, &details)),
+        EvaluatorType::ToolCorrectness => {
+            Some(deepeval::tool_correctness(s, r, calls, binder, &details))
+        }
         EvaluatorType::Judge(_) => uipath::judge(&details),
     };
     shown.unwrap_or_else(|| {
