@@ -26,6 +26,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
+use tonic::codec::CompressionEncoding::Gzip;
 use tonic::{Request, Response, Status};
 
 #[global_allocator]
@@ -73,11 +74,14 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "127.0.0.1:14317".to_owned())
         .parse()?;
     // toolscore's default cap (receivers.grpc.max_recv_msg_size_bytes).
-    let service = TraceServiceServer::new(DecodeAndDrop).max_decoding_message_size(64 << 20);
+    // The exporter gzips its requests (`exporter.gzip`, on by default).
+    let service = TraceServiceServer::new(DecodeAndDrop)
+        .max_decoding_message_size(64 << 20)
+        .accept_compressed(Gzip);
     tonic::transport::Server::builder()
         .add_service(service)
-        .add_service(LogsServiceServer::new(DecodeAndDrop))
-        .add_service(MetricsServiceServer::new(DecodeAndDrop))
+        .add_service(LogsServiceServer::new(DecodeAndDrop).accept_compressed(Gzip))
+        .add_service(MetricsServiceServer::new(DecodeAndDrop).accept_compressed(Gzip))
         .serve(address)
         .await?;
     Ok(())

@@ -17,7 +17,8 @@
 #             request with prost and drops it; its rate is the spans the
 #             generator had accepted after the warm-up.
 #   other     as off, but the toolscore binary at OTHER (another build, for
-#             a before/after in the same run).
+#             a before/after in the same run); VARIANT@other is any other
+#             variant with that binary (exporter@other).
 #   unbound   as off, but no trace carries an eval-set item (the generator's
 #             --bound-share 0): receiving, assembling, extracting and storing
 #             without the evaluators, to tell their share from the path's.
@@ -154,15 +155,16 @@ PY
 
 run() {   # run VARIANT ROUND
   [[ $1 == bare ]] && { run_bare "$2"; return; }
+  local label=$1 bin=./target/release/toolscore
+  [[ $1 == other || $1 == *@other ]] && bin=${OTHER:?set OTHER to the other build of toolscore}
+  set -- "${1%@other}" "$2"
   local config
   config=$(config_for "$1")
-  local bin=./target/release/toolscore
-  [[ $1 == other ]] && bin=${OTHER:?set OTHER to the other build of toolscore}
   if [[ $1 == exporter ]]; then
     "${GEN_PIN[@]}" ./target/release/examples/bare_receiver "$SINK" >"$WORK/sink-$2.log" 2>&1 &
     SINK_PID=$!
   fi
-  "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$1-$2.log" 2>&1 &
+  "${SERVER_PIN[@]}" "$bin" serve --config "$config" >"$WORK/$label-$2.log" 2>&1 &
   PID=$!
   for _ in $(seq 200); do curl -fs "$API/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   local mode=(--mode max --concurrency "$CONCURRENCY")
@@ -172,28 +174,28 @@ run() {   # run VARIANT ROUND
   [[ $1 == judges ]] && target+=(--model-stub "$MODEL" --model-delay-ms "$MODEL_DELAY_MS")
   [[ $1 == unbound ]] && target+=(--bound-share 0)
   "${GEN_PIN[@]}" "$LOADGEN" "${target[@]}" "${mode[@]}" \
-    --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$1-$2.json" &
+    --duration-secs "$DURATION" --warmup-secs 0 --json >"$WORK/$label-$2.json" &
   local gen=$!
   sleep "$WARMUP"
   local c0 t0 c1 t1 j0 j1
   c0=$(completed); j0=$(judged); t0=$(date +%s.%N)
   local reader=
   if [[ "${READS:-0}" == 1 ]]; then
-    "${GEN_PIN[@]}" python3 perf/read_probe.py "$API" "$(( DURATION - WARMUP - 1 ))" >"$WORK/$1-$2.reads" &
+    "${GEN_PIN[@]}" python3 perf/read_probe.py "$API" "$(( DURATION - WARMUP - 1 ))" >"$WORK/$label-$2.reads" &
     reader=$!
   fi
   local end=$(( $(date +%s) + DURATION - WARMUP ))
   while (( $(date +%s) < end )); do
-    curl -fs -o /dev/null -w '%{time_total}\n' "$API/healthz" >>"$WORK/$1-$2.probe" || echo fail >>"$WORK/$1-$2.probe"
+    curl -fs -o /dev/null -w '%{time_total}\n' "$API/healthz" >>"$WORK/$label-$2.probe" || echo fail >>"$WORK/$label-$2.probe"
     sleep 0.2
   done
   c1=$(completed); j1=$(judged); t1=$(date +%s.%N)
-  [[ -n "$reader" ]] && { wait "$reader" || true; echo "$1 round $2 reads: $(cat "$WORK/$1-$2.reads")" | tee -a "$WORK/results.txt"; }
+  [[ -n "$reader" ]] && { wait "$reader" || true; echo "$label round $2 reads: $(cat "$WORK/$label-$2.reads")" | tee -a "$WORK/results.txt"; }
   wait "$gen" || true
-  curl -fs "$API/metrics" >"$WORK/$1-$2.metrics"
+  curl -fs "$API/metrics" >"$WORK/$label-$2.metrics"
   stop_server
   local stored="-"
-  [[ $1 == exporter ]] && stored=$(awk '$1 ~ /^toolscore_exporter_(spans_exported|logs_exported|records_dropped)/ {printf "%s %s, ", $1, $2}' "$WORK/$1-$2.metrics")
+  [[ $1 == exporter ]] && stored=$(awk '$1 ~ /^toolscore_exporter_(spans_exported|logs_exported|records_dropped)/ {printf "%s %s, ", $1, $2}' "$WORK/$label-$2.metrics")
   [[ $1 == defaults ]] && stored=$(python3 - <<'PY'
 import sqlite3
 db = sqlite3.connect("target/tmp/bench-results.db")
@@ -207,7 +209,7 @@ pages = db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_
 print(f"{n} results, {pages / max(n, 1) / 1000:.2f} KB of pages a result" + (f", {used / max(n, 1) / 1000:.2f} KB in use" if used else ""))
 PY
 )
-  python3 - "$1" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$1-$2.metrics" "$WORK/$1-$2.json" "$j0" "$j1" "$WORK/$1-$2.probe" "$stored" <<'PY' | tee -a "$WORK/results.txt"
+  python3 - "$label" "$2" "$c0" "$c1" "$t0" "$t1" "$SPANS_PER_TRACE" "$WORK/$label-$2.metrics" "$WORK/$label-$2.json" "$j0" "$j1" "$WORK/$label-$2.probe" "$stored" <<'PY' | tee -a "$WORK/results.txt"
 import json, re, sys
 v, rnd, c0, c1, t0, t1, spt, metrics, gen, j0, j1, probe, stored = sys.argv[1:]
 rate = (float(c1) - float(c0)) * float(spt) / (float(t1) - float(t0))

@@ -13,7 +13,7 @@ import sys
 results, base_name = sys.argv[1], sys.argv[2]
 runs = {}
 for line in open(results):
-    m = re.match(r"(\w+) round \d+: (\d+) (?:evaluated|received) spans/s", line)
+    m = re.match(r"([\w@]+) round \d+: (\d+) (?:evaluated|received) spans/s", line)
     if m:
         runs.setdefault(m[1], []).append(int(m[2]))
 base = statistics.median(runs.get(base_name, [0])) or None

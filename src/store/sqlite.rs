@@ -289,14 +289,22 @@ impl Sqlite {
         }
     }
 
-    /// Runs `f` on an idle read connection (or a new one).
+    /// Runs `f` on an idle read connection (or a new one), in one read
+    /// transaction: a trace row and its scores are read from the same
+    /// snapshot (a prune between them cannot leave a record without its
+    /// scores), and a list of a thousand takes the file's shared lock once,
+    /// not once a statement.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T, DbError>) -> Result<T, DbError> {
         let conn = lock(&self.readers).pop();
         let conn = match conn {
             Some(c) => c,
             None => open_connection(&self.path, self.busy_timeout, true)?,
         };
-        let out = f(&conn);
+        let out = conn.unchecked_transaction().map_err(err).and_then(|tx| {
+            let out = f(&tx)?;
+            tx.commit().map_err(err)?;
+            Ok(out)
+        });
         let mut idle = lock(&self.readers);
         if idle.len() < MAX_IDLE_READERS {
             idle.push(conn);
