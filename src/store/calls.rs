@@ -285,19 +285,14 @@ impl Calls {
         }
     }
 
-    /// The memory the calls hold, estimated (what `store.max_bytes` counts):
-    /// a row's text until it is parsed, then both.
+    /// The memory the calls hold, estimated (what `store.max_bytes` counts).
+    /// A row's is counted as its text and its parsed calls, about as large,
+    /// whether or not they are parsed yet: an estimate made once (a store
+    /// counts a record at insertion) holds after the first read.
     pub fn approx_bytes(&self) -> usize {
-        let calls = |c: &[StoredCall]| c.iter().map(StoredCall::approx_bytes).sum::<usize>();
         match &*self.0 {
-            Kept::Calls(c) => calls(c),
-            Kept::Row { text, parsed, .. } => {
-                text.len()
-                    + parsed
-                        .get()
-                        .and_then(|p| p.as_deref().ok())
-                        .map_or(0, calls)
-            }
+            Kept::Calls(c) => c.iter().map(StoredCall::approx_bytes).sum(),
+            Kept::Row { text, .. } => text.len().saturating_mul(2),
         }
     }
 }

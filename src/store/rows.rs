@@ -609,7 +609,10 @@ mod tests {
         let text = tool_calls_text(&calls);
         let record = record_of(row(text.clone())).unwrap();
         assert!(matches!(record.tool_calls.held(), Held::Row(t) if t == text));
+        let bytes = record.approx_bytes();
         assert_eq!(record.calls().unwrap(), &calls[..]);
+        // Counted as parsed from the start: a store's count stays true.
+        assert_eq!(record.approx_bytes(), bytes);
         assert_eq!(record.tool_calls, Calls::from(calls));
         assert_eq!(Prepared::new(Arc::new(record)).tool_calls, text);
 
