@@ -285,10 +285,11 @@ fn watch_filter(req: &pb::WatchScoresRequest) -> Result<WatchFilter, Status> {
     })
 }
 
-/// A stored record that cannot be read back: the service's fault.
+/// A stored record that cannot be read back: the service's fault, logged
+/// with its detail (as the HTTP API's 5xx, the status carries none).
 fn unreadable(e: crate::store::CallsError) -> Status {
     tracing::warn!(error = %e, "a stored result could not be read");
-    ErrorKind::Internal.grpc_status(e.to_string())
+    ErrorKind::Internal.grpc_status("a stored result could not be read")
 }
 
 impl TryFrom<&StoredResult> for pb::TraceScores {

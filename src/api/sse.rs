@@ -112,7 +112,7 @@ pub(super) async fn watch(
                 // logged and named, and the stream goes on.
                 Err(e) => {
                     tracing::warn!(error = %e, "a watched result could not be read");
-                    error_event(ErrorKind::Internal, &e.to_string())
+                    error_event(ErrorKind::Internal, "a stored result could not be read")
                 }
             },
             Watched::TooSlow => error_event(ErrorKind::ResourceExhausted, TOO_SLOW),

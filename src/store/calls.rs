@@ -234,13 +234,28 @@ pub(crate) enum Held<'a> {
 /// A stored row's tool calls that cannot be read back (a row this version
 /// did not write, or a damaged file).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("unreadable tool calls{0}")]
-pub struct CallsError(String);
+pub struct CallsError {
+    /// The trace's ID in hex, once known.
+    trace: Option<String>,
+    why: String,
+}
 
 impl CallsError {
     /// The error, naming the trace whose calls these are.
     pub(crate) fn of_trace(self, trace_id: &crate::span::TraceId) -> CallsError {
-        CallsError(format!(" of trace {}{}", trace_id.to_hex(), self.0))
+        CallsError {
+            trace: Some(trace_id.to_hex()),
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for CallsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.trace {
+            Some(trace) => write!(f, "unreadable tool calls of trace {trace}: {}", self.why),
+            None => write!(f, "unreadable tool calls: {}", self.why),
+        }
     }
 }
 
@@ -269,7 +284,7 @@ impl Calls {
             } => match parsed.get_or_init(|| {
                 parse(text)
                     .map(Vec::into_boxed_slice)
-                    .map_err(|e| CallsError(format!(": {e}")))
+                    .map_err(|why| CallsError { trace: None, why })
             }) {
                 Ok(calls) => Ok(calls),
                 Err(e) => Err(e.clone()),
