@@ -17,6 +17,8 @@ use common::outage::{all_evaluated, send_until_refused, small_queues};
 use common::process::{WAIT, results_survive_kill_9};
 use common::records::{filters_agree_with_the_memory_store, record};
 use common::service::test_config;
+use toolscore::api::grpc::pb;
+use toolscore::api::grpc::pb::scores_service_client::ScoresServiceClient;
 use toolscore::config::{StoreBackend, StoreConfig};
 use toolscore::span::TraceId;
 use toolscore::store::Retention;
@@ -583,6 +585,22 @@ async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
     let (status, body) = common::process::body(&http, format!("http://{api}/ui/")).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains(&id), "{body}");
+    // The gRPC API likewise: INTERNAL, its detail logged, not sent.
+    let channel = tonic::transport::Endpoint::from_shared(format!(
+        "http://{}",
+        running.api_grpc_addr.unwrap()
+    ))
+    .unwrap()
+    .connect()
+    .await
+    .unwrap();
+    let mut grpc = ScoresServiceClient::new(channel);
+    let get = pb::GetScoresRequest {
+        trace_id: id.clone(),
+    };
+    let status = grpc.get_scores(get).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Internal, "{status:?}");
+    assert_eq!(status.message(), "a stored result could not be read");
     running.stop().await.unwrap();
 }
 
