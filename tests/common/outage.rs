@@ -95,6 +95,6 @@ pub async fn all_evaluated(http: &reqwest::Client, api: SocketAddr, accepted: &[
             "{id}: {scores}"
         );
     }
-    let (status, _) = body(http, format!("http://{api}/readyz")).await;
-    assert_eq!(status, 200, "ready again once the database is back");
+    let (status, text) = body(http, format!("http://{api}/readyz")).await;
+    assert_eq!(status, 200, "ready again once the database is back: {text}");
 }

@@ -603,9 +603,27 @@ const SELECT_SCORES: &str = "SELECT trace_id, evaluator_id, evaluator_type, stat
      score_is_int, passed, threshold_bits, details, error, explainer FROM toolscore_scores \
      WHERE trace_id = ANY($1) ORDER BY trace_id, idx";
 
+/// A read of trace rows and their scores in one snapshot (a repeatable-read,
+/// read-only transaction): retention deleting a trace between the two
+/// statements cannot leave a record without its scores.
+fn in_snapshot<T>(
+    client: &mut Client,
+    read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(err)?;
+    let out = read(&mut tx)?;
+    tx.commit().map_err(err)?;
+    Ok(out)
+}
+
 /// The records of these trace rows, with their scores (one query for all).
 fn records_of(
-    client: &mut Client,
+    client: &mut impl postgres::GenericClient,
     explainers: &Explainers,
     trace_rows: Vec<Row>,
 ) -> Result<Vec<StoredResult>, DbError> {
@@ -875,23 +893,28 @@ impl Database for Postgres {
 
     fn get(&self, trace_id: &TraceId) -> Result<Option<StoredResult>, DbError> {
         self.readers.with(|c| {
-            let rows = c
-                .query(
-                    &format!("SELECT {TRACE_COLUMNS} FROM toolscore_traces WHERE trace_id = $1"),
-                    &[&&trace_id.0[..]],
-                )
-                .map_err(err)?;
-            Ok(records_of(c, &self.explainers, rows)?.pop())
+            in_snapshot(c, |tx| {
+                let rows = tx
+                    .query(
+                        &format!(
+                            "SELECT {TRACE_COLUMNS} FROM toolscore_traces WHERE trace_id = $1"
+                        ),
+                        &[&&trace_id.0[..]],
+                    )
+                    .map_err(err)?;
+                Ok(records_of(tx, &self.explainers, rows)?.pop())
+            })
         })
     }
 
     fn list(&self, f: &ListFilter) -> Result<Vec<StoredResult>, DbError> {
         debug_assert!(!f.nan_bound(), "answered by DbStore");
         self.readers.with(|c| {
-            let rows = c
-                .query(
-                    &format!(
-                        "SELECT {TRACE_COLUMNS} FROM toolscore_traces t
+            in_snapshot(c, |tx| {
+                let rows = tx
+                    .query(
+                        &format!(
+                            "SELECT {TRACE_COLUMNS} FROM toolscore_traces t
                          WHERE ($1::text IS NULL OR t.status = $1)
                            AND ($2::int8 IS NULL OR t.stored_at >= $2)
                            AND ($9::int8 IS NULL OR t.stored_at < $9)
@@ -907,21 +930,22 @@ impl Database for Postgres {
                                   AND ($6::float8 IS NULL OR s.score >= $6)))
                          ORDER BY t.stored_at DESC, t.trace_id DESC
                          LIMIT $5"
-                    ),
-                    &[
-                        &f.status.map(super::TraceStatus::as_str),
-                        &f.since.map(unix_nanos),
-                        &f.evaluator.as_deref().map(str::as_bytes),
-                        &f.max_score,
-                        &i64::try_from(f.limit).unwrap_or(i64::MAX),
-                        &f.min_score,
-                        &f.service.as_deref().map(str::as_bytes),
-                        &f.root_name.as_deref().map(str::as_bytes),
-                        &f.until.map(unix_nanos),
-                    ],
-                )
-                .map_err(err)?;
-            records_of(c, &self.explainers, rows)
+                        ),
+                        &[
+                            &f.status.map(super::TraceStatus::as_str),
+                            &f.since.map(unix_nanos),
+                            &f.evaluator.as_deref().map(str::as_bytes),
+                            &f.max_score,
+                            &i64::try_from(f.limit).unwrap_or(i64::MAX),
+                            &f.min_score,
+                            &f.service.as_deref().map(str::as_bytes),
+                            &f.root_name.as_deref().map(str::as_bytes),
+                            &f.until.map(unix_nanos),
+                        ],
+                    )
+                    .map_err(err)?;
+                records_of(tx, &self.explainers, rows)
+            })
         })
     }
 
