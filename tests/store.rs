@@ -8,7 +8,7 @@
 mod common;
 
 use std::num::NonZero;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,9 +31,7 @@ use toolscore::store::{DbStore, Prepared, ResultStore, StoredResult};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
+    let config = sqlite_config(dir.path().join("results.db"));
     let n = results_survive_kill_9(&config, dir.path()).await;
     println!("{n} results survived kill -9");
     let size = |f: &str| std::fs::metadata(dir.path().join(f)).map_or(0, |m| m.len());
@@ -57,6 +55,14 @@ async fn results_survive_kill_9_and_a_restart_byte_for_byte() {
         ),
         0
     );
+}
+
+/// The test configuration with its results in the SQLite file at `path`.
+fn sqlite_config(path: PathBuf) -> toolscore::config::Config {
+    let mut config = test_config();
+    config.store.backend = StoreBackend::Sqlite;
+    config.store.sqlite.path = path;
+    config
 }
 
 fn sqlite_store(dir: &Path, max_traces: usize) -> DbStore {
@@ -407,9 +413,7 @@ fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
         "{e}"
     );
     // And `toolscore serve` refuses to start, naming it.
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = path;
+    let config = sqlite_config(path);
     let file = dir.path().join("config.yaml");
     std::fs::write(&file, serde_saphyr::to_string(&config).unwrap()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_toolscore"))
@@ -429,9 +433,7 @@ fn a_database_from_a_newer_toolscore_is_refused_with_its_versions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_acknowledged_is_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
+    let mut config = sqlite_config(dir.path().join("results.db"));
     config.store.sqlite.busy_timeout_ms = 20;
     let config = small_queues(config);
     let running = common::service::start(config).await;
@@ -475,9 +477,7 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_file_deleted_under_the_service_makes_it_unready() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
+    let config = sqlite_config(dir.path().join("results.db"));
     let config = small_queues(config);
     let running = common::service::start(config).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
@@ -488,13 +488,7 @@ async fn a_database_file_deleted_under_the_service_makes_it_unready() {
         .unwrap();
     let mut accepted = Vec::new();
     for n in 1..=3 {
-        let r = http
-            .post(&otlp)
-            .header("content-type", "application/json")
-            .body(common::outage::one_span_trace(n))
-            .send()
-            .await
-            .unwrap();
+        let r = common::outage::post_one_span_trace(&http, &otlp, n).await;
         assert_eq!(r.status(), 200);
         accepted.push(n);
     }
@@ -527,9 +521,7 @@ async fn a_database_file_deleted_under_the_service_makes_it_unready() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config();
-    config.store.backend = StoreBackend::Sqlite;
-    config.store.sqlite.path = dir.path().join("results.db");
+    let config = sqlite_config(dir.path().join("results.db"));
     let running = common::service::start(config.clone()).await;
     let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
     let api = running.api_addr.unwrap();
@@ -537,13 +529,7 @@ async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let r = http
-        .post(&otlp)
-        .header("content-type", "application/json")
-        .body(common::outage::one_span_trace(7))
-        .send()
-        .await
-        .unwrap();
+    let r = common::outage::post_one_span_trace(&http, &otlp, 7).await;
     assert_eq!(r.status(), 200);
     let id = format!("{:032x}", 7);
     let (status, body) = common::process::body(

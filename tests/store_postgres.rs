@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::conformance::{self, Case};
 use common::live::trace_of;
-use common::outage::{all_evaluated, one_span_trace, send_until_refused, small_queues};
+use common::outage::{all_evaluated, post_one_span_trace, send_until_refused, small_queues};
 use common::pg::Pg;
 use common::process::{
     WAIT, body, conformance_config, read_case, ready, results_survive_kill_9, send_cases, serve,
@@ -538,13 +538,7 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     let mut accepted = Vec::new();
     // Some traces stored before the outage.
     for n in 1..=20 {
-        let r = http
-            .post(&otlp)
-            .header("content-type", "application/json")
-            .body(one_span_trace(n))
-            .send()
-            .await
-            .unwrap();
+        let r = post_one_span_trace(&http, &otlp, n).await;
         assert_eq!(r.status(), 200);
         accepted.push(n);
     }
@@ -793,17 +787,12 @@ async fn a_database_that_stops_answering_makes_the_service_unready_saying_why() 
         .timeout(Duration::from_secs(10))
         .build()
         .unwrap();
-    let post = |n: u32| {
-        http.post(&otlp)
-            .header("content-type", "application/json")
-            .body(one_span_trace(n))
-            .send()
-    };
-    assert_eq!(post(1).await.unwrap().status(), 200);
+    let post = |n: u32| post_one_span_trace(&http, &otlp, n);
+    assert_eq!(post(1).await.status(), 200);
     all_evaluated(&http, api, &[1]).await;
 
     proxy.go_silent();
-    assert_eq!(post(2).await.unwrap().status(), 200);
+    assert_eq!(post(2).await.status(), 200);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let (status, text) = body(&http, format!("http://{api}/readyz")).await;

@@ -35,6 +35,17 @@ pub fn one_span_trace(n: u32) -> String {
     )
 }
 
+/// Posts [`one_span_trace`]`(n)` as OTLP/JSON to `otlp` (a receiver's
+/// `/v1/traces`).
+pub async fn post_one_span_trace(http: &reqwest::Client, otlp: &str, n: u32) -> reqwest::Response {
+    http.post(otlp)
+        .header("content-type", "application/json")
+        .body(one_span_trace(n))
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Sends one-span traces (numbered after `accepted`'s) over OTLP/HTTP to
 /// `otlp` until one is refused while `/readyz` is not ready, as it is once
 /// the database's outage is what fills the queues; each trace acknowledged
@@ -54,13 +65,7 @@ pub async fn send_until_refused(
             accepted.len()
         );
         let n = accepted.iter().max().map_or(1, |m| m + 1);
-        let r = http
-            .post(otlp)
-            .header("content-type", "application/json")
-            .body(one_span_trace(n))
-            .send()
-            .await
-            .unwrap();
+        let r = post_one_span_trace(http, otlp, n).await;
         match r.status().as_u16() {
             200 => accepted.push(n),
             503 => {
