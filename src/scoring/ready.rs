@@ -94,7 +94,7 @@ pub fn evaluate_ready(
         true => Vec::new(),
         false => calls.clone(),
     };
-    let kept = Calls::from(calls.into_iter().map(StoredCall::from).collect::<Vec<_>>());
+    let kept: Calls = calls.into_iter().map(StoredCall::from).collect();
     let scores = bound
         .as_ref()
         .map(|b| {

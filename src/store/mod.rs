@@ -259,19 +259,18 @@ pub struct Explainer {
 
 impl Explainer {
     fn render(&self) -> String {
-        let calls = match self
-            .calls
-            .read()
-            .map_err(|e| e.to_string())
-            .and_then(to_calls)
-        {
+        let calls = match self.calls.read() {
+            Ok(kept) => to_calls(kept).map_err(|e| format!("the stored tool calls: {e}")),
+            Err(e) => Err(e.to_string()),
+        };
+        let calls = match calls {
             Ok(calls) => calls,
             // Calls this service stored read back; if damaged, the details
             // say so rather than explain a score from other calls.
             Err(e) => {
                 return crate::json_text::exact(|out| {
                     out.push_str("{\"error\":");
-                    crate::json_text::write_str(&format!("the stored tool calls: {e}"), out);
+                    crate::json_text::write_str(&e, out);
                     out.push('}');
                 });
             }

@@ -248,14 +248,16 @@ struct ToolCallColumns<'a> {
 }
 
 /// `text` as a JSON value to write as it is, when it is one: it then
-/// reads back as exactly `text`.
+/// reads back as exactly `text`. serde_json checks a raw value without
+/// recursing, at any depth, so no depth scan is needed here (and a row's
+/// raw values are skipped the same way when it is read back).
 fn as_json(text: &str) -> Option<&RawValue> {
     let first = text.as_bytes().first()?;
     // Most texts that are not JSON show it at once: a look before the parse.
     if !matches!(first, b'{' | b'[' | b'"') {
         return None;
     }
-    crate::json_text::deserialize_stored::<&RawValue>(text)
+    serde_json::from_str::<&RawValue>(text)
         .ok()
         .filter(|raw| raw.get() == text)
 }
@@ -694,6 +696,25 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#""raw_is_text":true"#), "{text}");
+    }
+
+    /// An output that is JSON nested deeper than serde_json's default
+    /// limit (128) and than the stored-text cap (256) is written as JSON
+    /// and reads back as the same text: a raw value is skipped, not
+    /// parsed, at any depth.
+    #[test]
+    fn an_output_nested_deep_reads_back() {
+        for depth in [200, 100_000] {
+            let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let mut c = call(Args::Dict(Dict::new()), None);
+            c.output = deep.clone();
+            let calls = vec![StoredCall::from(c)];
+            let text = tool_calls_text(&calls);
+            assert!(text.contains(r#""output_json":[[["#), "{depth}");
+            let back = calls_of(&text).unwrap();
+            assert_eq!(back, calls);
+            assert_eq!(back[0].output(), deep);
+        }
     }
 
     /// A row written before calls were stored exactly (`args` only) reads.
