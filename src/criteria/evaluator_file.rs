@@ -112,8 +112,7 @@ pub fn parse_evaluator_file(v: &Value, file: &Path) -> Result<LoadedEvaluator, L
 }
 
 pub(crate) fn supported_types() -> String {
-    EvaluatorType::ALL
-        .iter()
+    EvaluatorType::all()
         .map(|t| format!("{} ({})", t.id(), t.alias()))
         .collect::<Vec<_>>()
         .join(", ")

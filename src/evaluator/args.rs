@@ -4,8 +4,11 @@
 //! expected key is present with an equal value" (SEMANTICS §1.5).
 
 use super::common::{
-    Invalid, Matcher, expect_dict, expect_list, expect_str, field, join, name_ids, write_attempt,
+    Invalid, Matcher, expect_dict, expect_list, expect_str, field, flag, join, name_ids,
+    write_attempt,
 };
+use super::kind::{Explanation, Judged, Kind, Layout};
+use super::{CriteriaError, uipath_alias};
 use super::{Explain, Outcome, justification, justification_with, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
@@ -236,6 +239,71 @@ pub fn evaluate(
         ratio(matched, expected.len())
     };
     Outcome::ok(score, details)
+}
+
+/// The config: `strict`, and `subset`, which the reference accepts and
+/// ignores (above).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArgsConfig {
+    pub strict: bool,
+    pub subset: bool,
+}
+
+impl ArgsConfig {
+    pub fn parse(config: &Dict, path: &str) -> Result<ArgsConfig, Invalid> {
+        Ok(ArgsConfig {
+            strict: flag(config, path, "strict")?,
+            subset: flag(config, path, "subset")?,
+        })
+    }
+}
+
+/// The kind's declaration (`evaluator::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Args;
+
+impl Kind for Args {
+    type Config = ArgsConfig;
+    type Criteria = ArgsCriteria;
+    const LAYOUT: Layout = Layout::CallArguments;
+    const EXPLANATION: Explanation = Explanation::Details;
+
+    fn id(self) -> &'static str {
+        "uipath-tool-call-args"
+    }
+    fn alias(self) -> &'static str {
+        uipath_alias(self.id())
+    }
+    fn default_name(self) -> &'static str {
+        "ToolCallArgsEvaluator"
+    }
+    fn default_config(self) -> ArgsConfig {
+        ArgsConfig::default()
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<ArgsConfig, Invalid> {
+        ArgsConfig::parse(config, path)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<ArgsCriteria, CriteriaError> {
+        parse_criteria(criteria).map_err(|e| CriteriaError::Invalid(e, self.default_name()))
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::Missing
+    }
+    fn judged(_: &ArgsConfig) -> Judged {
+        Judged::No
+    }
+    fn reads_content(_: &ArgsConfig) -> Option<&'static str> {
+        Some("arguments")
+    }
+    fn score(
+        self,
+        calls: &[ToolCall],
+        config: &ArgsConfig,
+        criteria: &ArgsCriteria,
+        explain: Explain,
+    ) -> Outcome {
+        evaluate(calls, criteria, config.strict, explain)
+    }
 }
 
 #[cfg(test)]

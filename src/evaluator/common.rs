@@ -440,6 +440,28 @@ pub fn expect_str(v: &Value, path: &str) -> Result<String, Invalid> {
     }
 }
 
+/// The config of the UiPath tool-call evaluators that take only `strict`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Strict {
+    pub strict: bool,
+}
+
+impl Strict {
+    pub fn parse(config: &Dict, path: &str) -> Result<Strict, Invalid> {
+        Ok(Strict {
+            strict: flag(config, path, "strict")?,
+        })
+    }
+}
+
+/// A config's boolean `key` (pydantic's lax bool), `false` when absent.
+pub fn flag(config: &Dict, path: &str, key: &str) -> Result<bool, Invalid> {
+    match config.get_str(key) {
+        Some(v) => lax_bool(v, &join(path, key)),
+        None => Ok(false),
+    }
+}
+
 /// pydantic's lax `bool`: bools, 0/1, and the usual yes/no strings.
 pub fn lax_bool(v: &Value, path: &str) -> Result<bool, Invalid> {
     let bad = || {

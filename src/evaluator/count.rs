@@ -7,10 +7,13 @@ use std::fmt::Write as _;
 use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
+use super::common::Strict;
 use super::common::{
     ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join,
     lax_int, sanitize_cow,
 };
+use super::kind::{Explanation, Judged, Kind, Layout};
+use super::{CriteriaError, uipath_alias};
 use super::{Explain, Outcome, justification, justification_with, result_message};
 use crate::extract::ToolCall;
 use crate::json_text;
@@ -284,6 +287,54 @@ fn write_explained(lines: &[Line<'_>], distinct: bool, out: &mut String) {
         out.push('"');
     }
     out.push('}');
+}
+
+/// The kind's declaration (`evaluator::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Count;
+
+impl Kind for Count {
+    type Config = Strict;
+    type Criteria = CountCriteria;
+    const LAYOUT: Layout = Layout::ToolCounts;
+    const EXPLANATION: Explanation = Explanation::Details;
+
+    fn id(self) -> &'static str {
+        "uipath-tool-call-count"
+    }
+    fn alias(self) -> &'static str {
+        uipath_alias(self.id())
+    }
+    fn default_name(self) -> &'static str {
+        "ToolCallCountEvaluator"
+    }
+    fn default_config(self) -> Strict {
+        Strict::default()
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<Strict, Invalid> {
+        Strict::parse(config, path)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<CountCriteria, CriteriaError> {
+        parse_criteria(criteria).map_err(|e| CriteriaError::Invalid(e, self.default_name()))
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::Missing
+    }
+    fn judged(_: &Strict) -> Judged {
+        Judged::No
+    }
+    fn reads_content(_: &Strict) -> Option<&'static str> {
+        None
+    }
+    fn score(
+        self,
+        calls: &[ToolCall],
+        config: &Strict,
+        criteria: &CountCriteria,
+        explain: Explain,
+    ) -> Outcome {
+        evaluate(calls, criteria, config.strict, explain)
+    }
 }
 
 #[cfg(test)]

@@ -270,9 +270,9 @@ proptest::proptest! {
         let order = json!({"toolCallsOrder": expected.iter().map(|(n, _, _)| n).collect::<Vec<_>>()});
         let args = json!({"toolCalls": expected.iter().map(|(n, v, _)| json!({"name": n, "args": {"k": v}})).collect::<Vec<_>>()});
         for (kind, config, criteria) in [
-            (EvaluatorType::Count, Config::Count { strict }, count),
-            (EvaluatorType::Order, Config::Order { strict }, order),
-            (EvaluatorType::Args, Config::Args { strict, subset: false }, args),
+            (EvaluatorType::Count, Config::Count(Strict { strict }), count),
+            (EvaluatorType::Order, Config::Order(Strict { strict }), order),
+            (EvaluatorType::Args, Config::Args(ArgsConfig { strict, subset: false }), args),
         ] {
             let o = run(kind, config, &calls, &criteria.to_string());
             let OutcomeDetails::Text(text) = &o.details else {

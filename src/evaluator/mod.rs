@@ -5,12 +5,14 @@
 //!
 //! Each evaluator lives in its own file with its config, its criteria and
 //! its scoring, reproducing the reference implementation (uipath 2.14.44,
-//! deepeval 4.3.1) score for score, quirks included (`reference/SEMANTICS.md`).
+//! deepeval 4.3.1) score for score, quirks included (`reference/SEMANTICS.md`),
+//! and declares itself there ([`kind::Kind`]); `kinds!` below lists them.
 
 pub mod args;
 pub mod common;
 pub mod count;
 pub mod judged;
+pub mod kind;
 pub mod order;
 pub mod output;
 pub mod tool_correctness;
@@ -22,21 +24,23 @@ use serde_json::{Map, Value as Json};
 
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
+pub use args::ArgsConfig;
 use common::Invalid;
+pub use common::Strict;
+use kind::Judged;
 
-/// The evaluator types toolscore runs. Every dispatch on a type or its
-/// [`Config`] is an exhaustive `match` (no `_` arm), so a new type does not
-/// compile until it has each of its parts (docs/development.md, "Adding an
-/// evaluator").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EvaluatorType {
-    Count,
-    Order,
-    Args,
-    Output,
-    ToolCorrectness,
-    /// A UiPath LLM judge (`judged::uipath`).
-    Judge(judged::uipath::Kind),
+kind::kinds! {
+    units {
+        Count => count::Count,
+        Order => order::Order,
+        Args => args::Args,
+        Output => output::Output,
+        ToolCorrectness => tool_correctness::ToolCorrectness,
+    }
+    families {
+        // The UiPath LLM judges (`judged::uipath`).
+        Judge => judged::uipath::Kind,
+    }
 }
 
 impl Serialize for EvaluatorType {
@@ -46,110 +50,24 @@ impl Serialize for EvaluatorType {
 }
 
 impl EvaluatorType {
-    pub const ALL: [EvaluatorType; 9] = [
-        EvaluatorType::Count,
-        EvaluatorType::Order,
-        EvaluatorType::Args,
-        EvaluatorType::Output,
-        EvaluatorType::ToolCorrectness,
-        EvaluatorType::Judge(judged::uipath::Kind::TrajectorySimilarity),
-        EvaluatorType::Judge(judged::uipath::Kind::TrajectorySimulation),
-        EvaluatorType::Judge(judged::uipath::Kind::OutputSemanticSimilarity),
-        EvaluatorType::Judge(judged::uipath::Kind::OutputStrictJsonSimilarity),
-    ];
-
-    /// The canonical type id (UiPath's `evaluatorTypeId` for the UiPath ones).
-    pub fn id(self) -> &'static str {
-        match self {
-            EvaluatorType::Count => "uipath-tool-call-count",
-            EvaluatorType::Order => "uipath-tool-call-order",
-            EvaluatorType::Args => "uipath-tool-call-args",
-            EvaluatorType::Output => "uipath-tool-call-output",
-            EvaluatorType::ToolCorrectness => "deepeval-tool-correctness",
-            EvaluatorType::Judge(kind) => kind.id(),
-        }
-    }
-
     /// The UiPath LLM judge this type is, if it is one.
     pub fn judge_kind(self) -> Option<judged::uipath::Kind> {
-        match self {
-            EvaluatorType::Judge(kind) => Some(kind),
-            EvaluatorType::Count
-            | EvaluatorType::Order
-            | EvaluatorType::Args
-            | EvaluatorType::Output
-            | EvaluatorType::ToolCorrectness => None,
-        }
-    }
-
-    /// The short alias (`tool-call-count`, …, `tool-correctness`,
-    /// `llm-judge-…`).
-    pub fn alias(self) -> &'static str {
-        match self {
-            EvaluatorType::ToolCorrectness => "tool-correctness",
-            EvaluatorType::Count
-            | EvaluatorType::Order
-            | EvaluatorType::Args
-            | EvaluatorType::Output
-            | EvaluatorType::Judge(_) => {
-                let id = self.id();
-                id.strip_prefix("uipath-").unwrap_or(id)
-            }
+        if let EvaluatorType::Judge(kind) = self {
+            Some(kind)
+        } else {
+            None
         }
     }
 
     /// Accepts the canonical id or the alias.
     pub fn parse(s: &str) -> Option<EvaluatorType> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.id() == s || t.alias() == s)
-    }
-
-    /// The reference's default evaluator name (UiPath's class name).
-    pub fn default_name(self) -> &'static str {
-        match self {
-            EvaluatorType::Count => "ToolCallCountEvaluator",
-            EvaluatorType::Order => "ToolCallOrderEvaluator",
-            EvaluatorType::Args => "ToolCallArgsEvaluator",
-            EvaluatorType::Output => "ToolCallOutputEvaluator",
-            EvaluatorType::ToolCorrectness => "ToolCorrectnessMetric",
-            EvaluatorType::Judge(kind) => kind.default_name(),
-        }
+        Self::all().find(|t| t.id() == s || t.alias() == s)
     }
 }
 
-/// An evaluator's validated configuration.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Config {
-    Count {
-        strict: bool,
-    },
-    Order {
-        strict: bool,
-    },
-    Args {
-        strict: bool,
-        subset: bool,
-    },
-    Output {
-        strict: bool,
-    },
-    ToolCorrectness(tool_correctness::DeepevalConfig),
-    /// A UiPath LLM judge (`judged::uipath`).
-    Judge(Box<judged::uipath::JudgeConfig>),
-}
-
-/// Criteria validated for one evaluator type.
-#[derive(Debug, Clone)]
-pub enum Criteria {
-    Count(count::CountCriteria),
-    Order(order::OrderCriteria),
-    Args(args::ArgsCriteria),
-    Output(output::OutputCriteria),
-    ToolCorrectness(tool_correctness::ExpectedTools),
-    /// A UiPath LLM judge's criteria, checked when bound and kept as given:
-    /// the judge reads them as the reference does, at evaluation.
-    Judge(Value),
+/// The alias of a UiPath type: its id without `uipath-`.
+pub(crate) fn uipath_alias(id: &'static str) -> &'static str {
+    id.strip_prefix("uipath-").unwrap_or(id)
 }
 
 /// Why criteria could not be bound; the messages follow the reference's
@@ -233,50 +151,21 @@ impl Evaluator {
             Some(v) => self.parse_criteria(v).map(Cow::Owned),
             None => match &self.default_criteria {
                 Some(c) => Ok(Cow::Borrowed(c)),
-                None if self.kind == EvaluatorType::ToolCorrectness => {
-                    Err(CriteriaError::MissingExpectedTools)
-                }
-                None => Err(CriteriaError::Missing),
+                None => Err(self.kind.missing_criteria()),
             },
         }
     }
 
     /// Whether scoring calls a model (`llm/` runs these).
     pub fn needs_model(&self) -> bool {
-        match &self.config {
-            Config::Judge(_) => true,
-            Config::ToolCorrectness(cfg) => judged::deepeval::needs_model(cfg),
-            Config::Count { .. } | Config::Order { .. } | Config::Args { .. } => false,
-            Config::Output { .. } => false,
-        }
+        self.config.judged() == Judged::Yes { asks: true }
     }
 
     /// Whether the evaluator is configured as an LLM judge, whether or not
     /// it has a request to make (deepeval with `available_tools: []` makes
     /// none, but reports the LLM path's details).
     pub fn is_llm_judged(&self) -> bool {
-        match &self.config {
-            Config::Judge(_) => true,
-            Config::ToolCorrectness(cfg) => cfg.available_tools.is_some(),
-            Config::Count { .. } | Config::Order { .. } | Config::Args { .. } => false,
-            Config::Output { .. } => false,
-        }
-    }
-
-    /// What of the tool calls, beyond their names and order, the
-    /// evaluator reads (`None`: names and order only).
-    fn reads_content(&self) -> Option<&'static str> {
-        match &self.config {
-            Config::Args { .. } => Some("arguments"),
-            Config::Output { .. } => Some("outputs"),
-            Config::ToolCorrectness(c) => match (c.input_parameters, c.output) {
-                (true, true) => Some("arguments and outputs"),
-                (true, false) => Some("arguments"),
-                (false, true) => Some("outputs"),
-                (false, false) => None,
-            },
-            Config::Count { .. } | Config::Order { .. } | Config::Judge(_) => None,
-        }
+        matches!(self.config.judged(), Judged::Yes { .. })
     }
 
     /// Scores `calls` against validated criteria, without a model, and
@@ -306,7 +195,7 @@ impl Evaluator {
     }
 
     fn score(&self, calls: &[ToolCall], criteria: &Criteria, explain: Explain) -> Outcome {
-        if let Some(what) = self.reads_content()
+        if let Some(what) = self.config.reads_content()
             && let Some(call) = calls.iter().find(|c| c.content_missing)
         {
             return Outcome::skipped(format!(
@@ -324,110 +213,14 @@ impl Evaluator {
                 self.kind.id()
             ));
         }
-        let mismatch = || {
+        score_kind(self.kind, &self.config, criteria, calls, explain).unwrap_or_else(|| {
             Outcome::error(format!(
                 "criteria of another evaluator type were bound to {} ({})",
                 self.id,
                 self.kind.id()
             ))
-        };
-        match &self.config {
-            Config::Count { strict } => match criteria {
-                Criteria::Count(c) => count::evaluate(calls, c, *strict, explain),
-                _ => mismatch(),
-            },
-            Config::Order { strict } => match criteria {
-                Criteria::Order(c) => order::evaluate(calls, c, *strict, explain),
-                _ => mismatch(),
-            },
-            Config::Args { strict, .. } => match criteria {
-                Criteria::Args(c) => args::evaluate(calls, c, *strict, explain),
-                _ => mismatch(),
-            },
-            Config::Output { strict } => match criteria {
-                Criteria::Output(c) => output::evaluate(calls, c, *strict, explain),
-                _ => mismatch(),
-            },
-            Config::ToolCorrectness(cfg) => match criteria {
-                Criteria::ToolCorrectness(c) => tool_correctness::evaluate(calls, c, cfg, explain),
-                _ => mismatch(),
-            },
-            // Judges need a model (above): `llm/` runs them.
-            Config::Judge(_) => mismatch(),
-        }
+        })
     }
-}
-
-pub fn default_config(kind: EvaluatorType) -> Config {
-    match kind {
-        EvaluatorType::Count => Config::Count { strict: false },
-        EvaluatorType::Order => Config::Order { strict: false },
-        EvaluatorType::Args => Config::Args {
-            strict: false,
-            subset: false,
-        },
-        EvaluatorType::Output => Config::Output { strict: false },
-        EvaluatorType::ToolCorrectness => {
-            Config::ToolCorrectness(tool_correctness::DeepevalConfig::default())
-        }
-        EvaluatorType::Judge(kind) => {
-            Config::Judge(Box::new(judged::uipath::JudgeConfig::defaults(kind)))
-        }
-    }
-}
-
-/// Validates an evaluator config object (UiPath's `evaluatorConfig`, or
-/// deepeval's metric parameters). Unknown keys are ignored, as pydantic does.
-pub fn parse_config(kind: EvaluatorType, config: &Dict, path: &str) -> Result<Config, Invalid> {
-    use common::{field, join, lax_bool};
-    let flag = |snake: &str, camel: &str| -> Result<bool, Invalid> {
-        match field(config, snake, camel) {
-            Some((v, which)) => {
-                lax_bool(v, &join(path, if which == "camel" { camel } else { snake }))
-            }
-            None => Ok(false),
-        }
-    };
-    Ok(match kind {
-        EvaluatorType::Count => Config::Count {
-            strict: flag("strict", "strict")?,
-        },
-        EvaluatorType::Order => Config::Order {
-            strict: flag("strict", "strict")?,
-        },
-        EvaluatorType::Args => Config::Args {
-            strict: flag("strict", "strict")?,
-            subset: flag("subset", "subset")?,
-        },
-        EvaluatorType::Output => Config::Output {
-            strict: flag("strict", "strict")?,
-        },
-        EvaluatorType::ToolCorrectness => {
-            Config::ToolCorrectness(tool_correctness::DeepevalConfig::parse(config, path)?)
-        }
-        EvaluatorType::Judge(kind) => {
-            Config::Judge(Box::new(judged::uipath::parse_config(kind, config, path)?))
-        }
-    })
-}
-
-pub fn parse_criteria(kind: EvaluatorType, criteria: &Value) -> Result<Criteria, CriteriaError> {
-    let invalid = |e: Invalid| CriteriaError::Invalid(e, kind.default_name());
-    Ok(match kind {
-        EvaluatorType::Count => Criteria::Count(count::parse_criteria(criteria).map_err(invalid)?),
-        EvaluatorType::Order => Criteria::Order(order::parse_criteria(criteria).map_err(invalid)?),
-        EvaluatorType::Args => Criteria::Args(args::parse_criteria(criteria).map_err(invalid)?),
-        EvaluatorType::Output => {
-            Criteria::Output(output::parse_criteria(criteria).map_err(invalid)?)
-        }
-        EvaluatorType::ToolCorrectness => {
-            Criteria::ToolCorrectness(tool_correctness::parse_criteria(criteria)?)
-        }
-        EvaluatorType::Judge(kind) => {
-            judged::uipath::parse_criteria(kind, criteria).map_err(CriteriaError::Judge)?;
-            Criteria::Judge(criteria.clone())
-        }
-    })
 }
 
 /// Whether an evaluation writes its details. A result's details are a pure
@@ -689,11 +482,11 @@ mod evaluator_tests;
 mod type_tests {
     use super::*;
 
-    /// `ALL` is written by hand: each type in it once, each found by its
-    /// id and alias, every UiPath judge kind among them.
+    /// Each type found by its id and alias, every UiPath judge kind among
+    /// them, no id twice.
     #[test]
     fn every_type_parses_from_its_id_and_alias() {
-        for t in EvaluatorType::ALL {
+        for t in EvaluatorType::all() {
             assert_eq!(EvaluatorType::parse(t.id()), Some(t), "{t:?}");
             assert_eq!(EvaluatorType::parse(t.alias()), Some(t), "{t:?}");
             assert_eq!(
@@ -702,9 +495,10 @@ mod type_tests {
             );
         }
         for kind in judged::uipath::Kind::ALL {
-            assert!(EvaluatorType::ALL.contains(&EvaluatorType::Judge(kind)));
+            assert!(EvaluatorType::all().any(|t| t == EvaluatorType::Judge(kind)));
         }
-        let ids: std::collections::HashSet<_> = EvaluatorType::ALL.iter().map(|t| t.id()).collect();
-        assert_eq!(ids.len(), EvaluatorType::ALL.len());
+        let ids: std::collections::HashSet<_> = EvaluatorType::all().map(|t| t.id()).collect();
+        assert_eq!(ids.len(), EvaluatorType::all().count());
+        assert_eq!(ids.len(), 9);
     }
 }

@@ -1,13 +1,16 @@
 //! UiPath `ToolCallOrderEvaluator` (`uipath-tool-call-order`).
 
+use super::common::Strict;
 use super::common::{
     CallKey, ExpectedKey, Invalid, Matcher, call_key, expect_dict, expect_list, expect_str, field,
     join,
 };
+use super::kind::{Explanation, Judged, Kind, Layout};
+use super::{CriteriaError, uipath_alias};
 use super::{Explain, Outcome, justification_with, ratio, repr_str_list};
 use crate::extract::ToolCall;
 use crate::json_text;
-use crate::pyvalue::Value;
+use crate::pyvalue::{Dict, Value};
 
 /// `tool_calls_order`: the expected sequence of names (or ids). May be empty.
 #[derive(Debug, Clone)]
@@ -120,6 +123,54 @@ fn lcs<'a>(calls: &[CallKey], keys: &[ExpectedKey], expected: &'a [String]) -> V
     }
     out.reverse();
     out
+}
+
+/// The kind's declaration (`evaluator::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Order;
+
+impl Kind for Order {
+    type Config = Strict;
+    type Criteria = OrderCriteria;
+    const LAYOUT: Layout = Layout::ToolSequence;
+    const EXPLANATION: Explanation = Explanation::Details;
+
+    fn id(self) -> &'static str {
+        "uipath-tool-call-order"
+    }
+    fn alias(self) -> &'static str {
+        uipath_alias(self.id())
+    }
+    fn default_name(self) -> &'static str {
+        "ToolCallOrderEvaluator"
+    }
+    fn default_config(self) -> Strict {
+        Strict::default()
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<Strict, Invalid> {
+        Strict::parse(config, path)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<OrderCriteria, CriteriaError> {
+        parse_criteria(criteria).map_err(|e| CriteriaError::Invalid(e, self.default_name()))
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::Missing
+    }
+    fn judged(_: &Strict) -> Judged {
+        Judged::No
+    }
+    fn reads_content(_: &Strict) -> Option<&'static str> {
+        None
+    }
+    fn score(
+        self,
+        calls: &[ToolCall],
+        config: &Strict,
+        criteria: &OrderCriteria,
+        explain: Explain,
+    ) -> Outcome {
+        evaluate(calls, criteria, config.strict, explain)
+    }
 }
 
 #[cfg(test)]

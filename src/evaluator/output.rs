@@ -3,15 +3,18 @@
 use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
+use super::common::Strict;
 use super::common::{
     Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
     name_ids, push_usize, write_attempt,
 };
+use super::kind::{Explanation, Judged, Kind, Layout};
+use super::{CriteriaError, uipath_alias};
 use super::{Explain, Outcome, OutcomeDetails, justification, ratio, result_message};
 use crate::extract::ToolCall;
 use crate::json_text;
-use crate::pyvalue::Value;
 use crate::pyvalue::repr::str_repr;
+use crate::pyvalue::{Dict, Value};
 
 /// One expected output: `{"name", "output", "id"?}`; `output` must be a string.
 #[derive(Debug, Clone)]
@@ -337,6 +340,54 @@ fn write_details(
     out.push_str("}}");
     debug_assert_eq!(out.len(), len, "the details' length was computed exactly");
     out
+}
+
+/// The kind's declaration (`evaluator::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Output;
+
+impl Kind for Output {
+    type Config = Strict;
+    type Criteria = OutputCriteria;
+    const LAYOUT: Layout = Layout::CallOutputs;
+    const EXPLANATION: Explanation = Explanation::Details;
+
+    fn id(self) -> &'static str {
+        "uipath-tool-call-output"
+    }
+    fn alias(self) -> &'static str {
+        uipath_alias(self.id())
+    }
+    fn default_name(self) -> &'static str {
+        "ToolCallOutputEvaluator"
+    }
+    fn default_config(self) -> Strict {
+        Strict::default()
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<Strict, Invalid> {
+        Strict::parse(config, path)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<OutputCriteria, CriteriaError> {
+        parse_criteria(criteria).map_err(|e| CriteriaError::Invalid(e, self.default_name()))
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::Missing
+    }
+    fn judged(_: &Strict) -> Judged {
+        Judged::No
+    }
+    fn reads_content(_: &Strict) -> Option<&'static str> {
+        Some("outputs")
+    }
+    fn score(
+        self,
+        calls: &[ToolCall],
+        config: &Strict,
+        criteria: &OutputCriteria,
+        explain: Explain,
+    ) -> Outcome {
+        evaluate(calls, criteria, config.strict, explain)
+    }
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ pub(crate) fn run(
 pub(crate) fn score_count(calls: &[ToolCall], criteria: &str) -> Outcome {
     run(
         EvaluatorType::Count,
-        Config::Count { strict: false },
+        Config::Count(Strict { strict: false }),
         calls,
         criteria,
     )
@@ -219,7 +219,7 @@ pub(crate) fn score_count(calls: &[ToolCall], criteria: &str) -> Outcome {
 pub(crate) fn score_count_strict(calls: &[ToolCall], criteria: &str) -> Outcome {
     run(
         EvaluatorType::Count,
-        Config::Count { strict: true },
+        Config::Count(Strict { strict: true }),
         calls,
         criteria,
     )
@@ -229,7 +229,7 @@ pub(crate) fn score_order(calls: &[ToolCall], expected: &[&str]) -> Outcome {
     let criteria = order_criteria(expected);
     run(
         EvaluatorType::Order,
-        Config::Order { strict: false },
+        Config::Order(Strict { strict: false }),
         calls,
         &criteria,
     )
@@ -239,7 +239,7 @@ pub(crate) fn score_order_strict(calls: &[ToolCall], expected: &[&str]) -> Outco
     let criteria = order_criteria(expected);
     run(
         EvaluatorType::Order,
-        Config::Order { strict: true },
+        Config::Order(Strict { strict: true }),
         calls,
         &criteria,
     )
@@ -253,7 +253,7 @@ pub(crate) fn score_args_with(
 ) -> Outcome {
     run(
         EvaluatorType::Args,
-        Config::Args { strict, subset },
+        Config::Args(ArgsConfig { strict, subset }),
         calls,
         criteria,
     )
@@ -266,7 +266,7 @@ pub(crate) fn score_args(calls: &[ToolCall], criteria: &str) -> Outcome {
 pub(crate) fn score_outputs(calls: &[ToolCall], criteria: &str) -> Outcome {
     run(
         EvaluatorType::Output,
-        Config::Output { strict: false },
+        Config::Output(Strict { strict: false }),
         calls,
         criteria,
     )
@@ -275,7 +275,7 @@ pub(crate) fn score_outputs(calls: &[ToolCall], criteria: &str) -> Outcome {
 pub(crate) fn score_outputs_strict(calls: &[ToolCall], criteria: &str) -> Outcome {
     run(
         EvaluatorType::Output,
-        Config::Output { strict: true },
+        Config::Output(Strict { strict: true }),
         calls,
         criteria,
     )

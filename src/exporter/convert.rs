@@ -25,7 +25,7 @@ use opentelemetry_proto::tonic::trace::v1::{Span, SpanFlags, Status};
 use serde_json::value::RawValue;
 
 use crate::criteria::Binding;
-use crate::evaluator::EvaluatorType;
+use crate::evaluator::kind::Explanation;
 use crate::span::{SpanId, TraceId};
 use crate::store::{ModelCall, Score, StoredOutcome, StoredResult};
 
@@ -67,8 +67,8 @@ pub fn explanation(score: &Score) -> Option<String> {
     }
     let details = o.details.text();
     let details = &*details;
-    let shown = match score.evaluator_type {
-        EvaluatorType::ToolCorrectness => {
+    let shown = match score.evaluator_type.explanation() {
+        Explanation::Reason => {
             #[derive(serde::Deserialize)]
             struct Reason<'a> {
                 #[serde(borrow)]
@@ -79,11 +79,7 @@ pub fn explanation(score: &Score) -> Option<String> {
                 .and_then(|r| r.reason)
                 .map_or(details, RawValue::get)
         }
-        EvaluatorType::Count
-        | EvaluatorType::Order
-        | EvaluatorType::Args
-        | EvaluatorType::Output
-        | EvaluatorType::Judge(_) => details,
+        Explanation::Details => details,
     };
     match shown.as_bytes().first() {
         None => None,
@@ -373,7 +369,7 @@ pub(crate) mod tests {
     use serde_json::{Value as Json, json};
 
     use super::*;
-    use crate::evaluator::Outcome;
+    use crate::evaluator::{EvaluatorType, Outcome};
     use crate::store::{RootSummary, TraceStatus};
 
     pub(crate) fn record(scores: usize) -> StoredResult {

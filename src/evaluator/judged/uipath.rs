@@ -30,9 +30,9 @@ use serde_json::{Map, Value as Json};
 pub use gateway::Discovery;
 pub use output::TargetKey;
 
-use crate::evaluator::Outcome;
 use crate::evaluator::common::{Invalid, field, join, lax_bool, lax_float};
 use crate::evaluator::judged::{Endpoint, TraceView, Transport};
+use crate::evaluator::{CriteriaError, Outcome, kind};
 use crate::pyvalue::{Dict, Int, Value};
 use crate::record::AttrRef;
 use pydantic::{Errors, LineError, Loc};
@@ -165,6 +165,60 @@ pub struct JudgeConfig {
 }
 
 /// Python's `==` on the criteria values (`Config` is compared in tests).
+impl kind::Family for Kind {
+    const ALL: &'static [Kind] = &Kind::ALL;
+}
+
+/// The judges' declaration (`evaluator::kind`): a model scores them
+/// (`llm/` runs [`evaluate`]), and their criteria are kept as given, read at
+/// evaluation as the reference does.
+impl kind::Kind for Kind {
+    type Config = Box<JudgeConfig>;
+    type Criteria = Value;
+    const LAYOUT: kind::Layout = kind::Layout::JudgeReason;
+    const EXPLANATION: kind::Explanation = kind::Explanation::Details;
+
+    fn id(self) -> &'static str {
+        Kind::id(self)
+    }
+    fn alias(self) -> &'static str {
+        crate::evaluator::uipath_alias(Kind::id(self))
+    }
+    fn default_name(self) -> &'static str {
+        Kind::default_name(self)
+    }
+    fn default_config(self) -> Box<JudgeConfig> {
+        Box::new(JudgeConfig::defaults(self))
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<Box<JudgeConfig>, Invalid> {
+        parse_config(self, config, path).map(Box::new)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<Value, CriteriaError> {
+        parse_criteria(self, criteria).map_err(CriteriaError::Judge)?;
+        Ok(criteria.clone())
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::Missing
+    }
+    fn judged(_: &Box<JudgeConfig>) -> kind::Judged {
+        kind::Judged::Yes { asks: true }
+    }
+    fn reads_content(_: &Box<JudgeConfig>) -> Option<&'static str> {
+        None
+    }
+    /// Never reached: an evaluator that needs a model is refused before
+    /// scoring without one (`Evaluator::evaluate`).
+    fn score(
+        self,
+        _: &[crate::extract::ToolCall],
+        _: &Box<JudgeConfig>,
+        _: &Value,
+        _: crate::evaluator::Explain,
+    ) -> Outcome {
+        Outcome::error(format!("{} is scored by its model", Kind::id(self)))
+    }
+}
+
 impl PartialEq for Criteria {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {

@@ -15,6 +15,7 @@ use serde_json::{Map, Value as Json};
 use super::common::{
     self, Interner, Invalid, expect_dict, expect_list, expect_str, field, join, lax_bool, lax_float,
 };
+use super::kind::{Explanation, Judged, Kind, Layout};
 use super::{CriteriaError, Explain, Outcome, repr_str_list};
 use crate::extract::ToolCall;
 use crate::pyvalue::eq::eq_hash;
@@ -824,6 +825,64 @@ fn threshold_json(t: f64, is_int: bool) -> Json {
         Json::from(t as i64)
     } else {
         serde_json::Number::from_f64(t).map_or(Json::Null, Json::Number)
+    }
+}
+
+/// The kind's declaration (`evaluator::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ToolCorrectness;
+
+impl Kind for ToolCorrectness {
+    type Config = DeepevalConfig;
+    type Criteria = ExpectedTools;
+    const LAYOUT: Layout = Layout::ExpectedTools;
+    const EXPLANATION: Explanation = Explanation::Reason;
+
+    fn id(self) -> &'static str {
+        "deepeval-tool-correctness"
+    }
+    fn alias(self) -> &'static str {
+        "tool-correctness"
+    }
+    fn default_name(self) -> &'static str {
+        "ToolCorrectnessMetric"
+    }
+    fn default_config(self) -> DeepevalConfig {
+        DeepevalConfig::default()
+    }
+    fn parse_config(self, config: &Dict, path: &str) -> Result<DeepevalConfig, Invalid> {
+        DeepevalConfig::parse(config, path)
+    }
+    fn parse_criteria(self, criteria: &Value) -> Result<ExpectedTools, CriteriaError> {
+        parse_criteria(criteria)
+    }
+    fn missing_criteria(self) -> CriteriaError {
+        CriteriaError::MissingExpectedTools
+    }
+    fn judged(config: &DeepevalConfig) -> Judged {
+        match &config.available_tools {
+            Some(tools) => Judged::Yes {
+                asks: !tools.is_empty(),
+            },
+            None => Judged::No,
+        }
+    }
+    fn reads_content(config: &DeepevalConfig) -> Option<&'static str> {
+        match (config.input_parameters, config.output) {
+            (true, true) => Some("arguments and outputs"),
+            (true, false) => Some("arguments"),
+            (false, true) => Some("outputs"),
+            (false, false) => None,
+        }
+    }
+    fn score(
+        self,
+        calls: &[ToolCall],
+        config: &DeepevalConfig,
+        criteria: &ExpectedTools,
+        explain: Explain,
+    ) -> Outcome {
+        evaluate(calls, criteria, config, explain)
     }
 }
 

@@ -22,7 +22,8 @@ use maud::{Markup, html};
 use super::layout::cut;
 
 use crate::criteria::Binder;
-use crate::evaluator::{EvaluatorType, Status};
+use crate::evaluator::Status;
+use crate::evaluator::kind::Layout;
 use crate::pyvalue::py_to_json;
 use crate::pyvalue::{Dict, Value};
 use crate::store::{Score, StoredCall, StoredResult};
@@ -52,15 +53,13 @@ pub fn explain(
         return html! {};
     }
     let details = s.outcome.details.to_json();
-    let shown = match s.evaluator_type {
-        EvaluatorType::Count => uipath::count(heading, &details),
-        EvaluatorType::Order => uipath::order(&details, calls),
-        EvaluatorType::Args => uipath::calls(heading, &details, uipath::Kind::Args),
-        EvaluatorType::Output => uipath::calls(heading, &details, uipath::Kind::Output),
-        EvaluatorType::ToolCorrectness => {
-            Some(deepeval::tool_correctness(s, r, calls, binder, &details))
-        }
-        EvaluatorType::Judge(_) => uipath::judge(&details),
+    let shown = match s.evaluator_type.layout() {
+        Layout::ToolCounts => uipath::count(heading, &details),
+        Layout::ToolSequence => uipath::order(&details, calls),
+        Layout::CallArguments => uipath::calls(heading, &details, uipath::Kind::Args),
+        Layout::CallOutputs => uipath::calls(heading, &details, uipath::Kind::Output),
+        Layout::ExpectedTools => Some(deepeval::tool_correctness(s, r, calls, binder, &details)),
+        Layout::JudgeReason => uipath::judge(&details),
     };
     shown.unwrap_or_else(|| {
         html! { p class="note" { "ⓘ This justification has no layout here; see the raw details below." } }
