@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use toolscore::cli::{self, eval::EvalArgs};
+use toolscore::listener::Listener;
 
 /// jemalloc rather than glibc malloc: the pipeline allocates and frees many
 /// small objects per span on several threads, where glibc malloc (and
@@ -242,10 +243,10 @@ async fn run_service(
     let addr =
         |a: Option<std::net::SocketAddr>| a.map_or_else(|| "off".to_owned(), |a| a.to_string());
     tracing::info!(
-        otlp_grpc = %addr(running.grpc_addr),
-        otlp_http = %addr(running.http_addr),
-        api_http = %addr(running.api_addr),
-        api_grpc = %addr(running.api_grpc_addr),
+        otlp_grpc = %addr(running.addr(Listener::OtlpGrpc)),
+        otlp_http = %addr(running.addr(Listener::OtlpHttp)),
+        api_http = %addr(running.addr(Listener::ApiHttp)),
+        api_grpc = %addr(running.addr(Listener::ApiGrpc)),
         "listening"
     );
     let token = running.shutdown.clone();

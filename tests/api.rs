@@ -6,6 +6,7 @@
 mod common;
 
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::conformance::{self, Case};
 use common::live::{case_otlp_json, case_rule, case_spans, trace_of};
@@ -30,7 +31,7 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
         config.rules.push(rule);
     }
     let running = service::start(config).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let http = common::http();
     // Ask before sending: the long-poll waits for the result to land.
     let id = trace_of(picked[0]).to_hex();
@@ -167,7 +168,10 @@ async fn scores_are_served_by_trace_id_with_long_poll() {
 async fn evaluate_endpoint_reproduces_every_conformance_case() {
     let cases = conformance::load_cases();
     let running = service::start(test_config()).await;
-    let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
+    let url = format!(
+        "http://{}/v1/evaluate",
+        running.addr(Listener::ApiHttp).unwrap()
+    );
     let http = common::http();
     let (mut passed, mut failed) = (0, Vec::new());
     for c in &cases {
@@ -236,7 +240,7 @@ async fn health_readiness_metrics_and_what_is_loaded() {
     config.evaluators.files = vec![format!("{example}/evaluators/*.json")];
     config.eval_sets.files = vec![format!("{example}/eval-sets/*.json")];
     let running = service::start(config).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let http = common::http();
     assert_eq!(
         http.get(format!("{base}/healthz"))
@@ -292,7 +296,10 @@ async fn health_readiness_metrics_and_what_is_loaded() {
     let line = common::weather::traces_jsonl(&eval_set);
     let tokyo = line.lines().nth(4).unwrap().to_owned();
     let resp = http
-        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .post(format!(
+            "http://{}/v1/traces",
+            running.addr(Listener::OtlpHttp).unwrap()
+        ))
         .header("content-type", "application/json")
         .body(tokyo)
         .send()
@@ -402,7 +409,7 @@ async fn watch_scores_streams_new_and_revised_results() {
     let running = service::start(config).await;
     let mut client = pb::scores_service_client::ScoresServiceClient::connect(format!(
         "http://{}",
-        running.api_grpc_addr.unwrap()
+        running.addr(Listener::ApiGrpc).unwrap()
     ))
     .await
     .unwrap();

@@ -9,6 +9,7 @@ mod common;
 use std::net::SocketAddr;
 use std::num::NonZero;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::service::{self, test_config};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -99,7 +100,7 @@ async fn metric(running: &Running, name: &str, label: (&str, &str)) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_http_body_shorter_than_its_content_length_is_408_not_a_hang() {
     let running = service::start(short_deadlines()).await;
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     let mut s = raw(
         addr,
         b"POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n\
@@ -128,20 +129,23 @@ async fn otlp_http_body_shorter_than_its_content_length_is_408_not_a_hang() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headers_that_never_finish_and_idle_connections_are_closed() {
     let running = service::start(short_deadlines()).await;
-    for addr in [running.http_addr.unwrap(), running.api_addr.unwrap()] {
+    for addr in [
+        running.addr(Listener::OtlpHttp).unwrap(),
+        running.addr(Listener::ApiHttp).unwrap(),
+    ] {
         let mut stalled = raw(addr, b"POST /v1/traces HTTP/1.1\r\nHost: t\r\n").await;
         let mut idle = TcpStream::connect(addr).await.unwrap();
         read_to_close(&mut stalled).await;
         read_to_close(&mut idle).await;
     }
-    http_still_serves(running.http_addr.unwrap()).await;
+    http_still_serves(running.addr(Listener::OtlpHttp).unwrap()).await;
     running.stop().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expect_100_continue_with_an_oversized_length_gets_413_not_100() {
     let running = service::start(test_config()).await;
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     let mut s = raw(
         addr,
         b"POST /v1/traces HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n\
@@ -168,9 +172,9 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
     config.api.max_connections = NonZero::new(2).unwrap();
     let running = service::start(config).await;
     for (listener, addr) in [
-        ("otlp_http", running.http_addr.unwrap()),
-        ("otlp_grpc", running.grpc_addr.unwrap()),
-        ("api_grpc", running.api_grpc_addr.unwrap()),
+        ("otlp_http", running.addr(Listener::OtlpHttp).unwrap()),
+        ("otlp_grpc", running.addr(Listener::OtlpGrpc).unwrap()),
+        ("api_grpc", running.addr(Listener::ApiGrpc).unwrap()),
     ] {
         let held = [
             TcpStream::connect(addr).await.unwrap(),
@@ -191,7 +195,7 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
         drop(held);
     }
     // Room again once the held connections are gone.
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let sent = common::http()
@@ -206,7 +210,7 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
         assert!(tokio::time::Instant::now() < deadline, "no room again");
         tokio::task::yield_now().await;
     }
-    grpc_still_serves(running.grpc_addr.unwrap()).await;
+    grpc_still_serves(running.addr(Listener::OtlpGrpc).unwrap()).await;
     running.stop().await.unwrap();
 }
 
@@ -215,7 +219,7 @@ async fn connections_beyond_the_cap_are_closed_and_counted_on_every_listener() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_grpc_export_ends_at_its_timeout() {
     let running = service::start(short_deadlines()).await;
-    let addr = running.grpc_addr.unwrap();
+    let addr = running.addr(Listener::OtlpGrpc).unwrap();
     let (response, mut body) = open_grpc_call(
         addr,
         "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
@@ -245,7 +249,7 @@ async fn every_http_api_refusal_has_the_error_shape() {
     let mut config = test_config();
     config.api.max_evaluate_body_bytes = NonZero::new(1000).unwrap();
     let running = service::start(config).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let id = "ab".repeat(16);
     let http = common::http();
     let cases = [
@@ -311,7 +315,7 @@ async fn every_http_api_refusal_has_the_error_shape() {
     assert_eq!(resp.status(), 413);
     let body: serde_json::Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "payload_too_large", "{body}");
-    http_still_serves(running.http_addr.unwrap()).await;
+    http_still_serves(running.addr(Listener::OtlpHttp).unwrap()).await;
     running.stop().await.unwrap();
 }
 
@@ -320,7 +324,7 @@ async fn every_http_api_refusal_has_the_error_shape() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_otlp_json_body_that_is_not_an_object_is_400() {
     let running = service::start(test_config()).await;
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     for body in ["[]", " [1]", "null", "1"] {
         let resp = common::http()
             .post(format!("http://{addr}/v1/traces"))
@@ -342,7 +346,7 @@ async fn an_otlp_json_body_that_is_not_an_object_is_400() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undecodable_grpc_api_requests_are_invalid_argument() {
     let running = service::start(test_config()).await;
-    let addr = running.api_grpc_addr.unwrap();
+    let addr = running.addr(Listener::ApiGrpc).unwrap();
     for message in [&[0x0a, 0x02, 0xff, 0xfe][..], &[0xff, 0xff, 0xff][..]] {
         let (response, mut body) =
             open_grpc_call(addr, "/toolscore.v1.ScoresService/GetScores").await;
@@ -499,9 +503,12 @@ async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
     config.assembler.grace_after_root_ms = 200;
     config.rules = vec![];
     let running = service::start(config).await;
-    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
-        .await
-        .unwrap();
+    let mut c = TraceServiceClient::connect(format!(
+        "http://{}",
+        running.addr(Listener::OtlpGrpc).unwrap()
+    ))
+    .await
+    .unwrap();
     let rootless: Vec<_> = (0..200).map(|t| otlp_span(t, 2, false)).collect();
     c.export(otlp_request(rootless)).await.unwrap();
     // Full: a new trace is refused while the rootless ones are fresh...
@@ -550,7 +557,10 @@ async fn a_buffer_full_of_idle_rootless_traces_makes_room_for_fresh_ones() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evaluate_inputs_behave_as_the_references_do() {
     let running = service::start(test_config()).await;
-    let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
+    let url = format!(
+        "http://{}/v1/evaluate",
+        running.addr(Listener::ApiHttp).unwrap()
+    );
     let body = |config: serde_json::Value, criteria: serde_json::Value| {
         serde_json::json!({
             "resourceSpans": [{"scopeSpans": [{"spans": [
@@ -722,11 +732,14 @@ async fn otlp_http_catalogue() {
     config.receivers.http.max_decompressed_body_bytes = NonZero::new(8192).unwrap();
     config.rules = vec![];
     let running = service::start(config).await;
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     // A trace in flight before the hostile requests: it must not be lost.
-    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
-        .await
-        .unwrap();
+    let mut c = TraceServiceClient::connect(format!(
+        "http://{}",
+        running.addr(Listener::OtlpGrpc).unwrap()
+    ))
+    .await
+    .unwrap();
     c.export(otlp_request(vec![otlp_span(77, 1, true)]))
         .await
         .unwrap();
@@ -929,7 +942,7 @@ async fn otlp_http_catalogue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_api_catalogue() {
     let running = service::start(test_config()).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let http = common::http();
     let id33 = "a".repeat(33);
     let gets = [
@@ -1120,9 +1133,12 @@ async fn one_service_at_its_quota_cannot_take_the_buffer() {
     config.assembler.max_traces_per_service = 10;
     config.assembler.grace_after_root_ms = 60_000;
     let running = service::start(config).await;
-    let mut c = TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
-        .await
-        .unwrap();
+    let mut c = TraceServiceClient::connect(format!(
+        "http://{}",
+        running.addr(Listener::OtlpGrpc).unwrap()
+    ))
+    .await
+    .unwrap();
     let from = |service: &str, traces: std::ops::Range<u32>| {
         let mut req = otlp_request(traces.map(|t| otlp_span(t, 2, false)).collect());
         req.resource_spans[0].resource = Some(Resource {

@@ -8,6 +8,7 @@ mod common;
 
 use std::process::Command;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValueKind;
 use toolscore::api::grpc::pb;
@@ -46,8 +47,8 @@ fn closed_endpoint() -> String {
 async fn the_demo_trace_scores_one_with_the_embedded_default() {
     let running = common::service::start(default_config_on_ephemeral_ports()).await;
     let args = DemoArgs {
-        otlp_endpoint: format!("http://{}", running.grpc_addr.unwrap()),
-        api_endpoint: format!("http://{}", running.api_grpc_addr.unwrap()),
+        otlp_endpoint: format!("http://{}", running.addr(Listener::OtlpGrpc).unwrap()),
+        api_endpoint: format!("http://{}", running.addr(Listener::ApiGrpc).unwrap()),
         timeout: Duration::from_secs(10),
     };
     let outcome = demo::send_and_watch(&args).await.unwrap();
@@ -208,7 +209,7 @@ fn the_demo_trace_looks_like_an_instrumented_agent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_exits_zero_only_for_a_2xx_answer() {
     let running = common::service::start(default_config_on_ephemeral_ports()).await;
-    let api = running.api_addr.unwrap();
+    let api = running.addr(Listener::ApiHttp).unwrap();
     let cases = [
         (format!("http://{api}/readyz"), 0),
         (format!("http://{api}/no-such-page"), 1),

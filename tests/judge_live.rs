@@ -9,6 +9,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::llm::{
     LlmCase, check_expected, compare_requests, load_cases, outcome_of_json, with_port,
@@ -87,7 +88,7 @@ async fn every_llm_case_live_over_otlp() {
         let body: Json = http
             .get(format!(
                 "http://{}/traces/{trace}/scores",
-                running.api_addr.unwrap()
+                running.addr(Listener::ApiHttp).unwrap()
             ))
             .send()
             .await

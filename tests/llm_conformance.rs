@@ -13,6 +13,7 @@ use common::llm::{
 use common::llm_stub::Stub;
 use toolscore::evaluator::{self, Evaluator, EvaluatorType};
 use toolscore::extract::{ExtractConfig, extract};
+use toolscore::listener::Listener;
 use toolscore::llm::config::LlmConfig;
 use toolscore::llm::metrics::LlmMetrics;
 use toolscore::llm::{Judges, trace_view};
@@ -96,7 +97,10 @@ async fn evaluate_endpoint_runs_the_judges() {
     let mut config = common::service::test_config();
     config.llm = stub.config(dir.path());
     let running = common::service::start(config).await;
-    let url = format!("http://{}/v1/evaluate", running.api_addr.unwrap());
+    let url = format!(
+        "http://{}/v1/evaluate",
+        running.addr(Listener::ApiHttp).unwrap()
+    );
     let http = common::http();
     let mut failures = Vec::new();
     let cases = load_cases();

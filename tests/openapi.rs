@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::service::{self, export, test_config};
 use serde_json::{Value as Json, json};
@@ -43,7 +44,7 @@ async fn served_text(base: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn served_document_equals_docs_openapi_json() {
     let running = start().await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let served = served_text(&base).await;
     assert_eq!(served, served_text(&base).await, "not deterministic");
     running.stop().await.unwrap();
@@ -93,7 +94,7 @@ fn router_routes() -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn document_is_openapi_3_1_and_covers_every_route() {
     let running = start().await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let doc: Json = serde_json::from_str(&served_text(&base).await).unwrap();
     assert!(
         doc["openapi"].as_str().unwrap().starts_with("3.1."),
@@ -177,7 +178,7 @@ async fn document_is_openapi_3_1_and_covers_every_route() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_filters_refuse_nonsense() {
     let running = start().await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let http = common::http();
     for (query, message) in [
         ("min_score=NaN", "min_score must be a number, got NaN"),
@@ -269,7 +270,7 @@ async fn schemathesis_finds_nothing() {
         )
         .await;
     }
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     // Its Hypothesis database and any report stay out of the work tree.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("schemathesis.log");

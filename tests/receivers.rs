@@ -8,6 +8,7 @@ mod common;
 use std::io::Write;
 use std::num::NonZero;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::service::{self, SpanSpec, evaluated, test_config, wait_for};
 use opentelemetry::KeyValue;
@@ -64,17 +65,23 @@ fn request(spans: Vec<Span>) -> ExportTraceServiceRequest {
 async fn client(
     running: &toolscore::app::Running,
 ) -> TraceServiceClient<tonic::transport::Channel> {
-    TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap()))
-        .await
-        .unwrap()
+    TraceServiceClient::connect(format!(
+        "http://{}",
+        running.addr(Listener::OtlpGrpc).unwrap()
+    ))
+    .await
+    .unwrap()
 }
 
 async fn grpc_channel(running: &toolscore::app::Running) -> tonic::transport::Channel {
-    tonic::transport::Endpoint::from_shared(format!("http://{}", running.grpc_addr.unwrap()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap()
+    tonic::transport::Endpoint::from_shared(format!(
+        "http://{}",
+        running.addr(Listener::OtlpGrpc).unwrap()
+    ))
+    .unwrap()
+    .connect()
+    .await
+    .unwrap()
 }
 
 fn counting_config() -> Config {
@@ -190,7 +197,10 @@ async fn a_span_s_message_events_are_taken_with_it_and_counted_as_its() {
 async fn a_grpc_port_answers_415_to_a_request_that_is_not_grpc() {
     use tower::ServiceExt as _;
     let running = service::start(counting_config()).await;
-    for addr in [running.grpc_addr.unwrap(), running.api_grpc_addr.unwrap()] {
+    for addr in [
+        running.addr(Listener::OtlpGrpc).unwrap(),
+        running.addr(Listener::ApiGrpc).unwrap(),
+    ] {
         let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
             .unwrap()
             .connect()
@@ -247,7 +257,10 @@ async fn an_all_zero_parent_span_id_is_a_root() {
          "startTimeUnixNano": now.to_string(), "endTimeUnixNano": (now + 1000).to_string()}
     ]}]}]});
     let resp = common::http()
-        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .post(format!(
+            "http://{}/v1/traces",
+            running.addr(Listener::OtlpHttp).unwrap()
+        ))
         .json(&json)
         .send()
         .await
@@ -295,7 +308,7 @@ async fn grpc_receiver_advertises_its_stream_limit() {
     let mut config = counting_config();
     config.receivers.grpc.max_concurrent_streams = NonZero::new(7).unwrap();
     let running = service::start(config).await;
-    let tcp = tokio::net::TcpStream::connect(running.grpc_addr.unwrap())
+    let tcp = tokio::net::TcpStream::connect(running.addr(Listener::OtlpGrpc).unwrap())
         .await
         .unwrap();
     let (send, mut connection) = h2::client::handshake(tcp).await.unwrap();
@@ -327,7 +340,10 @@ async fn http_json_protobuf_gzip_content_types_and_size_caps() {
     config.receivers.http.max_request_body_bytes = NonZero::new(16 * 1024).unwrap();
     config.receivers.http.max_decompressed_body_bytes = NonZero::new(64 * 1024).unwrap();
     let running = service::start(config).await;
-    let url = format!("http://{}/v1/traces", running.http_addr.unwrap());
+    let url = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
     let http = common::http();
     let post = |body: Vec<u8>, ct: &'static str, enc: Option<&'static str>| {
         let mut r = http.post(&url).header("content-type", ct).body(body);
@@ -485,7 +501,10 @@ async fn backpressure_reaches_the_client_and_retries_land_everything() {
         Some(Duration::from_secs(1))
     );
     let resp = common::http()
-        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .post(format!(
+            "http://{}/v1/traces",
+            running.addr(Listener::OtlpHttp).unwrap()
+        ))
         .header("content-type", "application/x-protobuf")
         .body(request(vec![pspan(12, 2, Some(1), &[("tool.name", "a")])]).encode_to_vec())
         .send()
@@ -590,7 +609,10 @@ async fn a_full_evaluation_backlog_refuses_within_the_bound_then_takes_the_retry
         "nothing evaluated yet: the delay for an unknown rate"
     );
     let resp = common::http()
-        .post(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .post(format!(
+            "http://{}/v1/traces",
+            running.addr(Listener::OtlpHttp).unwrap()
+        ))
         .header("content-type", "application/x-protobuf")
         .body(trace21().encode_to_vec())
         .send()

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolscore::listener::Listener;
 
 use common::outage::{all_evaluated, send_until_refused, small_queues};
 use common::process::{WAIT, results_survive_kill_9};
@@ -437,8 +438,11 @@ async fn while_the_database_cannot_be_written_receivers_refuse_and_nothing_ackno
     config.store.sqlite.busy_timeout_ms = 20;
     let config = small_queues(config);
     let running = common::service::start(config).await;
-    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let api = running.api_addr.unwrap();
+    let otlp = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
+    let api = running.addr(Listener::ApiHttp).unwrap();
     // A request held instead of answered fails the test rather than hanging it.
     let http = common::http_builder()
         .timeout(Duration::from_secs(10))
@@ -480,8 +484,11 @@ async fn a_database_file_deleted_under_the_service_makes_it_unready() {
     let config = sqlite_config(dir.path().join("results.db"));
     let config = small_queues(config);
     let running = common::service::start(config).await;
-    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let api = running.api_addr.unwrap();
+    let otlp = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
+    let api = running.addr(Listener::ApiHttp).unwrap();
     let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -523,8 +530,11 @@ async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
     let dir = tempfile::tempdir().unwrap();
     let config = sqlite_config(dir.path().join("results.db"));
     let running = common::service::start(config.clone()).await;
-    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let api = running.api_addr.unwrap();
+    let otlp = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
+    let api = running.addr(Listener::ApiHttp).unwrap();
     let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -550,7 +560,7 @@ async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
         1
     );
     let running = common::service::start(config).await;
-    let api = running.api_addr.unwrap();
+    let api = running.addr(Listener::ApiHttp).unwrap();
     for path in [
         format!("/traces/{id}/scores"),
         format!("/traces/{id}"),
@@ -574,7 +584,7 @@ async fn a_row_whose_calls_cannot_be_read_fails_only_the_reads_of_its_calls() {
     // The gRPC API likewise: INTERNAL, its detail logged, not sent.
     let channel = tonic::transport::Endpoint::from_shared(format!(
         "http://{}",
-        running.api_grpc_addr.unwrap()
+        running.addr(Listener::ApiGrpc).unwrap()
     ))
     .unwrap()
     .connect()

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::num::NonZero;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolscore::listener::Listener;
 
 use common::conformance::{self, Case};
 use common::live::trace_of;
@@ -529,8 +530,11 @@ async fn an_outage_of_the_database_refuses_spans_and_loses_nothing_acknowledged(
     config.store.postgres.connect_timeout_ms = NonZero::new(500).unwrap();
     let config = small_queues(config);
     let running = common::service::start(config).await;
-    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let api = running.api_addr.unwrap();
+    let otlp = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
+    let api = running.addr(Listener::ApiHttp).unwrap();
     let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()
@@ -781,8 +785,11 @@ async fn a_database_that_stops_answering_makes_the_service_unready_saying_why() 
     ));
     config.store.postgres.connect_timeout_ms = NonZero::new(500).unwrap();
     let running = common::service::start(small_queues(config)).await;
-    let otlp = format!("http://{}/v1/traces", running.http_addr.unwrap());
-    let api = running.api_addr.unwrap();
+    let otlp = format!(
+        "http://{}/v1/traces",
+        running.addr(Listener::OtlpHttp).unwrap()
+    );
+    let api = running.addr(Listener::ApiHttp).unwrap();
     let http = common::http_builder()
         .timeout(Duration::from_secs(10))
         .build()

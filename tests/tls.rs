@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::pki::{Ca, Files, Leaf};
 use common::service::{self, test_config};
@@ -199,9 +200,18 @@ async fn the_python_sdk_exports_over_tls_with_a_token_and_curl_reads_the_scores(
     let ca = Ca::new("toolscore test CA");
     let ca_file = files.write("ca.crt", &ca.pem());
     let running = service::start(secured(&files, &ca.server())).await;
-    let grpc = format!("https://localhost:{}", running.grpc_addr.unwrap().port());
-    let http = format!("https://localhost:{}", running.http_addr.unwrap().port());
-    let api = format!("https://localhost:{}", running.api_addr.unwrap().port());
+    let grpc = format!(
+        "https://localhost:{}",
+        running.addr(Listener::OtlpGrpc).unwrap().port()
+    );
+    let http = format!(
+        "https://localhost:{}",
+        running.addr(Listener::OtlpHttp).unwrap().port()
+    );
+    let api = format!(
+        "https://localhost:{}",
+        running.addr(Listener::ApiHttp).unwrap().port()
+    );
 
     for (protocol, endpoint) in [("grpc", &grpc), ("http", &http)] {
         let (ok, trace_id) = tokio::task::spawn_blocking({
@@ -250,7 +260,10 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
     let ca = Ca::new("toolscore test CA");
     let ca_file = files.write("ca.crt", &ca.pem());
     let running = service::start(secured(&files, &ca.server())).await;
-    let api = format!("https://localhost:{}", running.api_addr.unwrap().port());
+    let api = format!(
+        "https://localhost:{}",
+        running.addr(Listener::ApiHttp).unwrap().port()
+    );
     let unknown = format!("{api}/traces/0123456789abcdef0123456789abcdef/scores");
 
     // The HTTP API: 401 with the API's error shape and a challenge.
@@ -304,7 +317,7 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
     // OTLP/HTTP: 401 with a google.rpc.Status in the request's encoding.
     let otlp = format!(
         "https://localhost:{}/v1/traces",
-        running.http_addr.unwrap().port()
+        running.addr(Listener::OtlpHttp).unwrap().port()
     );
     let json = [
         "-X",
@@ -323,7 +336,7 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
     assert_eq!(status, 200);
 
     // OTLP/gRPC and the gRPC query API: UNAUTHENTICATED; health is open.
-    let grpc = channel(running.grpc_addr.unwrap(), &ca, None)
+    let grpc = channel(running.addr(Listener::OtlpGrpc).unwrap(), &ca, None)
         .await
         .unwrap();
     let mut receiver = TraceServiceClient::new(grpc.clone());
@@ -345,7 +358,7 @@ async fn wrong_missing_and_revoked_tokens_are_refused_with_401_and_unauthenticat
         .check(tonic_health::pb::HealthCheckRequest::default())
         .await
         .unwrap();
-    let query = channel(running.api_grpc_addr.unwrap(), &ca, None)
+    let query = channel(running.addr(Listener::ApiGrpc).unwrap(), &ca, None)
         .await
         .unwrap();
     let mut scores = ScoresServiceClient::new(query);
@@ -429,7 +442,7 @@ async fn mutual_tls_admits_a_client_certificate_and_refuses_a_client_without_one
     let mut config = test_config();
     config.api.grpc.tls = Some(server_tls(&files, &ca.server(), Some(&clients)));
     let running = service::start(config).await;
-    let addr = running.api_grpc_addr.unwrap();
+    let addr = running.addr(Listener::ApiGrpc).unwrap();
 
     assert!(gets_through(addr, &ca, Some(&clients.client("agent"))).await);
     // Without a certificate, or with one from another CA, no call succeeds.
@@ -463,7 +476,7 @@ async fn a_plaintext_client_on_a_tls_port_fails_cleanly_and_tls_clients_go_on() 
     config.api.http.tls = Some(tls.clone());
     config.receivers.grpc.tls = Some(tls);
     let running = service::start(config).await;
-    let api = running.api_addr.unwrap();
+    let api = running.addr(Listener::ApiHttp).unwrap();
 
     // curl speaking HTTP to the TLS port gets no HTTP answer: a TLS alert
     // (curl: "HTTP/0.9 not allowed"), or the connection closed.
@@ -472,7 +485,10 @@ async fn a_plaintext_client_on_a_tls_port_fails_cleanly_and_tls_clients_go_on() 
     // A plaintext gRPC client fails with an error, not a hang.
     let e = tokio::time::timeout(
         Duration::from_secs(10),
-        TraceServiceClient::connect(format!("http://{}", running.grpc_addr.unwrap())),
+        TraceServiceClient::connect(format!(
+            "http://{}",
+            running.addr(Listener::OtlpGrpc).unwrap()
+        )),
     )
     .await
     .expect("a plaintext gRPC client is answered quickly");
@@ -529,7 +545,7 @@ async fn a_certificate_rotated_on_disk_is_served_to_new_connections_while_old_on
     let mut config = test_config();
     config.api.grpc.tls = Some(server_tls(&files, &old_ca.server(), None));
     let running = service::start(config).await;
-    let addr = running.api_grpc_addr.unwrap();
+    let addr = running.addr(Listener::ApiGrpc).unwrap();
     let mut open = ScoresServiceClient::new(channel(addr, &old_ca, None).await.unwrap());
     let code = open.get_scores(unknown_trace()).await.unwrap_err().code();
     assert_eq!(code, tonic::Code::NotFound);

@@ -19,6 +19,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::service::{self, SpanSpec, export};
 use opentelemetry::KeyValue;
@@ -288,7 +289,7 @@ async fn the_ui_in_a_real_browser() {
         return;
     };
     let running = service::start(config()).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let exporter = service::grpc_exporter(&running);
     export(&exporter, &forecast_trace(SEEDED, "celsius")).await;
     let other = service::grpc_exporter_for_service(&running, "other-agent");
@@ -374,7 +375,8 @@ async fn the_ui_behind_tokens_in_a_real_browser() {
     let dir = tempfile::tempdir().unwrap();
     let running = service::start(with_tokens(dir.path(), 3600)).await;
     let short = service::start(with_tokens(dir.path(), 1)).await;
-    let base = |r: &toolscore::app::Running| format!("http://{}", r.api_addr.unwrap());
+    let base =
+        |r: &toolscore::app::Running| format!("http://{}", r.addr(Listener::ApiHttp).unwrap());
     let artifacts = artifacts_dir_named("ui-sign-in-artifacts");
     let mut node = Script::spawn(
         &chromium,

@@ -9,6 +9,7 @@ mod common;
 use std::collections::HashMap;
 use std::num::NonZero;
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::conformance::{self, Case};
 use common::live::{case_spans, trace_of};
@@ -295,7 +296,7 @@ async fn a_full_log_refuses_retryably() {
     config.wal.segment_bytes = NonZero::new(16 << 10).unwrap();
     let running = common::service::start(config).await;
     let http = common::http();
-    let addr = running.http_addr.unwrap();
+    let addr = running.addr(Listener::OtlpHttp).unwrap();
     let mut accepted = 0;
     let refused = loop {
         let r = post(&http, addr, rootless(accepted + 1, 4, 1_000)).await;

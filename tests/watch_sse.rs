@@ -5,6 +5,7 @@
 mod common;
 
 use std::time::Duration;
+use toolscore::listener::Listener;
 
 use common::service::{self, SpanSpec, export};
 use serde_json::{Value as Json, json};
@@ -100,7 +101,7 @@ async fn results_arrive_as_events_filtered() {
     let mut config = service::test_config();
     config.evaluators.inline = vec![service::count_evaluator(json!({"a": ["=", 1]}))];
     let running = service::start(config).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     let mut all = Events::open(&format!("{base}/v1/watch")).await;
     // Only failing ones: a score at or below 0.5.
     let mut failing = Events::open(&format!("{base}/v1/watch?evaluator=count&max_score=0.5")).await;
@@ -153,7 +154,7 @@ async fn results_arrive_as_events_filtered() {
 #[tokio::test]
 async fn bad_filters_are_400() {
     let running = service::start(service::test_config()).await;
-    let base = format!("http://{}", running.api_addr.unwrap());
+    let base = format!("http://{}", running.addr(Listener::ApiHttp).unwrap());
     for query in ["status=done", "trace_id=xyz", "max_score=NaN", "colour=red"] {
         let r = common::http()
             .get(format!("{base}/v1/watch?{query}"))

@@ -94,6 +94,15 @@ impl Listeners {
         Ok(out)
     }
 
+    fn get(&self, which: Listener) -> Option<&TcpListener> {
+        match which {
+            Listener::OtlpGrpc => self.grpc.as_ref(),
+            Listener::OtlpHttp => self.http.as_ref(),
+            Listener::ApiHttp => self.api_http.as_ref(),
+            Listener::ApiGrpc => self.api_grpc.as_ref(),
+        }
+    }
+
     fn slot(&mut self, which: Listener) -> &mut Option<TcpListener> {
         match which {
             Listener::OtlpGrpc => &mut self.grpc,
@@ -108,15 +117,22 @@ impl Listeners {
 pub struct Running {
     pub store: Arc<dyn ResultStore>,
     pub metrics: Arc<Metrics>,
-    pub grpc_addr: Option<SocketAddr>,
-    pub http_addr: Option<SocketAddr>,
-    pub api_addr: Option<SocketAddr>,
-    pub api_grpc_addr: Option<SocketAddr>,
+    /// Each enabled listener's bound address (port 0 in the config: the
+    /// one the OS chose).
+    addrs: Vec<(Listener, SocketAddr)>,
     pub shutdown: CancellationToken,
     task: tokio::task::JoinHandle<Result<(), AppError>>,
 }
 
 impl Running {
+    /// Where `which` listens, `None` when it is off.
+    pub fn addr(&self, which: Listener) -> Option<SocketAddr> {
+        self.addrs
+            .iter()
+            .find(|(l, _)| *l == which)
+            .map(|(_, a)| *a)
+    }
+
     /// Starts the drain and waits for it.
     pub async fn stop(self) -> Result<(), AppError> {
         self.shutdown.cancel();
@@ -206,16 +222,13 @@ pub fn start(
         None
     };
     let shutdown = CancellationToken::new();
-    let grpc_addr = listeners.grpc.as_ref().and_then(|l| l.local_addr().ok());
-    let http_addr = listeners.http.as_ref().and_then(|l| l.local_addr().ok());
-    let api_addr = listeners
-        .api_http
-        .as_ref()
-        .and_then(|l| l.local_addr().ok());
-    let api_grpc_addr = listeners
-        .api_grpc
-        .as_ref()
-        .and_then(|l| l.local_addr().ok());
+    let addrs = Listener::ALL
+        .into_iter()
+        .filter_map(|which| {
+            let bound = listeners.get(which)?.local_addr().ok()?;
+            Some((which, bound))
+        })
+        .collect();
     let task = tokio::spawn(run(
         config,
         binder,
@@ -235,10 +248,7 @@ pub fn start(
     Ok(Running {
         store,
         metrics,
-        grpc_addr,
-        http_addr,
-        api_addr,
-        api_grpc_addr,
+        addrs,
         shutdown,
         task,
     })

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use toolscore::listener::Listener;
 
 use opentelemetry::trace::{SpanContext, SpanKind, Status, TraceFlags, TraceState};
 use opentelemetry::{InstrumentationScope, KeyValue};
@@ -134,7 +135,10 @@ pub fn grpc_exporter(running: &Running) -> opentelemetry_otlp::SpanExporter {
     use opentelemetry_otlp::WithExportConfig;
     let mut e = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
-        .with_endpoint(format!("http://{}", running.grpc_addr.unwrap()))
+        .with_endpoint(format!(
+            "http://{}",
+            running.addr(Listener::OtlpGrpc).unwrap()
+        ))
         .with_timeout(Duration::from_secs(10))
         .build()
         .unwrap();
@@ -162,7 +166,10 @@ fn http_exporter_with(
     let mut e = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(protocol)
-        .with_endpoint(format!("http://{}/v1/traces", running.http_addr.unwrap()))
+        .with_endpoint(format!(
+            "http://{}/v1/traces",
+            running.addr(Listener::OtlpHttp).unwrap()
+        ))
         .with_timeout(Duration::from_secs(10))
         .build()
         .unwrap();
@@ -180,7 +187,10 @@ pub async fn export(exporter: &opentelemetry_otlp::SpanExporter, spans: &[SpanSp
 /// The service's `/metrics` text.
 pub async fn metrics_text(running: &Running) -> String {
     super::http()
-        .get(format!("http://{}/metrics", running.api_addr.unwrap()))
+        .get(format!(
+            "http://{}/metrics",
+            running.addr(Listener::ApiHttp).unwrap()
+        ))
         .send()
         .await
         .unwrap()
