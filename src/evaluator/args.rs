@@ -8,8 +8,10 @@ use super::common::{
     write_attempt,
 };
 use super::kind::{Explanation, Judged, Kind, Layout};
-use super::{CriteriaError, uipath_alias};
-use super::{Explain, Outcome, justification, justification_with, ratio, result_message};
+use super::{
+    CriteriaError, Explain, Outcome, justification, justification_with, ratio, result_message,
+    uipath_alias,
+};
 use crate::extract::ToolCall;
 use crate::pyvalue::{Dict, Value};
 

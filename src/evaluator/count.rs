@@ -7,14 +7,15 @@ use std::fmt::Write as _;
 use num_bigint::BigInt;
 use serde_json::{Map, Value as Json};
 
-use super::common::Strict;
 use super::common::{
-    ABSENT, Interner, Invalid, call_key, expect_dict, expect_list, expect_str, field, join,
+    ABSENT, Interner, Invalid, Strict, call_key, expect_dict, expect_list, expect_str, field, join,
     lax_int, sanitize_cow,
 };
 use super::kind::{Explanation, Judged, Kind, Layout};
-use super::{CriteriaError, uipath_alias};
-use super::{Explain, Outcome, justification, justification_with, result_message};
+use super::{
+    CriteriaError, Explain, Outcome, justification, justification_with, result_message,
+    uipath_alias,
+};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::repr::{push_i64, str_repr};

@@ -1,13 +1,13 @@
 //! UiPath `ToolCallOrderEvaluator` (`uipath-tool-call-order`).
 
-use super::common::Strict;
 use super::common::{
-    CallKey, ExpectedKey, Invalid, Matcher, call_key, expect_dict, expect_list, expect_str, field,
-    join,
+    CallKey, ExpectedKey, Invalid, Matcher, Strict, call_key, expect_dict, expect_list, expect_str,
+    field, join,
 };
 use super::kind::{Explanation, Judged, Kind, Layout};
-use super::{CriteriaError, uipath_alias};
-use super::{Explain, Outcome, justification_with, ratio, repr_str_list};
+use super::{
+    CriteriaError, Explain, Outcome, justification_with, ratio, repr_str_list, uipath_alias,
+};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::{Dict, Value};

@@ -3,14 +3,15 @@
 use serde_json::{Map, Value as Json};
 
 use super::args::{optional_id, repr_opt};
-use super::common::Strict;
 use super::common::{
-    Invalid, Matcher, attempt_key, attempt_line, expect_dict, expect_list, expect_str, field, join,
-    name_ids, push_usize, write_attempt,
+    Invalid, Matcher, Strict, attempt_key, attempt_line, expect_dict, expect_list, expect_str,
+    field, join, name_ids, push_usize, write_attempt,
 };
 use super::kind::{Explanation, Judged, Kind, Layout};
-use super::{CriteriaError, uipath_alias};
-use super::{Explain, Outcome, OutcomeDetails, justification, ratio, result_message};
+use super::{
+    CriteriaError, Explain, Outcome, OutcomeDetails, justification, ratio, result_message,
+    uipath_alias,
+};
 use crate::extract::ToolCall;
 use crate::json_text;
 use crate::pyvalue::repr::str_repr;

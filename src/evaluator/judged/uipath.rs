@@ -164,7 +164,6 @@ pub struct JudgeConfig {
     pub default_criteria: Option<Criteria>,
 }
 
-/// Python's `==` on the criteria values (`Config` is compared in tests).
 impl kind::Family for Kind {
     const ALL: &'static [Kind] = &Kind::ALL;
 }
@@ -219,6 +218,7 @@ impl kind::Kind for Kind {
     }
 }
 
+/// Python's `==` on the criteria values (`Config` is compared in tests).
 impl PartialEq for Criteria {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {

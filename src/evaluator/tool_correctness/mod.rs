@@ -861,8 +861,8 @@ impl Kind for ToolCorrectness {
     }
     fn judged(config: &DeepevalConfig) -> Judged {
         match &config.available_tools {
-            Some(tools) => Judged::Yes {
-                asks: !tools.is_empty(),
+            Some(_) => Judged::Yes {
+                asks: super::judged::deepeval::needs_model(config),
             },
             None => Judged::No,
         }
