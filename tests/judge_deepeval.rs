@@ -99,7 +99,10 @@ async fn connection_failures_are_retried_then_reported() {
         }]),
         ..Default::default()
     };
-    assert!(deepeval::needs_model(&cfg));
+    assert_eq!(
+        toolscore::evaluator::Config::ToolCorrectness(cfg.clone()).judged(),
+        toolscore::evaluator::kind::Judged::Yes { asks: true }
+    );
     let criteria = tool_correctness::ExpectedTools { tools: vec![] };
     let t = Refused(std::sync::Mutex::new(0));
     let out = deepeval::evaluate(&t, &endpoint(), &[], &criteria, &cfg, "hi").await;

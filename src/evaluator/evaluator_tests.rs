@@ -98,15 +98,19 @@ fn row_63_deepeval_available_tools_need_a_model() {
     );
     match result {
         Ok(Config::ToolCorrectness(cfg)) => {
-            assert!(crate::evaluator::judged::deepeval::needs_model(&cfg))
+            assert_eq!(
+                Config::ToolCorrectness(cfg).judged(),
+                kind::Judged::Yes { asks: true }
+            )
         }
         other => panic!("{other:?}"),
     }
     for config in [r#"{"available_tools": []}"#, r#"{"available_tools": null}"#] {
         match parse_config(EvaluatorType::ToolCorrectness, &py_dict(config), "config") {
             Ok(Config::ToolCorrectness(cfg)) => {
-                assert!(
-                    !crate::evaluator::judged::deepeval::needs_model(&cfg),
+                assert_ne!(
+                    Config::ToolCorrectness(cfg).judged(),
+                    kind::Judged::Yes { asks: true },
                     "{config}"
                 )
             }

@@ -54,11 +54,6 @@ const CONTEXT_WINDOW_MARKERS: [&str; 9] = [
     "exceeded model token limit",
 ];
 
-/// true when the config asks for the LLM (available_tools truthy).
-pub fn needs_model(cfg: &DeepevalConfig) -> bool {
-    cfg.available_tools.as_ref().is_some_and(|t| !t.is_empty())
-}
-
 /// `ToolCorrectnessMetric(...).measure(LLMTestCase(input, tools_called,
 /// expected_tools))`, with the judge reached through `transport`.
 pub async fn evaluate<T: Transport>(

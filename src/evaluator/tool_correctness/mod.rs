@@ -861,8 +861,9 @@ impl Kind for ToolCorrectness {
     }
     fn judged(config: &DeepevalConfig) -> Judged {
         match &config.available_tools {
-            Some(_) => Judged::Yes {
-                asks: super::judged::deepeval::needs_model(config),
+            // A request only for a non-empty list (`available_tools` truthy).
+            Some(tools) => Judged::Yes {
+                asks: !tools.is_empty(),
             },
             None => Judged::No,
         }
