@@ -338,3 +338,33 @@ fn content_a_library_did_not_capture_is_skipped_with_the_reason() {
     assert!(!reference[0].content_missing && !reference[0].content_captured);
     assert_eq!(args.evaluate(&reference, &criteria).status, Status::Ok);
 }
+
+/// A config flag that is not a boolean is refused at its key path, for
+/// each UiPath tool-call kind, with pydantic's message; an absent one is
+/// `false`.
+#[test]
+fn a_config_flag_that_is_not_a_boolean_names_its_key() {
+    for (kind, key) in [
+        (EvaluatorType::Count, "strict"),
+        (EvaluatorType::Order, "strict"),
+        (EvaluatorType::Args, "strict"),
+        (EvaluatorType::Args, "subset"),
+        (EvaluatorType::Output, "strict"),
+    ] {
+        let config = py_dict(&format!(r#"{{"{key}": "maybe"}}"#));
+        let err = parse_config(kind, &config, "evaluatorConfig").unwrap_err();
+        assert_eq!(err.path, format!("evaluatorConfig.{key}"), "{kind:?}");
+        assert_eq!(err.message, "Input should be a valid boolean, got 'maybe'");
+        assert_eq!(
+            parse_config(kind, &py_dict("{}"), "evaluatorConfig").ok(),
+            Some(default_config(kind))
+        );
+    }
+    assert_eq!(
+        parse_config(EvaluatorType::Args, &py_dict(r#"{"subset": "yes"}"#), "c").ok(),
+        Some(Config::Args(ArgsConfig {
+            strict: false,
+            subset: true
+        }))
+    );
+}
