@@ -306,8 +306,8 @@ fn bench_evaluate_ready(c: &mut Criterion) {
 
 /// The SQLite writer thread's cost a result: batches of 512 of the bench
 /// trace's record (five evaluators), their rows' text made outside the timed
-/// part as the evaluation worker makes it, committed into a growing
-/// database, as the writer does; beside `evaluate_ready` above, it tells
+/// part as the evaluation worker makes it, committed into a database full
+/// at the default `max_traces`, as the writer does at steady state; beside `evaluate_ready` above, it tells
 /// how much of a trace's CPU the writer thread takes.
 fn bench_store(c: &mut Criterion) {
     use toolscore::store::Database;
@@ -325,27 +325,41 @@ fn bench_store(c: &mut Criterion) {
         ..Default::default()
     })
     .unwrap();
+    // Trace IDs as agents make them, random (splitmix64 of a counter): the
+    // `trace_id` index takes them anywhere, as in the service.
     let mut next = 0u64;
+    let mut batch_of = move || {
+        (0..512)
+            .map(|_| {
+                next += 1;
+                let mut r = record.clone();
+                let mut z = next.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                r.trace_id.0[..8].copy_from_slice(&(z ^ (z >> 31)).to_be_bytes());
+                r.trace_id.0[8..].copy_from_slice(&next.to_be_bytes());
+                toolscore::store::Prepared::new(std::sync::Arc::new(r))
+            })
+            .collect::<Vec<_>>()
+    };
+    // At the service's default bound, full: each commit deletes as many
+    // old results as it adds, as at steady state.
+    let max_traces = toolscore::config::StoreConfig::default().max_traces.get();
+    let retention = toolscore::store::Retention {
+        older_than: std::time::SystemTime::UNIX_EPOCH,
+        max_traces,
+        chunk: 0,
+    };
+    for _ in 0..max_traces.div_ceil(512) {
+        db.write(&batch_of(), std::time::SystemTime::now(), &retention)
+            .unwrap();
+    }
     let mut g = c.benchmark_group("store");
     g.throughput(Throughput::Elements(512));
     g.bench_function("sqlite_write_512_results", |b| {
         b.iter_batched(
-            || {
-                (0..512)
-                    .map(|_| {
-                        next += 1;
-                        let mut r = record.clone();
-                        r.trace_id.0[..8].copy_from_slice(&next.to_be_bytes());
-                        toolscore::store::Prepared::new(std::sync::Arc::new(r))
-                    })
-                    .collect::<Vec<_>>()
-            },
+            &mut batch_of,
             |batch| {
-                let retention = toolscore::store::Retention {
-                    older_than: std::time::SystemTime::UNIX_EPOCH,
-                    max_traces: usize::MAX,
-                    chunk: 0,
-                };
                 db.write(&batch, std::time::SystemTime::now(), &retention)
                     .unwrap()
             },
