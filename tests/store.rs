@@ -99,6 +99,47 @@ fn an_older_revision_never_replaces_a_newer_one_and_reopening_reads_the_same() {
     assert!(got.scores[1].outcome.score.unwrap().is_sign_negative());
 }
 
+/// A read of a result this process committed, while memory keeps it, is
+/// answered on the calling thread: it does not wait for the blocking pool
+/// (held here by a task that ends only when the test lets it). A trace
+/// memory does not know needs the file, and so the pool.
+#[test]
+fn a_result_in_memory_is_read_without_the_blocking_pool() {
+    use toolscore::store::ResultOrWait;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn ResultStore> = Arc::new(sqlite_store(dir.path(), 100));
+    let r = record(1, 1, &[("a", Some(1.0))]);
+    let id = r.trace_id;
+    let ResultOrWait::Wait(committed) = store.result_or_wait(id) else {
+        panic!("stored before it was put")
+    };
+    store.put(r, Instant::now());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        tokio::time::timeout(WAIT, committed).await.unwrap().unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let busy = tokio::task::spawn_blocking(move || held.recv());
+        let read = tokio::time::timeout(WAIT, toolscore::store::get(&store, id));
+        assert!(read.await.unwrap().unwrap().is_some());
+        let waited = toolscore::store::result_or_wait(&store, id);
+        let waited = tokio::time::timeout(WAIT, waited).await.unwrap().unwrap();
+        assert!(matches!(waited, ResultOrWait::Ready(_)));
+        // Not in memory: it needs the pool, so it cannot be answered
+        // before the pool's one thread is let go.
+        let unknown = toolscore::store::get(&store, TraceId([9; 16]));
+        tokio::pin!(unknown);
+        let early = tokio::time::timeout(Duration::from_millis(50), &mut unknown).await;
+        assert!(early.is_err(), "answered without the blocking pool");
+        release.send(()).unwrap();
+        assert!(unknown.await.unwrap().is_none());
+        busy.await.unwrap().unwrap();
+    });
+}
+
 /// An LLM judge's update of a revision replaces it, pending score and all.
 #[test]
 fn a_judged_update_replaces_its_revision() {

@@ -26,8 +26,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::broadcast;
 
 use super::{
-    ListFilter, MemoryStore, OnStored, Prepared, ReadError, ResultOrWait, ResultStore, StoreConfig,
-    StoredResult, TraceStatus, lock,
+    ListFilter, MemoryStore, Now, OnStored, Prepared, ReadError, ResultOrWait, ResultStore,
+    StoreConfig, StoredResult, TraceStatus, lock,
 };
 use crate::span::TraceId;
 use crate::wal::Pin;
@@ -709,14 +709,31 @@ impl ResultStore for DbStore {
     }
 
     fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
-        let local = self.shared.local.get(trace_id);
-        if !self.shared.db.shared()
-            && let Some(r) = local.as_ref().filter(|r| r.status != TraceStatus::Pending)
-        {
-            return Ok(Some(r.clone()));
+        if let Now::Answered(r) = self.get_now(trace_id) {
+            return Ok(r);
         }
         // With replicas, another one may have stored a newer revision.
-        Ok(self.db_get(trace_id)?.or(local))
+        Ok(self
+            .db_get(trace_id)?
+            .or_else(|| self.shared.local.get(trace_id)))
+    }
+
+    /// A result this process committed, while memory keeps it: the only
+    /// writer, it has committed nothing newer.
+    fn get_now(&self, trace_id: &TraceId) -> Now<Option<Arc<StoredResult>>> {
+        match self.shared.local.get(trace_id) {
+            Some(r) if !self.shared.db.shared() && r.status != TraceStatus::Pending => {
+                Now::Answered(Some(r))
+            }
+            _ => Now::WouldBlock,
+        }
+    }
+
+    fn result_or_wait_now(&self, trace_id: TraceId) -> Now<ResultOrWait> {
+        match self.get_now(&trace_id) {
+            Now::Answered(Some(r)) => Now::Answered(ResultOrWait::Ready(r)),
+            _ => Now::WouldBlock,
+        }
     }
 
     fn list(&self, filter: &ListFilter) -> Vec<Arc<StoredResult>> {

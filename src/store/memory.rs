@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{broadcast, oneshot};
 
 use super::rows::unix_nanos;
-use super::{ListFilter, OnStored, ResultOrWait, ResultStore, StoredResult, TraceStatus};
+use super::{ListFilter, Now, OnStored, ResultOrWait, ResultStore, StoredResult, TraceStatus};
 use crate::span::TraceId;
 
 struct Entry {
@@ -283,6 +283,14 @@ impl ResultStore for MemoryStore {
 
     fn get(&self, trace_id: &TraceId) -> Option<Arc<StoredResult>> {
         self.lock().map.get(trace_id).map(|e| e.record.clone())
+    }
+
+    fn get_now(&self, trace_id: &TraceId) -> Now<Option<Arc<StoredResult>>> {
+        Now::Answered(self.get(trace_id))
+    }
+
+    fn result_or_wait_now(&self, trace_id: TraceId) -> Now<ResultOrWait> {
+        Now::Answered(self.result_or_wait(trace_id))
     }
 
     fn list(&self, f: &ListFilter) -> Vec<Arc<StoredResult>> {

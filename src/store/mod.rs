@@ -41,11 +41,17 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|e| Err(ReadError(format!("the read failed: {e}"))))
 }
 
-/// [`ResultStore::try_get`] off the async threads (a database read blocks).
+/// [`ResultStore::try_get`]: from memory on the calling thread when the
+/// store can answer so, else off the async threads (a database read
+/// blocks). Under load, each hop to the blocking pool and back is a wait
+/// for the CPU, which a read of a recent result need not pay.
 pub async fn get(
     store: &Arc<dyn ResultStore>,
     trace_id: TraceId,
 ) -> Result<Option<Arc<StoredResult>>, ReadError> {
+    if let Now::Answered(r) = store.get_now(&trace_id) {
+        return Ok(r);
+    }
     let store = store.clone();
     blocking(move || store.try_get(&trace_id)).await
 }
@@ -59,11 +65,15 @@ pub async fn list(
     blocking(move || store.try_list(&filter)).await
 }
 
-/// [`ResultStore::try_result_or_wait`] off the async threads.
+/// [`ResultStore::try_result_or_wait`], from memory when the store can
+/// answer so (as [`get`]), else off the async threads.
 pub async fn result_or_wait(
     store: &Arc<dyn ResultStore>,
     trace_id: TraceId,
 ) -> Result<ResultOrWait, ReadError> {
+    if let Now::Answered(r) = store.result_or_wait_now(trace_id) {
+        return Ok(r);
+    }
     let store = store.clone();
     blocking(move || store.try_result_or_wait(trace_id)).await
 }
@@ -580,6 +590,13 @@ impl ListFilter {
     }
 }
 
+/// A read answered from memory, without blocking, or one that needs the
+/// blocking read.
+pub enum Now<T> {
+    Answered(T),
+    WouldBlock,
+}
+
 /// The store's seam. Implementations are bounded and evict oldest first.
 pub trait ResultStore: Send + Sync + 'static {
     /// Records that these traces' first spans arrived (status `pending`),
@@ -611,6 +628,16 @@ pub trait ResultStore: Send + Sync + 'static {
     /// (the API answers it as unavailable, not as an unknown trace).
     fn try_get(&self, trace_id: &TraceId) -> Result<Option<Arc<StoredResult>>, ReadError> {
         Ok(self.get(trace_id))
+    }
+    /// [`try_get`](Self::try_get) if memory answers it, never blocking
+    /// (the API calls it on its async threads).
+    fn get_now(&self, _trace_id: &TraceId) -> Now<Option<Arc<StoredResult>>> {
+        Now::WouldBlock
+    }
+    /// [`try_result_or_wait`](Self::try_result_or_wait) if memory answers
+    /// it, never blocking.
+    fn result_or_wait_now(&self, _trace_id: TraceId) -> Now<ResultOrWait> {
+        Now::WouldBlock
     }
     /// [`list`](Self::list), with a database that cannot be read as an error.
     fn try_list(&self, filter: &ListFilter) -> Result<Vec<Arc<StoredResult>>, ReadError> {
