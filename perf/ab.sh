@@ -2,7 +2,8 @@
 # A/B of a feature's cost: the same closed-loop load (toolscore-loadgen
 # --mode max) against `toolscore serve --config perf/config.yaml` in each of
 # VARIANTS, ROUNDS times alternately, toolscore pinned to CPU 0 and the
-# generator to CPU 1 (PIN=0: both unpinned). The variants:
+# generator to CPU 1 (PIN=0: both unpinned; PIN=quota: toolscore under a
+# one-CPU quota, see below). The variants:
 #   off       the reference: no write-ahead log, plaintext
 #   none      the write-ahead log with `wal.sync: none`
 #   interval  the log with `sync: interval` (10 ms)
@@ -62,7 +63,19 @@ MODEL_DELAY_MS=${MODEL_DELAY_MS:-500}
 RATE=${RATE:-}
 # The generator: another build's for a before/after of the load's shape.
 LOADGEN=${LOADGEN:-./target/release/toolscore-loadgen}
-if [[ "${PIN:-1}" == 1 ]]; then SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1); else SERVER_PIN=() GEN_PIN=(); fi
+# PIN=quota: toolscore in a cgroup (v1 cpu controller) whose quota is one
+# CPU's time over both cores, as Kubernetes enforces a CPU limit; the
+# generator unpinned.
+CG=
+case "${PIN:-1}" in
+  1) SERVER_PIN=(taskset -c 0) GEN_PIN=(taskset -c 1) ;;
+  quota)
+    CG=/sys/fs/cgroup/cpu/toolscore-ab
+    mkdir -p "$CG" && echo 100000 >"$CG/cpu.cfs_period_us" && echo 100000 >"$CG/cpu.cfs_quota_us" \
+      || { echo "ab.sh: PIN=quota needs a writable cgroup v1 cpu controller" >&2; exit 1; }
+    SERVER_PIN=(sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$CG/cgroup.procs") GEN_PIN=() ;;
+  *) SERVER_PIN=() GEN_PIN=() ;;
+esac
 GRPC=127.0.0.1:14317
 API=http://127.0.0.1:18080
 WORK=$(mktemp -d /tmp/toolscore-ab.XXXXXX)
@@ -78,7 +91,7 @@ stop_server() {
   [[ -n "$PID" ]] && { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; }; PID=
   [[ -n "$SINK_PID" ]] && { kill "$SINK_PID" 2>/dev/null || true; wait "$SINK_PID" 2>/dev/null || true; }; SINK_PID=
 }
-trap 'stop_server; rm -rf "$WORK/wal" target/tmp/bench-results.db*' EXIT
+trap 'stop_server; rm -rf "$WORK/wal" target/tmp/bench-results.db*; [[ -n "$CG" ]] && rmdir "$CG" 2>/dev/null; true' EXIT
 
 # The tls variant's certificate: a CA and a server certificate for 127.0.0.1.
 make_certificate() {
