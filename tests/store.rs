@@ -120,7 +120,10 @@ fn a_result_in_memory_is_read_without_the_blocking_pool() {
         .build()
         .unwrap();
     rt.block_on(async {
-        tokio::time::timeout(WAIT, committed).await.unwrap().unwrap();
+        tokio::time::timeout(WAIT, committed)
+            .await
+            .unwrap()
+            .unwrap();
         let (release, held) = std::sync::mpsc::channel::<()>();
         let busy = tokio::task::spawn_blocking(move || held.recv());
         let read = tokio::time::timeout(WAIT, toolscore::store::get(&store, id));
